@@ -1,0 +1,102 @@
+"""Run folders and result records: unique folders, atomic JSON writes, environment capture."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import secrets
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+
+def new_run_dir(root: Path, scale: str) -> Path:
+    """Create and return a fresh folder ``root/<UTC time>-<scale>-<random>``; never reuses one.
+
+    ``mkdir(exist_ok=False)`` makes creation atomic: two runs started in the same second get
+    different random suffixes, and a clash (vanishingly rare) is retried instead of overwritten.
+    """
+    root.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    for _ in range(100):
+        candidate = root / f"{stamp}-{scale}-{secrets.token_hex(3)}"
+        try:
+            candidate.mkdir()
+        except FileExistsError:
+            continue
+        return candidate
+    raise RuntimeError(f"could not create a new run folder under {root}")
+
+
+def write_json_atomic(path: Path, data: Any, *, overwrite: bool = False) -> Path:
+    """Write JSON to ``path`` via a temporary file and ``os.replace`` (readers never see half a file).
+
+    With ``overwrite=False`` an existing file raises ``FileExistsError`` instead of being replaced.
+    """
+    path = Path(path)
+    if not overwrite and path.exists():
+        raise FileExistsError(f"refusing to overwrite the existing record {path}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, default=_json_default, allow_nan=True)
+            handle.write("\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        if not overwrite:
+            # os.link fails if the target appeared meanwhile: no silent overwrite even under a race.
+            os.link(tmp, path)
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _json_default(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return str(value)
+    raise TypeError(f"not JSON-serialisable: {type(value).__name__}")
+
+
+def library_versions() -> dict[str, str]:
+    """Versions of Python, the platform and the libraries that shape numbers."""
+    from importlib import metadata
+
+    versions = {"python": platform.python_version(), "platform": platform.platform()}
+    for name in ("neurips26", "torch", "numpy", "scipy", "scikit-learn", "torch-geometric", "flwr",
+                 "transformers", "triton", "pot"):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def device_description() -> str:
+    import torch
+
+    if torch.cuda.is_available():
+        return f"cuda:{torch.cuda.get_device_name(0)}"
+    return f"cpu ({os.cpu_count()} cores visible, torch threads {torch.get_num_threads()})"
+
+
+def utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def monotonic() -> float:
+    return time.perf_counter()

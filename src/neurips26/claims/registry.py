@@ -1,0 +1,49 @@
+"""Discover implemented papers: ``neurips26.<slug>.check.PAPER`` for every slug of the catalog."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+from .catalog import CATALOG, CatalogEntry, lookup
+from .spec import Paper
+
+
+def _check_module_name(slug: str) -> str:
+    return f"neurips26.{slug}.check"
+
+
+def is_implemented(entry: CatalogEntry) -> bool:
+    """True when the paper's package ships a ``check`` module (without importing it)."""
+    try:
+        return importlib.util.find_spec(_check_module_name(entry.slug)) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def load_paper(name: str) -> Paper:
+    """Import and validate the :class:`Paper` of a slug or id; clear error when not implemented."""
+    entry = lookup(name)
+    if not is_implemented(entry):
+        raise LookupError(f"{entry.id} {entry.slug} is not implemented yet (no neurips26.{entry.slug}.check)")
+    module = importlib.import_module(_check_module_name(entry.slug))
+    paper = getattr(module, "PAPER", None)
+    if not isinstance(paper, Paper):
+        raise TypeError(f"neurips26.{entry.slug}.check must define PAPER as a claims.Paper, got {type(paper)}")
+    if (paper.id, paper.slug) != (entry.id, entry.slug):
+        raise ValueError(f"{entry.slug}: PAPER says ({paper.id}, {paper.slug}), catalog says "
+                         f"({entry.id}, {entry.slug})")
+    return paper
+
+
+def implemented() -> list[CatalogEntry]:
+    return [entry for entry in CATALOG if is_implemented(entry)]
+
+
+def resolve(names: list[str]) -> list[CatalogEntry]:
+    """Expand ``["all"]`` to every implemented paper; validate each other name."""
+    if not names or names == ["all"]:
+        return implemented()
+    if "all" in names:
+        raise ValueError(f"papers: 'all' cannot be combined with other names, got {names}")
+    return [lookup(name) for name in names]
