@@ -8,7 +8,7 @@ import platform
 import secrets
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +20,7 @@ def new_run_dir(root: Path, scale: str) -> Path:
     different random suffixes, and a clash (vanishingly rare) is retried instead of overwritten.
     """
     root.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%d-%H%M%S")
     for _ in range(100):
         candidate = root / f"{stamp}-{scale}-{secrets.token_hex(3)}"
         try:
@@ -95,7 +95,7 @@ def device_description() -> str:
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def monotonic() -> float:

@@ -16,8 +16,8 @@ from .registry import (
     Dataset,
     DatasetNotFoundError,
     dataset_path,
-    load_cvrplib_x_small,
     effbench_names,
+    load_cvrplib_x_small,
     load_digits,
     load_effbench,
     load_planetoid,
@@ -27,6 +27,7 @@ from .registry import (
 )
 
 __all__ = [
-    "DATASETS", "Dataset", "DatasetNotFoundError", "dataset_path", "effbench_names", "load_cvrplib_x_small", "load_digits",
+    "DATASETS", "Dataset", "DatasetNotFoundError", "dataset_path", "effbench_names", "load_cvrplib_x_small",
+    "load_digits",
     "load_effbench", "load_planetoid", "load_tinyshakespeare", "load_tsplib_small", "search_dirs",
 ]

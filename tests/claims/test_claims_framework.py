@@ -1,0 +1,181 @@
+"""The claim-check framework: registry, decisions, records (atomic, never overwritten), reports."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from neurips26.claims import (
+    CATALOG,
+    CheckOutput,
+    Claim,
+    Evidence,
+    Paper,
+    Verdict,
+    decide_claims,
+    inconclusive,
+    lookup,
+    new_run_dir,
+    supported_if,
+    verdict_table,
+    write_json_atomic,
+    write_report,
+)
+from neurips26.claims import runner as runner_module
+from neurips26.claims.registry import load_paper, resolve
+
+
+def test_catalog_lists_19_unique_papers():
+    assert [entry.id for entry in CATALOG] == [f"P{i:02d}" for i in range(1, 20)]
+    assert len({entry.slug for entry in CATALOG}) == 19
+
+
+def test_lookup_by_slug_and_id_and_unknown():
+    assert lookup("effbench").id == "P12"
+    assert lookup("p12").slug == "effbench"
+    with pytest.raises(ValueError, match="unknown paper 'nope'"):
+        lookup("nope")
+
+
+def test_resolve_rejects_all_mixed_with_names():
+    with pytest.raises(ValueError, match="'all' cannot be combined"):
+        resolve(["all", "effbench"])
+
+
+def test_load_paper_of_unimplemented_paper_says_so():
+    with pytest.raises(LookupError, match="not implemented yet"):
+        load_paper("spherelatent")
+
+
+def test_evidence_statistics_match_numpy():
+    ev = Evidence([1.0, 2.0, 4.0])
+    assert ev.mean == pytest.approx(7 / 3)
+    assert ev.std == pytest.approx(((1 - 7 / 3) ** 2 + (2 - 7 / 3) ** 2 + (4 - 7 / 3) ** 2) ** 0.5 / 2 ** 0.5)
+    assert ev.sem == pytest.approx(ev.std / 3 ** 0.5)
+    assert Evidence([5.0]).std == 0.0
+
+
+def test_verdict_rejects_unknown_label():
+    with pytest.raises(ValueError, match="verdict label"):
+        Verdict("maybe", "x")
+
+
+def _toy_paper(run, claims=None):
+    claims = claims or (
+        Claim("C1", "x is positive", "x > 0", "x", "mean > 0",
+              lambda ev: supported_if(ev.mean > 0, f"mean {ev.mean}")),
+        Claim("C2", "y is large", "y > 10", "y", "mean > 10",
+              lambda ev: supported_if(ev.mean > 10, f"mean {ev.mean}")),
+        Claim("C3", "only at full", "-", "z", "-", lambda ev: inconclusive("-"), scales=("full",)),
+    )
+    return Paper(id="P12", slug="effbench", claims=claims, run=run)
+
+
+def test_decide_claims_applies_the_declared_rules():
+    paper = _toy_paper(lambda ctx: None)
+    output = CheckOutput(evidence={"C1": Evidence([1.0, 2.0]), "C2": Evidence([3.0]), "C3": Evidence([1.0])})
+    results = {r["id"]: r for r in decide_claims(paper, output, "quick")}
+    assert results["C1"]["verdict"] == "supported"
+    assert results["C2"]["verdict"] == "not supported"
+    assert results["C3"]["verdict"] == "inconclusive" and "not decided at scale" in results["C3"]["reason"]
+
+
+def test_decide_claims_missing_evidence_is_inconclusive_and_unknown_evidence_errors():
+    paper = _toy_paper(lambda ctx: None)
+    results = decide_claims(paper, CheckOutput(evidence={}), "quick")
+    assert {r["verdict"] for r in results} == {"inconclusive"}
+    with pytest.raises(ValueError, match="undeclared claims"):
+        decide_claims(paper, CheckOutput(evidence={"C9": Evidence([1.0])}), "quick")
+
+
+def test_paper_rejects_duplicate_claim_ids():
+    claim = Claim("C1", "s", "v", "m", "c", lambda ev: inconclusive("-"))
+    with pytest.raises(ValueError, match="unique"):
+        Paper(id="P12", slug="effbench", claims=(claim, claim), run=lambda ctx: None)
+
+
+def test_new_run_dir_never_reuses_a_folder(tmp_path):
+    dirs = {new_run_dir(tmp_path, "smoke") for _ in range(20)}
+    assert len(dirs) == 20 and all(d.is_dir() for d in dirs)
+
+
+def test_write_json_atomic_refuses_overwrite_and_leaves_no_temp_files(tmp_path):
+    path = write_json_atomic(tmp_path / "r.json", {"a": 1})
+    with pytest.raises(FileExistsError):
+        write_json_atomic(path, {"a": 2})
+    assert json.loads(path.read_text()) == {"a": 1}
+    write_json_atomic(path, {"a": 3}, overwrite=True)
+    assert json.loads(path.read_text()) == {"a": 3}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.json"]
+
+
+def test_write_json_atomic_cleans_up_on_failure(tmp_path):
+    with pytest.raises(TypeError):
+        write_json_atomic(tmp_path / "bad.json", {"x": object()})
+    assert list(tmp_path.iterdir()) == []
+
+
+def _run_with(monkeypatch, tmp_path, paper, scale="quick"):
+    monkeypatch.setattr(runner_module, "load_paper", lambda name: paper)
+    return runner_module.run_checks([lookup("effbench")], scale=scale, out_root=tmp_path, show_progress=False)
+
+
+def test_run_writes_a_complete_record_and_report_with_embedded_plot(monkeypatch, tmp_path):
+    def run(ctx):
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots()
+        ax.plot([0, 1], [0, 1])
+        path = ctx.plot_path("line.png")
+        fig.savefig(path)
+        plt.close(fig)
+        return CheckOutput(evidence={"C1": Evidence([float(s + 1) for s in ctx.seeds]), "C2": Evidence([20.0])},
+                           metrics={"m": 1}, plots=[path])
+
+    run_dir, runs = _run_with(monkeypatch, tmp_path, _toy_paper(run))
+    record = json.loads((run_dir / "effbench.json").read_text())
+    assert runs[0].status == "ok" and record["status"] == "ok"
+    for key in ("paper_id", "slug", "scale", "seeds", "device", "versions", "start_time", "duration_s",
+                "metrics", "claims", "plots"):
+        assert key in record
+    assert record["seeds"] == [0, 1, 2]  # the default for quick
+    assert record["claims"][0]["measured"]["mean"] == pytest.approx(2.0)
+    assert record["plots"] == ["effbench/line.png"]
+    md, html = write_report(run_dir)
+    assert "| P12 `effbench` | C1 | **supported**" in md.read_text()
+    assert "data:image/png;base64," in html.read_text()
+    assert "supported" in verdict_table([record])
+
+
+def test_crash_becomes_an_error_record(monkeypatch, tmp_path):
+    def run(ctx):
+        raise RuntimeError("boom")
+
+    run_dir, runs = _run_with(monkeypatch, tmp_path, _toy_paper(run))
+    assert runs[0].status == "error"
+    record = json.loads((run_dir / "effbench.json").read_text())
+    assert "RuntimeError: boom" in record["error"] and "Traceback" in record["traceback"]
+
+
+def test_gpu_scale_is_refused_without_cuda(monkeypatch, tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    _, runs = _run_with(monkeypatch, tmp_path, _toy_paper(lambda ctx: pytest.fail("must not run")), scale="gpu")
+    assert runs[0].status == "refused" and "CUDA" in runs[0].record["refusal"]
+
+
+def test_report_of_a_folder_without_records_raises(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no result records"):
+        write_report(tmp_path)
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        write_report(tmp_path / "missing")
+
+
+def test_runs_do_not_overwrite_each_other(monkeypatch, tmp_path):
+    paper = _toy_paper(lambda ctx: CheckOutput(evidence={"C1": Evidence([1.0])}))
+    first, _ = _run_with(monkeypatch, tmp_path, paper)
+    second, _ = _run_with(monkeypatch, tmp_path, paper)
+    assert first != second and (first / "effbench.json").exists() and (second / "effbench.json").exists()
+    assert Path(first).parent == Path(second).parent
