@@ -1,0 +1,310 @@
+r"""DualKV attention over the packed layout ``[prompt | r_1 | … | r_N]`` (per group).
+
+Per attention layer (the paper's two calls):
+
+1. **Call 1** — causal self-attention of the prompt, once: $O_c = \mathrm{CausalAttn}(Q_c, K_c, V_c)$.
+2. **Call 2** — the two-region "decoded" attention: for each response $i$,
+
+   $O_d^{(i)} = \mathrm{softmax}\!\big(Q_d^{(i)} [K_c; K_d^{(i)}]^\top / \sqrt{d} + M\big)\,[V_c; V_d^{(i)}]$,
+
+   where all $P$ context keys are visible and decoded key $j$ is visible to query $r$ iff $j \le r$.
+
+$O = [O_c; O_d]$. In the backward pass autograd adds the $dK_c, dV_c$ of both calls; inside Call 2 the
+prompt gradient is the sum over the $N$ responses, so the single prompt copy receives exactly the sum of the
+replicated copies' gradients.
+
+Backends: ``"torch"`` (plain PyTorch, differentiable by autograd, any device) and ``"triton"`` (the fused
+kernel of :mod:`.kernel` for Call 2; Call 1 stays SDPA). ``"auto"`` picks Triton for CUDA tensors when
+Triton is installed, else PyTorch. Tensors are ``[T, H, d]`` (packed tokens, heads, head dim); keys and
+values may have fewer heads ``H_kv`` (grouped-query attention, query head ``h`` reads KV head
+``h // (H / H_kv)``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .packing import SharedPromptBatch
+
+__all__ = [
+    "dualkv_attention",
+    "dualkv_decoded_attention",
+    "dualkv_attention_fn",
+    "DualKVAttention",
+    "decoded_attention_reference",
+]
+
+_BACKENDS = ("auto", "torch", "triton")
+_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
+# ----------------------------------------------------------------------------------- validation
+def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, names=("q", "k", "v")) -> tuple[int, int]:
+    for name, t in zip(names, (q, k, v)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        if t.dim() != 3:
+            raise ValueError(f"{name} must be [tokens, heads, head_dim], got shape {tuple(t.shape)}")
+        if t.dtype not in _DTYPES:
+            raise TypeError(f"{name} must be float32/float16/bfloat16, got {t.dtype}")
+    if not (q.dtype == k.dtype == v.dtype):
+        raise TypeError(f"{names[0]}, {names[1]}, {names[2]} must share one dtype, got {q.dtype}, {k.dtype}, "
+                        f"{v.dtype}")
+    if not (q.device == k.device == v.device):
+        raise ValueError(f"q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
+    h, hk = q.shape[1], k.shape[1]
+    if v.shape[1] != hk or k.shape[2] != q.shape[2] or v.shape[2] != q.shape[2]:
+        raise ValueError(f"k and v must be [tokens, H_kv, {q.shape[2]}] with equal H_kv, got {tuple(k.shape)} "
+                         f"and {tuple(v.shape)}")
+    if hk < 1 or h % hk:
+        raise ValueError(f"grouped-query attention needs H_kv to divide H: got H={h} query heads and "
+                         f"H_kv={hk} key/value heads")
+    return h, hk
+
+
+def _resolve_backend(backend: str, device: torch.device) -> str:
+    if backend not in _BACKENDS:
+        raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
+    if backend == "auto":
+        if device.type == "cuda" and _triton_available():
+            return "triton"
+        return "torch"
+    if backend == "triton":
+        if not _triton_available():
+            raise RuntimeError("backend='triton' needs the triton package (pip install neurips26[kernels])")
+        if device.type != "cuda" and os.environ.get("TRITON_INTERPRET", "0") != "1":
+            raise RuntimeError(f"backend='triton' needs CUDA tensors, or TRITON_INTERPRET=1 set before the first "
+                               f"kernel call for CPU tensors; got device {device}")
+    return backend
+
+
+def _triton_available() -> bool:
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+# ------------------------------------------------------------------------------- torch reference
+def _repeat_heads(x: torch.Tensor, n_rep: int, dim: int) -> torch.Tensor:
+    return x if n_rep == 1 else x.repeat_interleave(n_rep, dim=dim)
+
+
+def _prompt_attention(q_c: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, scale: float) -> torch.Tensor:
+    """Call 1: causal SDPA over one prompt. ``q_c [P, H, d]``, ``k_c, v_c [P, H_kv, d]`` -> ``[P, H, d]``."""
+    n_rep = q_c.shape[1] // k_c.shape[1]
+    q = q_c.transpose(0, 1)[None]
+    k = _repeat_heads(k_c.transpose(0, 1)[None], n_rep, 1)
+    v = _repeat_heads(v_c.transpose(0, 1)[None], n_rep, 1)
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)[0].transpose(0, 1)
+
+
+def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: torch.Tensor,
+                                k_dec: torch.Tensor, v_dec: torch.Tensor, seq_lens: list[int],
+                                scale: float) -> torch.Tensor:
+    r"""Call 2 for one group in plain PyTorch: one joint softmax over ``[context | own decoded keys]``.
+
+    Shapes: ``q_dec [ΣR, H, d]``, ``k_ctx, v_ctx [P, H_kv, d]``, ``k_dec, v_dec [ΣR, H_kv, d]``; returns
+    ``[ΣR, H, d]`` in the input dtype (scores, softmax and sums in fp32).
+
+    Responses are padded to ``R_max`` (padded rows are discarded, padded keys masked). The context keys are
+    *broadcast*, never copied N times: $S_c = Q_d K_c^\top$ is one ``[N·R_max, P]`` product per head.
+    """
+    n, p = len(seq_lens), k_ctx.shape[0]
+    h, hk, d = q_dec.shape[1], k_ctx.shape[1], q_dec.shape[2]
+    g = h // hk
+    r_max = max(seq_lens)
+    device = q_dec.device
+    lens = torch.tensor(seq_lens, device=device)
+    starts = torch.cumsum(lens, 0) - lens
+    offs = torch.arange(r_max, device=device)
+    valid = offs[None, :] < lens[:, None]  # [N, Rm]
+    rows = torch.where(valid, starts[:, None] + offs[None, :], 0)  # [N, Rm] packed row (0 where padded)
+
+    f32 = torch.float32
+    # Query heads grouped under their KV head: [N, Rm, H, d] -> [N, H_kv, G, Rm, d]
+    qp = q_dec[rows].to(f32).view(n, r_max, hk, g, d).permute(0, 2, 3, 1, 4)
+    kd = k_dec[rows].to(f32).permute(0, 2, 1, 3)[:, :, None]  # [N, H_kv, 1, Rm, d]
+    vd = v_dec[rows].to(f32).permute(0, 2, 1, 3)[:, :, None]
+    kc = k_ctx.to(f32).permute(1, 0, 2)[None, :, None]  # [1, H_kv, 1, P, d]  (broadcast over N and G)
+    vc = v_ctx.to(f32).permute(1, 0, 2)[None, :, None]
+
+    # S = [Q K_c^T | Q K_d^T] / sqrt(d); context always visible, decoded key j visible iff j <= r (and real)
+    s_ctx = torch.matmul(qp, kc.transpose(-1, -2)) * scale  # [N, H_kv, G, Rm, P]
+    s_dec = torch.matmul(qp, kd.transpose(-1, -2)) * scale  # [N, H_kv, G, Rm, Rm]
+    causal = (offs[None, :] <= offs[:, None])[None] & valid[:, None, :]  # [N, Rm(q), Rm(k)]
+    s_dec = s_dec.masked_fill(~causal[:, None, None], float("-inf"))
+    probs = torch.softmax(torch.cat([s_ctx, s_dec], dim=-1), dim=-1)
+    # O = P_c V_c + P_d V_d
+    out = torch.matmul(probs[..., :p], vc) + torch.matmul(probs[..., p:], vd)  # [N, H_kv, G, Rm, d]
+    out = out.permute(0, 3, 1, 2, 4).reshape(n, r_max, h, d)
+    return out[valid].to(q_dec.dtype)
+
+
+def _dualkv_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch,
+                  scale: float) -> torch.Tensor:
+    pieces = []
+    for off, p, slices in zip(batch.group_offsets, batch.prompt_lens, batch.response_slices):
+        ctx = slice(off, off + p)
+        dec = slice(slices[0].start, slices[-1].stop)
+        pieces.append(_prompt_attention(q[ctx], k[ctx], v[ctx], scale))
+        pieces.append(decoded_attention_reference(q[dec], k[ctx], v[ctx], k[dec], v[dec],
+                                                  [s.stop - s.start for s in slices], scale))
+    return torch.cat(pieces, dim=0)
+
+
+def _dualkv_triton(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch,
+                   scale: float) -> torch.Tensor:
+    from .kernel import decoded_attention_packed
+
+    table = batch.sequence_table(q.device)
+    # Call 2 over the whole batch in one launch; rows of prompts in `o_dec` stay zero.
+    o_dec = decoded_attention_packed(q, k, v, table, scale=scale, max_seq_len=max(batch.response_lens),
+                                     max_ctx_len=max(batch.prompt_lens))
+    pieces = []
+    for off, p, slices in zip(batch.group_offsets, batch.prompt_lens, batch.response_slices):
+        ctx = slice(off, off + p)
+        pieces.append(_prompt_attention(q[ctx], k[ctx], v[ctx], scale))
+        pieces.append(o_dec[slices[0].start:slices[-1].stop])
+    return torch.cat(pieces, dim=0)
+
+
+# ----------------------------------------------------------------------------------- public API
+def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch, *,
+                     scale: float | None = None, backend: str = "auto") -> torch.Tensor:
+    """Exact causal attention over a :class:`SharedPromptBatch`, prompt processed once.
+
+    Args:
+        q: ``[T, H, d]`` queries of the packed layout (RoPE applied with ``batch.position_ids``).
+        k, v: ``[T, H_kv, d]`` keys/values (``H_kv`` divides ``H``); same dtype (fp32/fp16/bf16) and device.
+        batch: the packing (``T = batch.num_tokens``).
+        scale: softmax scale, default ``1/sqrt(d)``.
+        backend: ``"auto"`` | ``"torch"`` | ``"triton"`` (Call 2 as the fused kernel; needs CUDA or
+            ``TRITON_INTERPRET=1``; tensors must have a contiguous last dimension).
+
+    Returns:
+        ``[T, H, d]`` in the input dtype: row ``t`` equals what causal attention gives that token in its
+        replicated sequence ``[prompt | response_i]``.
+    """
+    if not isinstance(batch, SharedPromptBatch):
+        raise TypeError(f"batch must be a SharedPromptBatch (from pack_shared_prompt), got {type(batch).__name__}")
+    _check_qkv(q, k, v)
+    t = batch.num_tokens
+    if q.shape[0] != t or k.shape[0] != t or v.shape[0] != t:
+        raise ValueError(f"q, k, v must have T={t} tokens (batch.num_tokens), got {q.shape[0]}, {k.shape[0]}, "
+                         f"{v.shape[0]}")
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    chosen = _resolve_backend(backend, q.device)
+    if chosen == "triton":
+        return _dualkv_triton(q, k, v, batch, scale)
+    return _dualkv_torch(q, k, v, batch, scale)
+
+
+def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: torch.Tensor,
+                             k_dec: torch.Tensor, v_dec: torch.Tensor, cu_seqlens: torch.Tensor,
+                             context_len: int, *, scale: float | None = None,
+                             backend: str = "auto") -> torch.Tensor:
+    """Call 2 only, for one prompt group (the official kernel's ``flash_attn_dualkv_varlen_func``).
+
+    Args:
+        q_dec: ``[ΣR, H, d]`` queries of the N responses back to back.
+        k_ctx, v_ctx: ``[P, H_kv, d]`` the shared prompt keys/values (``P = context_len``).
+        k_dec, v_dec: ``[ΣR, H_kv, d]`` the responses' own keys/values.
+        cu_seqlens: ``[N+1]`` int cumulative response lengths starting at 0 (``cu_seqlens[-1] = ΣR``).
+        context_len: ``P`` (>= 1).
+        scale: softmax scale, default ``1/sqrt(d)``. backend: ``"auto" | "torch" | "triton"``.
+
+    Returns:
+        ``[ΣR, H, d]``: response ``i``'s queries attend to all ``P`` context keys and causally to its own keys.
+    """
+    _check_qkv(q_dec, k_dec, v_dec, names=("q_dec", "k_dec", "v_dec"))
+    _check_qkv(q_dec, k_ctx, v_ctx, names=("q_dec", "k_ctx", "v_ctx"))
+    if k_ctx.shape[1] != k_dec.shape[1]:
+        raise ValueError(f"k_ctx and k_dec must have the same number of KV heads, got {k_ctx.shape[1]} and "
+                         f"{k_dec.shape[1]}")
+    if not isinstance(context_len, int) or isinstance(context_len, bool) or context_len < 1:
+        raise ValueError(f"context_len must be an int >= 1, got {context_len!r}")
+    if k_ctx.shape[0] != context_len or v_ctx.shape[0] != context_len:
+        raise ValueError(f"k_ctx/v_ctx must have context_len={context_len} rows, got {k_ctx.shape[0]}, "
+                         f"{v_ctx.shape[0]}")
+    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2 \
+            or cu_seqlens.dtype.is_floating_point:
+        raise ValueError(f"cu_seqlens must be a 1-D integer tensor [N+1], got {cu_seqlens!r}")
+    cu = [int(c) for c in cu_seqlens.tolist()]
+    lens = [b - a for a, b in zip(cu[:-1], cu[1:])]
+    if cu[0] != 0 or min(lens) < 1:
+        raise ValueError(f"cu_seqlens must start at 0 and strictly increase (every response >= 1 token), got {cu}")
+    if cu[-1] != q_dec.shape[0] or k_dec.shape[0] != q_dec.shape[0] or v_dec.shape[0] != q_dec.shape[0]:
+        raise ValueError(f"q_dec, k_dec, v_dec must have cu_seqlens[-1]={cu[-1]} rows, got {q_dec.shape[0]}, "
+                         f"{k_dec.shape[0]}, {v_dec.shape[0]}")
+    scale = 1.0 / math.sqrt(q_dec.shape[-1]) if scale is None else float(scale)
+    if _resolve_backend(backend, q_dec.device) == "triton":
+        from .kernel import decoded_attention_split
+
+        return decoded_attention_split(q_dec, k_ctx, v_ctx, k_dec, v_dec, cu, context_len, scale=scale)
+    return decoded_attention_reference(q_dec, k_ctx, v_ctx, k_dec, v_dec, lens, scale)
+
+
+# ----------------------------------------------------------------------------- model integration
+def dualkv_attention_fn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, batch: SharedPromptBatch,
+                        backend: str = "auto", **_: Any) -> torch.Tensor:
+    """The ``attention_fn`` seam of :class:`neurips26.nn.Llama` for packed batches.
+
+    ``q [1, H, T, d]``, ``k, v [1, H_kv, T, d]`` -> ``[1, H, T, d]``. Use it as
+    ``Llama(config, attention_fn=dualkv_attention_fn)`` and call
+    ``model(batch.input_ids[None], position_ids=batch.position_ids[None], batch=batch)``.
+    """
+    if q.dim() != 4 or q.shape[0] != 1:
+        raise ValueError(f"a packed DualKV batch runs as B=1: q must be [1, H, T, d], got {tuple(q.shape)}")
+    out = dualkv_attention(q[0].transpose(0, 1), k[0].transpose(0, 1), v[0].transpose(0, 1), batch,
+                           backend=backend)
+    return out.transpose(0, 1)[None]
+
+
+class DualKVAttention(nn.Module):
+    """A drop-in attention block (projections, RoPE, DualKV core, output projection) for packed batches.
+
+    Args:
+        d_model: model width. n_heads: query heads. n_kv_heads: key/value heads (divides ``n_heads``).
+        rope_theta: RoPE base. backend: passed to :func:`dualkv_attention`.
+
+    ``forward(x, batch)`` with ``x [T, d_model]`` (or ``[1, T, d_model]``) returns the same shape.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, rope_theta: float = 10000.0,
+                 *, backend: str = "auto") -> None:
+        super().__init__()
+        n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        if d_model % n_heads or n_heads % n_kv_heads or (d_model // n_heads) % 2:
+            raise ValueError(f"need d_model divisible by n_heads, n_kv_heads dividing n_heads and an even head "
+                             f"dim; got d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}")
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, d_model // n_heads
+        self.rope_theta, self.backend = rope_theta, backend
+        self.q_proj = nn.Linear(d_model, n_heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(d_model, n_kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(d_model, n_kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(n_heads * self.head_dim, d_model, bias=False)
+
+    def forward(self, x: torch.Tensor, batch: SharedPromptBatch) -> torch.Tensor:
+        from neurips26.nn.llama import apply_rope, rope_cos_sin
+
+        squeeze = x.dim() == 3
+        if squeeze:
+            if x.shape[0] != 1:
+                raise ValueError(f"x must be [T, d_model] or [1, T, d_model], got {tuple(x.shape)}")
+            x = x[0]
+        t = x.shape[0]
+        cos, sin = rope_cos_sin(batch.position_ids.to(x.device), self.head_dim, self.rope_theta, x.dtype)
+        cos, sin = cos[0, 0][:, None], sin[0, 0][:, None]  # [T, 1, d] to broadcast over heads
+        q = apply_rope(self.q_proj(x).view(t, self.n_heads, self.head_dim), cos, sin)
+        k = apply_rope(self.k_proj(x).view(t, self.n_kv_heads, self.head_dim), cos, sin)
+        v = self.v_proj(x).view(t, self.n_kv_heads, self.head_dim)
+        out = self.o_proj(dualkv_attention(q, k, v, batch, backend=self.backend).reshape(t, -1))
+        return out[None] if squeeze else out

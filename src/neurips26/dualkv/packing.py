@@ -1,0 +1,385 @@
+r"""Shared-prompt packing: lay out N responses to one prompt as ``[prompt | r_1 | … | r_N]``.
+
+In GRPO/DAPO a micro-batch holds $N$ responses of lengths $R_i$ to one prompt of length $P$. The
+standard ("replicated") layout feeds $N$ sequences ``[prompt | r_i]``: $T_{std} = NP + \sum_i R_i$ tokens.
+Under causal masking the prompt's hidden states are the same in every copy, so DualKV packs
+
+    x = [p_0 … p_{P-1} | r^{(1)}_0 … r^{(1)}_{R_1-1} | … | r^{(N)}_0 … r^{(N)}_{R_N-1}]
+
+with $T_{dk} = P + \sum_i R_i$ tokens. Every per-token op (norm, projections, RoPE, MLP) runs on $T_{dk}$
+tokens; attention must then let response $i$ read the prompt and only its own earlier tokens
+(:mod:`.attention`). Several prompt groups are laid out one after another.
+
+Position ids restart at $P$ for every response: token $r$ of response $i$ sits at logical position
+$P + r$, exactly as in its replicated copy (otherwise RoPE breaks the equivalence).
+
+Log-probs (inferred from the packing): response token $0$ is predicted by the *shared last prompt
+position* $P-1$, token $k > 0$ by response position $k-1$ of the same response.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+
+__all__ = [
+    "SharedPromptBatch",
+    "pack_shared_prompt",
+    "pack_replicated",
+    "groups_from_rollouts",
+    "token_reduction_ratio",
+    "attention_speedup_estimate",
+    "response_logprobs",
+    "replicated_response_logprobs",
+    "token_mean_policy_loss",
+]
+
+Group = tuple[torch.Tensor, Sequence[torch.Tensor]]
+
+
+def _check_ids(name: str, ids: object) -> torch.Tensor:
+    if not isinstance(ids, torch.Tensor):
+        raise TypeError(f"{name} must be a 1-D integer torch.Tensor, got {type(ids).__name__}")
+    if ids.dim() != 1 or ids.dtype not in (torch.int64, torch.int32):
+        raise ValueError(f"{name} must be a 1-D int64/int32 tensor, got dtype {ids.dtype} shape "
+                         f"{tuple(ids.shape)}")
+    if ids.numel() == 0:
+        raise ValueError(f"{name} is empty (length 0); DualKV needs P >= 1 and every R_i >= 1 — drop empty "
+                         "responses before packing (they contribute no tokens to the loss)")
+    return ids.long()
+
+
+def _check_groups(groups: object) -> list[tuple[torch.Tensor, list[torch.Tensor]]]:
+    if not isinstance(groups, Sequence) or isinstance(groups, torch.Tensor) or len(groups) == 0:
+        raise ValueError("groups must be a non-empty list of (prompt_ids [P], [response_ids [R_i], ...]) "
+                         f"pairs, got {type(groups).__name__}"
+                         + (" of length 0" if isinstance(groups, Sequence) else ""))
+    out = []
+    for g, group in enumerate(groups):
+        if not isinstance(group, tuple | list) or len(group) != 2:
+            raise ValueError(f"groups[{g}] must be a pair (prompt_ids, responses), got {type(group).__name__}")
+        prompt, responses = group
+        prompt = _check_ids(f"groups[{g}] prompt", prompt)
+        if isinstance(responses, torch.Tensor) or not isinstance(responses, Sequence) or len(responses) == 0:
+            raise ValueError(f"groups[{g}] responses must be a non-empty list of 1-D id tensors, got "
+                             f"{type(responses).__name__}")
+        resp = [_check_ids(f"groups[{g}] response {i}", r) for i, r in enumerate(responses)]
+        out.append((prompt, resp))
+    return out
+
+
+@dataclass
+class SharedPromptBatch:
+    """A packed micro-batch of prompt groups, as :func:`pack_shared_prompt` builds it.
+
+    Layout: for each group ``g``, ``P_g`` prompt tokens then its responses back to back; groups follow
+    one another. All index tensors live on ``device`` (CPU after packing; see :meth:`to`).
+
+    Attributes:
+        input_ids: ``[T]`` token ids, ``T = Σ_g (P_g + Σ_i R_{g,i})``.
+        position_ids: ``[T]`` logical positions (``0..P-1`` for a prompt, ``P..P+R_i-1`` for a response).
+        prompt_lens: ``P_g`` per group.
+        group_offsets: start row of every group in the packed layout, plus ``T`` at the end (``G+1``).
+        cu_seqlens_dec: per group, ``[N_g + 1]`` cumulative response lengths *within* the group's
+            decoded region (FA2 ``cu_seqlens`` convention, starting at 0).
+        response_slices: per group, the packed rows of each response (``slice`` objects).
+        response_lens: every response length, flat over groups (``Σ_g N_g`` entries).
+    """
+
+    input_ids: torch.Tensor
+    position_ids: torch.Tensor
+    prompt_lens: list[int]
+    group_offsets: list[int]
+    cu_seqlens_dec: list[torch.Tensor]
+    response_slices: list[list[slice]]
+    response_lens: list[int]
+    _cache: dict = field(default_factory=dict, repr=False, compare=False)
+
+    # ---------------------------------------------------------------- sizes
+    @property
+    def num_tokens(self) -> int:
+        """``T_dk = Σ_g (P_g + Σ_i R_{g,i})``, tokens of the packed layout."""
+        return int(self.input_ids.numel())
+
+    @property
+    def num_replicated_tokens(self) -> int:
+        """``T_std = Σ_g Σ_i (P_g + R_{g,i})``, tokens of the replicated layout."""
+        return sum(p * len(s) + sum(sl.stop - sl.start for sl in s)
+                   for p, s in zip(self.prompt_lens, self.response_slices))
+
+    @property
+    def num_groups(self) -> int:
+        return len(self.prompt_lens)
+
+    @property
+    def num_responses(self) -> int:
+        return len(self.response_lens)
+
+    @property
+    def token_reduction(self) -> float:
+        """Measured ρ of this batch: ``T_std / T_dk``."""
+        return self.num_replicated_tokens / self.num_tokens
+
+    @property
+    def device(self) -> torch.device:
+        return self.input_ids.device
+
+    def to(self, device: torch.device | str) -> SharedPromptBatch:
+        """A copy whose tensors live on ``device`` (slices and lengths are plain ints)."""
+        return SharedPromptBatch(
+            input_ids=self.input_ids.to(device), position_ids=self.position_ids.to(device),
+            prompt_lens=list(self.prompt_lens), group_offsets=list(self.group_offsets),
+            cu_seqlens_dec=[c.to(device) for c in self.cu_seqlens_dec],
+            response_slices=[list(s) for s in self.response_slices], response_lens=list(self.response_lens))
+
+    # ------------------------------------------------------- derived indices
+    def sequence_table(self, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
+        """Per-response metadata for the kernel, int32 ``[S]`` each, ``S`` = number of responses.
+
+        ``q_start`` (first packed row of the response), ``ctx_start`` (first packed row of its prompt),
+        ``seq_len`` (``R_i``), ``ctx_len`` (``P_g``).
+        """
+        device = torch.device(device) if device is not None else self.device
+        key = ("table", str(device))
+        if key not in self._cache:
+            q_start, ctx_start, seq_len, ctx_len = [], [], [], []
+            for off, p, slices in zip(self.group_offsets, self.prompt_lens, self.response_slices):
+                for sl in slices:
+                    q_start.append(sl.start)
+                    ctx_start.append(off)
+                    seq_len.append(sl.stop - sl.start)
+                    ctx_len.append(p)
+            self._cache[key] = {name: torch.tensor(vals, dtype=torch.int32, device=device) for name, vals in
+                                (("q_start", q_start), ("ctx_start", ctx_start), ("seq_len", seq_len),
+                                 ("ctx_len", ctx_len))}
+        return self._cache[key]
+
+    def logprob_index(self, device: torch.device | str | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(pred_rows, targets)``, both ``[Σ R]`` int64: the packed row whose logits predict each response
+        token, and that token's id. Row of token 0 of a response is the last prompt row of its group."""
+        device = torch.device(device) if device is not None else self.device
+        key = ("logprob", str(device))
+        if key not in self._cache:
+            rows = []
+            for off, p, slices in zip(self.group_offsets, self.prompt_lens, self.response_slices):
+                for sl in slices:
+                    # token 0 <- shared last prompt position; token k > 0 <- response position k - 1
+                    rows.append(torch.tensor([off + p - 1]))
+                    rows.append(torch.arange(sl.start, sl.stop - 1))
+            pred = torch.cat(rows).to(device)
+            targets = torch.cat([self.input_ids[sl] for s in self.response_slices for sl in s]).to(device)
+            self._cache[key] = (pred, targets)
+        return self._cache[key]
+
+
+def pack_shared_prompt(groups: Sequence[Group]) -> SharedPromptBatch:
+    """Pack prompt groups into the DualKV layout ``[P | R_1 | … | R_N]`` per group, groups back to back.
+
+    Args:
+        groups: list of ``(prompt_ids [P], [response_ids [R_1], …, [R_N]])``, 1-D integer tensors without
+            padding (strip left-padded prompts / right-padded responses first, e.g. with
+            :func:`groups_from_rollouts`). ``P >= 1`` and every ``R_i >= 1``.
+
+    Returns:
+        :class:`SharedPromptBatch` with ``input_ids [T]``, ``position_ids [T]`` and per-group offsets.
+    """
+    checked = _check_groups(groups)
+    ids, pos, offsets, cu_list, slices, lens = [], [], [], [], [], []
+    cursor = 0
+    for prompt, responses in checked:
+        p = prompt.numel()
+        offsets.append(cursor)
+        ids.append(prompt)
+        pos.append(torch.arange(p))
+        cursor += p
+        group_slices, cu = [], [0]
+        for r in responses:
+            n = r.numel()
+            ids.append(r)
+            # positions restart at P for every response: token r of response i is at P + r
+            pos.append(torch.arange(p, p + n))
+            group_slices.append(slice(cursor, cursor + n))
+            cursor += n
+            cu.append(cu[-1] + n)
+            lens.append(n)
+        slices.append(group_slices)
+        cu_list.append(torch.tensor(cu, dtype=torch.int32))
+    offsets.append(cursor)
+    return SharedPromptBatch(input_ids=torch.cat(ids), position_ids=torch.cat(pos),
+                             prompt_lens=[p.numel() for p, _ in checked], group_offsets=offsets,
+                             cu_seqlens_dec=cu_list, response_slices=slices, response_lens=lens)
+
+
+def pack_replicated(groups: Sequence[Group]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The baseline layout: every response gets its own copy of the prompt, sequences back to back.
+
+    Returns:
+        ``(input_ids [T_std], position_ids [T_std], cu_seqlens [S + 1] int32)`` with ``S`` = number of
+        responses (flat over groups, same order as :func:`pack_shared_prompt`) and
+        ``T_std = Σ (P_g + R_i)``; positions restart at 0 for every sequence.
+    """
+    checked = _check_groups(groups)
+    ids, pos, cu = [], [], [0]
+    for prompt, responses in checked:
+        for r in responses:
+            seq = torch.cat([prompt, r])
+            ids.append(seq)
+            pos.append(torch.arange(seq.numel()))
+            cu.append(cu[-1] + seq.numel())
+    return torch.cat(ids), torch.cat(pos), torch.tensor(cu, dtype=torch.int32)
+
+
+def groups_from_rollouts(prompt_ids: torch.Tensor, response_ids: torch.Tensor, group_index: Sequence[int], *,
+                         prompt_mask: torch.Tensor | None = None,
+                         response_mask: torch.Tensor | None = None) -> list[Group]:
+    """Turn a padded rollout batch (veRL/TRL style) into ``groups`` for :func:`pack_shared_prompt`.
+
+    Args:
+        prompt_ids: ``[B, Lp]`` prompts, left-padded.
+        response_ids: ``[B, Lr]`` responses, right-padded.
+        group_index: ``B`` ints, the prompt group of each row (rows of one group must hold one prompt).
+        prompt_mask, response_mask: ``[B, Lp]`` / ``[B, Lr]`` with 1 for real tokens (default: all real).
+
+    Returns:
+        One ``(prompt [P], [responses])`` pair per distinct group index, in order of first appearance.
+
+    Raises:
+        ValueError: if rows of one group do not share one prompt, or a row has an empty prompt/response.
+    """
+    for name, t in (("prompt_ids", prompt_ids), ("response_ids", response_ids)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 2:
+            raise ValueError(f"{name} must be a 2-D tensor [B, L], got "
+                             f"{getattr(t, 'shape', type(t).__name__)}")
+    b = prompt_ids.shape[0]
+    if response_ids.shape[0] != b or len(group_index) != b:
+        raise ValueError(f"prompt_ids, response_ids and group_index must have the same batch size, got "
+                         f"{b}, {response_ids.shape[0]}, {len(group_index)}")
+    pm = torch.ones_like(prompt_ids, dtype=torch.bool) if prompt_mask is None else prompt_mask.bool()
+    rm = torch.ones_like(response_ids, dtype=torch.bool) if response_mask is None else response_mask.bool()
+    if pm.shape != prompt_ids.shape or rm.shape != response_ids.shape:
+        raise ValueError(f"masks must match their ids: prompt_mask {tuple(pm.shape)} vs {tuple(prompt_ids.shape)},"
+                         f" response_mask {tuple(rm.shape)} vs {tuple(response_ids.shape)}")
+    prompts: dict[int, torch.Tensor] = {}
+    first_row: dict[int, int] = {}
+    responses: dict[int, list[torch.Tensor]] = {}
+    for row in range(b):
+        g = int(group_index[row])
+        prompt = prompt_ids[row][pm[row]]
+        resp = response_ids[row][rm[row]]
+        if prompt.numel() == 0 or resp.numel() == 0:
+            raise ValueError(f"row {row} has an empty {'prompt' if prompt.numel() == 0 else 'response'}; "
+                             "drop it before packing")
+        if g not in prompts:
+            prompts[g], first_row[g], responses[g] = prompt, row, []
+        elif not torch.equal(prompts[g], prompt):
+            raise ValueError(f"responses of group {g} do not share one prompt: row {row} differs from row "
+                             f"{first_row[g]}")
+        responses[g].append(resp)
+    return [(prompts[g], responses[g]) for g in prompts]
+
+
+def token_reduction_ratio(N: int, P: int, R: float) -> float:
+    r"""$\rho = N(P+R) / (P + NR)$: tokens of the replicated layout over tokens of the packed one.
+
+    $\rho \to N$ as $P/R \to \infty$ and $\rho \to 1 + P/R$ as $N \to \infty$.
+
+    Args:
+        N: responses per prompt (>= 1). P: prompt length in tokens (>= 1). R: mean response length (> 0).
+    """
+    if not isinstance(N, int) or isinstance(N, bool) or N < 1:
+        raise ValueError(f"N must be an int >= 1, got {N!r}")
+    if not isinstance(P, int) or isinstance(P, bool) or P < 1:
+        raise ValueError(f"P must be an int >= 1, got {P!r}")
+    if not isinstance(R, int | float) or isinstance(R, bool) or not R > 0:
+        raise ValueError(f"R must be a number > 0, got {R!r}")
+    return N * (P + R) / (P + N * R)
+
+
+def attention_speedup_estimate(N: int, P: int, R: float) -> float:
+    r"""Causal-attention FLOP ratio replicated/DualKV, $\approx N(P+R)^2 / (P^2 + NR(2P+R))$.
+
+    Replicated: $N$ causal squares of side $P+R$, $\tfrac12 N(P+R)^2$. DualKV: the prompt once
+    ($\tfrac12 P^2$) plus each response reading $P$ context keys and its own causal keys
+    ($NRP + \tfrac12 NR^2$). (The paper writes the denominator $P^2 + NR(P+R)$, counting the full
+    rectangle; both give the same limits.)
+    """
+    token_reduction_ratio(N, P, R)  # validation
+    return N * (P + R) ** 2 / (P ** 2 + N * R * (2 * P + R))
+
+
+# --------------------------------------------------------------------------------------- log-probs
+def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch) -> list[torch.Tensor]:
+    """Per-token log-probs of every response from logits over the packed layout.
+
+    Args:
+        logits: ``[T, V]`` or ``[1, T, V]`` (any float dtype; log-softmax runs in fp32).
+        batch: the :class:`SharedPromptBatch` the logits were computed on.
+
+    Returns:
+        One fp32 tensor ``[R_i]`` per response (flat over groups, packing order). Token 0 of a response
+        is scored by the logits of its group's last prompt row, token ``k > 0`` by response row ``k-1``.
+    """
+    if not isinstance(batch, SharedPromptBatch):
+        raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
+    if logits.dim() == 3:
+        if logits.shape[0] != 1:
+            raise ValueError(f"logits must be [T, V] or [1, T, V] (packed runs use B=1), got {tuple(logits.shape)}")
+        logits = logits[0]
+    if logits.dim() != 2 or logits.shape[0] != batch.num_tokens:
+        raise ValueError(f"logits must be [T={batch.num_tokens}, V], got {tuple(logits.shape)}")
+    pred, targets = batch.logprob_index(logits.device)
+    # log p(x_t | x_<t) = z[t-1, x_t] - logsumexp(z[t-1]); rows gathered first so we never normalise
+    # rows that predict nothing (the prompt rows other than the last one).
+    z = logits.index_select(0, pred).float()
+    lp = z.gather(1, targets[:, None]).squeeze(1) - torch.logsumexp(z, dim=-1)
+    return list(lp.split(batch.response_lens))
+
+
+def replicated_response_logprobs(logits: torch.Tensor, cu_seqlens: torch.Tensor, input_ids: torch.Tensor,
+                                 prompt_lens_per_seq: Sequence[int]) -> list[torch.Tensor]:
+    """The same log-probs from the replicated layout of :func:`pack_replicated` (baseline).
+
+    Args:
+        logits: ``[T_std, V]`` or ``[1, T_std, V]``. cu_seqlens: ``[S+1]``. input_ids: ``[T_std]``.
+        prompt_lens_per_seq: ``P`` of each of the ``S`` sequences.
+    """
+    if logits.dim() == 3:
+        logits = logits[0]
+    cu = [int(c) for c in cu_seqlens]
+    if len(prompt_lens_per_seq) != len(cu) - 1:
+        raise ValueError(f"prompt_lens_per_seq must have {len(cu) - 1} entries, got {len(prompt_lens_per_seq)}")
+    rows, lens = [], []
+    for s, p in enumerate(prompt_lens_per_seq):
+        rows.append(torch.arange(cu[s] + p - 1, cu[s + 1] - 1))
+        lens.append(cu[s + 1] - cu[s] - p)
+    pred = torch.cat(rows).to(logits.device)
+    targets = input_ids.to(logits.device)[pred + 1]
+    z = logits.index_select(0, pred).float()
+    lp = z.gather(1, targets[:, None]).squeeze(1) - torch.logsumexp(z, dim=-1)
+    return list(lp.split(lens))
+
+
+def token_mean_policy_loss(logprobs: Sequence[torch.Tensor], advantages: torch.Tensor, *,
+                           old_logprobs: Sequence[torch.Tensor] | None = None,
+                           clip_low: float = 0.2, clip_high: float = 0.28) -> torch.Tensor:
+    r"""DAPO-style clipped surrogate, averaged over *all response tokens* of the micro-batch.
+
+    $\mathcal{L} = -\frac{1}{\sum_i R_i}\sum_i\sum_t \min(r_{i,t} A_i,\ \mathrm{clip}(r_{i,t}, 1-\epsilon_l,
+    1+\epsilon_h) A_i)$ with $r_{i,t} = \exp(\log\pi - \log\pi_{old})$. DualKV changes the layout, not the
+    estimator: use the same aggregation as in the replicated run.
+
+    Args:
+        logprobs: one ``[R_i]`` tensor per response. advantages: ``[S]`` one per response.
+        old_logprobs: behaviour-policy log-probs (default: ``logprobs`` detached, i.e. on-policy).
+    """
+    if advantages.dim() != 1 or advantages.numel() != len(logprobs):
+        raise ValueError(f"advantages must be [S={len(logprobs)}], got {tuple(advantages.shape)}")
+    lp = torch.cat(list(logprobs))
+    old = lp.detach() if old_logprobs is None else torch.cat(list(old_logprobs)).to(lp)
+    adv = torch.repeat_interleave(advantages.to(lp), torch.tensor([t.numel() for t in logprobs],
+                                                                   device=lp.device))
+    ratio = torch.exp(lp - old)
+    surrogate = torch.minimum(ratio * adv, ratio.clamp(1 - clip_low, 1 + clip_high) * adv)
+    return -surrogate.mean()
