@@ -1,0 +1,192 @@
+"""Flower (flwr >= 1.20, Message API) integration: the attack on the server, RNR on the clients.
+
+* :class:`WLIAFedAvg` is Flower's ``FedAvg`` strategy that also hands every client reply of a training
+  round, with the global model it was trained from, to label-distribution attacks (``attack.observe``).
+  Aggregation itself is Flower's, unchanged: the honest-but-curious server.
+* :func:`make_client_app` builds a ``ClientApp`` whose ``@train`` runs :func:`~.federated.local_train`
+  (the same code as the in-process loop), optionally with an :class:`~.rnr.RNRPenalty`.
+* :func:`make_server_app` and :func:`run_flower_simulation` wire them for Flower's simulation engine
+  (Ray). For the deployment engine the same two apps are referenced from a Flower project
+  (``pyproject.toml`` ``[tool.flwr.app.components]``) and started with ``flwr run``; see the README.
+
+Client identity: the client puts its ``partition-id`` (from ``context.node_config``) into its reply
+metrics, and the strategy keys the attack by it (``client_id_key``); without it the Flower node id is
+used. Like any FedAvg client it also reports ``num-examples`` (the aggregation weight), which on its own
+leaks the client's size, not its label distribution.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from .attack import UpdateAttack
+from .federated import client_seed, local_train
+from .rnr import RNRPenalty
+
+try:  # Flower is the optional `fl` extra
+    from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
+    from flwr.clientapp import ClientApp
+    from flwr.serverapp import Grid, ServerApp
+    from flwr.serverapp.strategy import FedAvg
+except ImportError as _err:  # pragma: no cover - exercised only without flwr
+    raise ImportError("neurips26.wlia.flower needs Flower: pip install 'neurips26[fl]' "
+                      "(flwr[simulation] for the simulation engine)") from _err
+
+__all__ = ["WLIAFedAvg", "make_client_app", "make_server_app", "run_flower_simulation"]
+
+
+class WLIAFedAvg(FedAvg):
+    """Flower ``FedAvg`` that feeds each training reply to server-side label-distribution attacks.
+
+    Args:
+        attacks: objects with ``observe(client_id, round_idx, global_state, local_state)``
+            (:class:`~.attack.WLIA`, :class:`~.baselines.LLGRowSum`, ...). ``round_idx`` is Flower's
+            ``server_round`` (1, 2, ...); states are ``ArrayRecord``s keyed like the model's state dict.
+        client_id_key: reply-metric key holding the client's id (default ``"partition-id"``); when a
+            reply lacks it, the sending node's id is used.
+        on_update: optional callback ``(round, client_id, global_arrays, local_arrays)``.
+        **fedavg_kwargs: passed to ``flwr.serverapp.strategy.FedAvg`` (``fraction_train``, ...).
+    """
+
+    def __init__(self, attacks: Sequence[UpdateAttack] = (), *, client_id_key: str = "partition-id",
+                 on_update: Callable[[int, Any, ArrayRecord, ArrayRecord], None] | None = None,
+                 **fedavg_kwargs: Any) -> None:
+        super().__init__(**fedavg_kwargs)
+        for attack in attacks:
+            if not callable(getattr(attack, "observe", None)):
+                raise TypeError(f"every attack needs an observe() method, got {type(attack).__name__}")
+        self.attacks = list(attacks)
+        self.client_id_key = client_id_key
+        self.on_update = on_update
+        self.observed: list[tuple[int, Any]] = []
+        self._sent: dict[int, ArrayRecord] = {}
+        self.result: Any = None
+
+    def configure_train(self, server_round: int, arrays: ArrayRecord, config: ConfigRecord, grid: Grid
+                        ) -> Iterable[Message]:
+        # Remember W^{g,t}: the global model this round's clients start from.
+        self._sent = {server_round: arrays.copy()}
+        return super().configure_train(server_round, arrays, config, grid)
+
+    def aggregate_train(self, server_round: int, replies: Iterable[Message]
+                        ) -> tuple[ArrayRecord | None, MetricRecord | None]:
+        replies = list(replies)
+        sent = self._sent.get(server_round)
+        if sent is not None:
+            for msg in replies:
+                if msg.has_error():
+                    continue
+                local = msg.content.array_records.get(self.arrayrecord_key)
+                if local is None:
+                    continue
+                metrics = next(iter(msg.content.metric_records.values()), None)
+                client = msg.metadata.src_node_id
+                if metrics is not None and self.client_id_key in metrics:
+                    client = int(metrics[self.client_id_key])
+                for attack in self.attacks:
+                    attack.observe(client, server_round, sent, local)
+                if self.on_update is not None:
+                    self.on_update(server_round, client, sent, local)
+                self.observed.append((server_round, client))
+        return super().aggregate_train(server_round, replies)
+
+
+def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Sequence[np.ndarray], *,
+                    local_epochs: int = 2, lr: float = 0.05, batch_size: int = 32, seed: int = 0,
+                    penalty: RNRPenalty | None = None, weight_key: str = "fc.weight") -> ClientApp:
+    """A Flower ``ClientApp`` whose ``train`` runs :func:`~.federated.local_train` on its partition.
+
+    The node's partition is ``parts[context.node_config["partition-id"]]`` (set by the simulation
+    engine; in deployment pass ``--node-config "partition-id=3"`` to ``flower-supernode``). The local
+    seed is ``client_seed(seed, server_round, partition_id)``, identical to the in-process loop.
+    """
+    X_all = torch.as_tensor(np.asarray(X), dtype=torch.float32)
+    y_all = torch.as_tensor(np.asarray(y), dtype=torch.int64)
+    part_list = [np.asarray(p, dtype=np.int64) for p in parts]
+    app = ClientApp()
+
+    @app.train()
+    def train(msg: Message, context: Context) -> Message:
+        pid = int(context.node_config["partition-id"])
+        if not 0 <= pid < len(part_list):
+            raise ValueError(f"partition-id {pid} is outside [0, {len(part_list)})")
+        server_round = int(msg.content["config"]["server-round"])
+        model = model_fn()
+        model.load_state_dict(msg.content["arrays"].to_torch_state_dict())
+        idx = torch.as_tensor(part_list[pid])
+        metrics = local_train(model, X_all[idx], y_all[idx], epochs=local_epochs, lr=lr, batch_size=batch_size,
+                              seed=client_seed(seed, server_round, pid), penalty=penalty,
+                              penalty_key=(pid, server_round), weight_key=weight_key)
+        content = RecordDict({
+            "arrays": ArrayRecord(model.state_dict()),
+            "metrics": MetricRecord({"num-examples": metrics["num-examples"], "train-loss": metrics["train-loss"],
+                                     "partition-id": pid}),
+        })
+        return Message(content=content, reply_to=msg)
+
+    return app
+
+
+def make_server_app(strategy: WLIAFedAvg, model_fn: Callable[[], nn.Module], *, rounds: int) -> ServerApp:
+    """A Flower ``ServerApp`` running ``strategy`` for ``rounds`` from ``model_fn()``'s weights.
+
+    The ``Result`` of ``strategy.start`` is stored in ``strategy.result``.
+    """
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
+    app = ServerApp()
+
+    @app.main()
+    def main(grid: Grid, context: Context) -> None:
+        initial = ArrayRecord(model_fn().state_dict())
+        strategy.result = strategy.start(grid=grid, initial_arrays=initial, num_rounds=rounds)
+
+    return app
+
+
+@contextmanager
+def _flower_log_level(level: int):
+    logger = logging.getLogger("flwr")
+    old = logger.level
+    logger.setLevel(level)
+    try:
+        yield
+    finally:
+        logger.setLevel(old)
+
+
+def run_flower_simulation(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Sequence[np.ndarray], *,
+                          rounds: int = 3, attacks: Sequence[UpdateAttack] = (), local_epochs: int = 2,
+                          lr: float = 0.05, batch_size: int = 32, seed: int = 0, fraction: float = 1.0,
+                          penalty: RNRPenalty | None = None, weight_key: str = "fc.weight",
+                          num_cpus: int = 2, client_cpus: float = 1.0, quiet: bool = True,
+                          on_update: Callable[[int, Any, ArrayRecord, ArrayRecord], None] | None = None
+                          ) -> WLIAFedAvg:
+    """Run FedAvg + attacks on Flower's simulation engine (Ray); returns the strategy (``.result``,
+    ``.observed``; the attacks hold their observations). Same arguments as
+    :func:`~.federated.simulate_fedavg` plus Ray's CPU budget. Client sampling with ``fraction < 1``
+    is Flower's own (so it differs from the in-process loop's sampling)."""
+    from flwr.simulation import run_simulation
+
+    n_clients = len(parts)
+    strategy = WLIAFedAvg(attacks, on_update=on_update, fraction_train=float(fraction), fraction_evaluate=0.0,
+                          min_train_nodes=max(1, int(round(fraction * n_clients))), min_available_nodes=n_clients)
+    client_app = make_client_app(model_fn, X, y, parts, local_epochs=local_epochs, lr=lr, batch_size=batch_size,
+                                 seed=seed, penalty=penalty, weight_key=weight_key)
+    server_app = make_server_app(strategy, model_fn, rounds=rounds)
+    backend_config = {"client_resources": {"num_cpus": client_cpus, "num_gpus": 0.0},
+                      "init_args": {"num_cpus": num_cpus, "include_dashboard": False,
+                                    "logging_level": "error", "log_to_driver": False}}
+    with _flower_log_level(logging.WARNING if quiet else logging.INFO):
+        run_simulation(server_app=server_app, client_app=client_app, num_supernodes=n_clients,
+                       backend_config=backend_config)
+    if strategy.result is None:
+        raise RuntimeError("the Flower simulation ended without a result (see the Flower/Ray log above)")
+    return strategy
