@@ -41,7 +41,7 @@ __all__ = [
 ]
 
 _BACKENDS = ("auto", "torch", "triton")
-_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)  # float64: torch backend only
 
 
 # ----------------------------------------------------------------------------------- validation
@@ -52,7 +52,7 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, names=("q",
         if t.dim() != 3:
             raise ValueError(f"{name} must be [tokens, heads, head_dim], got shape {tuple(t.shape)}")
         if t.dtype not in _DTYPES:
-            raise TypeError(f"{name} must be float32/float16/bfloat16, got {t.dtype}")
+            raise TypeError(f"{name} must be float32/float16/bfloat16 (float64 on the torch backend), got {t.dtype}")
     if not (q.dtype == k.dtype == v.dtype):
         raise TypeError(f"{names[0]}, {names[1]}, {names[2]} must share one dtype, got {q.dtype}, {k.dtype}, "
                         f"{v.dtype}")
@@ -112,7 +112,7 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
     r"""Call 2 for one group in plain PyTorch: one joint softmax over ``[context | own decoded keys]``.
 
     Shapes: ``q_dec [ΣR, H, d]``, ``k_ctx, v_ctx [P, H_kv, d]``, ``k_dec, v_dec [ΣR, H_kv, d]``; returns
-    ``[ΣR, H, d]`` in the input dtype (scores, softmax and sums in fp32).
+    ``[ΣR, H, d]`` in the input dtype (scores, softmax and sums in fp32, or fp64 for fp64 input).
 
     Responses are padded to ``R_max`` (padded rows are discarded, padded keys masked). The context keys are
     *broadcast*, never copied N times: $S_c = Q_d K_c^\top$ is one ``[N·R_max, P]`` product per head.
@@ -128,7 +128,7 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
     valid = offs[None, :] < lens[:, None]  # [N, Rm]
     rows = torch.where(valid, starts[:, None] + offs[None, :], 0)  # [N, Rm] packed row (0 where padded)
 
-    f32 = torch.float32
+    f32 = torch.float64 if q_dec.dtype == torch.float64 else torch.float32  # compute dtype
     # Query heads grouped under their KV head: [N, Rm, H, d] -> [N, H_kv, G, Rm, d]
     qp = q_dec[rows].to(f32).view(n, r_max, hk, g, d).permute(0, 2, 3, 1, 4)
     kd = k_dec[rows].to(f32).permute(0, 2, 1, 3)[:, :, None]  # [N, H_kv, 1, Rm, d]
