@@ -1,0 +1,249 @@
+"""GroupShift: move a fitted group-ℓ_{p,1} solution from partition ``G`` to partition ``G'`` with local work.
+
+Given ``w_old`` (optimal for ``G`` up to the gap tolerance) the transition ``G -> G'`` is decomposed into
+split/merge primitives (:meth:`GroupPartition.transition_to`). All of them only touch the *changed*
+coordinates ``C = ∪ (G' \\ G) = ∪ (G \\ G')``, so one gradient ``∇_C F(z)`` (``n·|C|`` flops, the residual
+is shared) serves every certificate below.
+
+Closed-form certificate of a primitive (per target group ``τ`` with weight ``ω_τ``, at the current ``w``):
+
+* dual feasibility ``s_τ = ‖∇_τ F‖_q / (λ ω_τ) <= s_old`` where ``s_old = max_g s_g`` at the old
+  certificate (``1`` at an exact optimum), so the global dual scaling cannot get worse;
+* the group's Fenchel-Young gap ``FY_τ = λ ω_τ ‖w_τ‖_p + w_τᵀ ∇_τ F`` (``>= 0``; ``= 0`` exactly at an
+  optimum) stays below ``½ tol_abs |τ| / d``.  With ``u = -∇F`` the total gap is ``Σ_g FY_g`` plus the
+  dual-scaling term, so passing groups cannot push the global gap over the tolerance.
+
+If every new group passes (the common case of merging inactive groups: for auto weights and p ∈ {2, ∞},
+``s_{a∪b} <= max(s_a, s_b)``), ``w_old`` is kept at zero solver cost. Otherwise the working set starts as
+the failing new groups plus the support of ``w_old``, BCD runs on it *before* any full pass, and the run
+ends, like every method here, with the global duality-gap certificate (one ``n·d`` pass per outer
+iteration; inactive violators join the working set).
+
+Inferred / simplified w.r.t. the paper spec: the spec follows an ODE path (predictor-corrector with events)
+through each primitive for p = 2. Here the endpoint ``t = 1`` is reached directly by the local
+working-set solve (the spec's step-control fallback and its route for p != 2); the closed-form tangent
+``dw/dt`` of a primitive's homotopy is available in :func:`homotopy_tangent` and tested against finite
+differences, but not used as a predictor (its ``n|A|² + |A|³`` cost exceeded the BCD epochs it saved on
+our cases).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .partition import as_partition
+from .solver import (
+    Problem,
+    SolveResult,
+    _datafit,
+    _optimal_intercept,
+    dual_exponent,
+    norm_p,
+    prepare,
+    resolve_weights,
+    validate_alpha,
+    validate_p,
+    validate_tol,
+)
+
+Key = tuple[int, ...]
+
+
+def _group_test(key: Key, grad: dict[int, float], w: np.ndarray, weight: float, alpha: float, p: float,
+                s_old: float, fy_budget: float) -> tuple[bool, float, float]:
+    """Closed-form KKT certificate of one group: (passed, dual score s_τ, Fenchel-Young gap FY_τ)."""
+    idx = np.fromiter(key, dtype=np.int64, count=len(key))
+    g = np.array([grad[j] for j in key])
+    wt = w[idx]
+    s = norm_p(g, dual_exponent(p)) / (alpha * weight) if alpha > 0 else math.inf
+    # FY_τ = λ ω_τ ‖w_τ‖_p + w_τᵀ ∇_τ F   (>= 0 when s_τ <= 1; 0 at the optimum)
+    fy = alpha * weight * norm_p(wt, p) + float(wt @ g)
+    return (s <= s_old * (1 + 1e-12) and fy <= fy_budget), s, fy
+
+
+def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alpha: float, p: float = 2.0, *,
+               weights: Any = "auto", old_weights: Any = "auto", loss: str = "squared",
+               fit_intercept: bool = False, intercept_old: float = 0.0, old_dual_scale: float | None = None,
+               old_group_scores: np.ndarray | None = None, tol: float = 1e-8, max_epochs: int = 50_000,
+               p0: int = 10, lipschitz_cache: dict | None = None) -> tuple[np.ndarray, dict]:
+    """Move ``w_old`` (optimal for ``old_groups``) to the optimum for ``new_groups``; local work, global certificate.
+
+    Args:
+        X: ``[n, d]`` features; y: ``[n]`` targets (0/1 labels for ``loss="logistic"``).
+        w_old: ``[d]`` the old solution; old_groups, new_groups: partitions of ``[d]`` (GroupPartition, int block
+            size, list of index lists or labels).
+        alpha: λ >= 0 (the same for both partitions; pick it relative to :func:`group_lambda_max` of G').
+        p: in (1, ∞]; weights / old_weights: ``"auto"`` (``|g|^{1/q}``) or one positive weight per group.
+        fit_intercept: unpenalised intercept (squared loss: data are centred; logistic: Newton on ``b``).
+        old_dual_scale: ``max_g ‖∇_g F‖_q/(λ ω_g)`` at the old certificate (estimators store it); default 1.
+        old_group_scores: ``[n_groups_old]`` the scores ``‖∇_g F‖_q/(λ ω_g)`` of the old certificate at ``w_old``
+            (estimators store them; ``SolveResult.extra["scores"]``). With them, when every primitive certifies,
+            the global gap is computed exactly without a full pass (``O(n + d)``); without them one ``n·d`` pass.
+        tol: stop when the duality gap ``<= tol · P(0)``.
+        lipschitz_cache: dict ``group tuple -> ‖X_g‖²/n`` shared with the old fit (unchanged groups reuse it).
+    Returns:
+        ``(w_new [d], info)``; ``info`` has ``intercept``, ``dual_gap``, ``primal``, ``tol_abs``, ``n_epochs``,
+        ``n_flops``, ``n_full_passes``, ``primitives`` (list of :class:`Primitive`), ``log`` (one dict per primitive
+        with ``closed_form``), ``n_closed_form``, ``certified_without_solve``, ``converged``.
+    """
+    p = validate_p(p)
+    alpha = validate_alpha(alpha)
+    tol = validate_tol(tol)
+    fit = _datafit(loss)
+    Xc, yc, x_mean, y_mean = prepare(X, y, loss, fit_intercept)
+    n, d = Xc.shape
+    old_part = as_partition(old_groups, d, "old_groups")
+    new_part = as_partition(new_groups, d, "new_groups")
+    old_wts = resolve_weights(old_weights, old_part, p, "old_weights")
+    new_wts = resolve_weights(weights, new_part, p, "weights")
+    w = np.asarray(w_old, dtype=float)
+    if w.shape != (d,) or not np.all(np.isfinite(w)):
+        raise ValueError(f"w_old must be a finite array of shape ({d},), got shape {w.shape}")
+    w = w.copy()
+    s_old = 1.0 if old_dual_scale is None else max(1.0, float(old_dual_scale))
+    if old_group_scores is not None:
+        old_group_scores = np.asarray(old_group_scores, dtype=float)
+        if old_group_scores.shape != (old_part.n_groups,):
+            raise ValueError(f"old_group_scores must have one score per old group ({old_part.n_groups}), got "
+                             f"shape {old_group_scores.shape}")
+
+    prob = Problem(Xc, yc, new_part, new_wts, alpha, p, loss, fit_intercept=fit_intercept,
+                   lipschitz_cache=lipschitz_cache)
+    tol_abs = tol * prob.p_zero()
+
+    # z = Xw + b, the only O(n·nnz) setup; for squared loss with intercept the data are centred (b = 0).
+    # (The logistic intercept is kept as fitted: the old per-group scores were computed at this b.)
+    b = float(intercept_old) if (fit_intercept and loss == "logistic") else 0.0
+    nz = np.flatnonzero(w)
+    z = Xc[:, nz] @ w[nz] + b
+    prob.flops += n * nz.size
+    if old_group_scores is None:
+        z, b = prob.update_intercept(z, b)
+
+    primitives = old_part.transition_to(new_part)
+    old_keys, new_keys = set(old_part.keys()), set(new_part.keys())
+    changed = sorted({j for key in new_keys - old_keys for j in key})
+    # one gradient on the changed coordinates: ∇_C F = -X_Cᵀ ρ / n   (n·|C| flops)
+    rho = fit.rho(z, yc)
+    grad_c = -(Xc[:, changed].T @ rho) / n if changed else np.zeros(0)
+    prob.flops += n * len(changed)
+    grad = dict(zip(changed, grad_c.tolist()))
+
+    known: dict[Key, float] = dict(zip(old_part.keys(), old_wts.tolist()))
+    known.update(zip(new_part.keys(), new_wts.tolist()))
+    inv_q = 1.0 / dual_exponent(p)
+
+    def weight_of(key: Key) -> float:
+        # intermediate groups of the decomposition get the auto weight (inferred; exact for weights="auto")
+        return known.get(key, float(len(key)) ** inv_q)
+
+    def budget(key: Key) -> float:
+        return 0.5 * tol_abs * len(key) / d
+
+    log: list[dict] = []
+    for prim in primitives:
+        results = [_group_test(t, grad, w, weight_of(t), alpha, p, s_old, budget(t)) for t in prim.targets]
+        log.append({"kind": prim.kind, "source_sizes": [len(s) for s in prim.sources],
+                    "target_sizes": [len(t) for t in prim.targets],
+                    "closed_form": all(r[0] for r in results),
+                    "target_scores": [r[1] for r in results], "target_fy": [r[2] for r in results]})
+
+    # Working set: new groups that fail the certificate, plus the support of w_old.
+    key_pos = {key: k for k, key in enumerate(new_part.keys())}
+    failed = [key_pos[key] for key in sorted(new_keys - old_keys)
+              if not _group_test(key, grad, w, weight_of(key), alpha, p, s_old, budget(key))[0]]
+    res = None
+    if not failed and old_group_scores is not None:
+        # Every new group certified and w is unchanged, so ρ is unchanged: the global gap of G' is exact from
+        # the old per-group scores (unchanged groups) and the new groups' scores, with O(n + d) work:
+        #   c = 1 / max(1, max_g s_g),  gap = F(z) + λ Σ_g ω_g ‖w_g‖_p - D(c ρ / n).
+        scores = np.empty(new_part.n_groups)
+        old_pos = {key: k for k, key in enumerate(old_part.keys())}
+        for k, key in enumerate(new_part.keys()):
+            scores[k] = (old_group_scores[old_pos[key]] if key in old_pos else
+                         _group_test(key, grad, w, weight_of(key), alpha, p, s_old, budget(key))[1])
+        c = 1.0 / max(1.0, float(scores.max()))
+        primal = fit.value(z, yc) + prob.penalty(w)
+        dual = fit.dual(c * rho / n, yc)
+        prob.flops += 4 * n
+        if primal - dual <= tol_abs:
+            res = SolveResult(coef=w, intercept=b, dual_gap=primal - dual, primal=primal, dual=dual,
+                              tol_abs=tol_abs, n_epochs=0, n_flops=prob.flops, n_full_passes=0, n_outer=0,
+                              working_set_size=0, converged=True, dual_scale=float(scores.max()),
+                              extra={"scores": scores})
+    if res is None and failed:
+        res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=failed, z0=z)
+    elif res is None:
+        # every primitive certified: w_old is kept; one full pass certifies (or seeds the working set).
+        res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, z0=z)
+    intercept = res.intercept
+    if x_mean is not None:
+        intercept = y_mean - float(x_mean @ res.coef)
+    info = {"intercept": intercept, "dual_gap": res.dual_gap, "primal": res.primal, "tol_abs": res.tol_abs,
+            "n_epochs": res.n_epochs, "n_flops": res.n_flops, "n_full_passes": res.n_full_passes,
+            "n_outer": res.n_outer, "converged": res.converged, "dual_scale": res.dual_scale,
+            "primitives": primitives, "log": log, "n_primitives": len(primitives),
+            "n_closed_form": int(sum(entry["closed_form"] for entry in log)),
+            "n_failed_groups": len(failed), "certified_without_solve": (not failed) and res.n_epochs == 0,
+            "working_set_size": res.working_set_size, "group_scores": res.extra.get("scores")}
+    return res.coef, info
+
+
+def homotopy_tangent(X: Any, y: Any, w: Any, old_terms: Sequence[Sequence[int]], new_terms: Sequence[Sequence[int]],
+                     rest_groups: Sequence[Sequence[int]], alpha: float, t: float, *,
+                     old_weights: Sequence[float] | None = None, new_weights: Sequence[float] | None = None,
+                     rest_weights: Sequence[float] | None = None) -> np.ndarray:
+    """Closed-form learning dynamics ``dw/dt`` of one primitive's homotopy (p = 2, squared loss, no intercept).
+
+    ``P_t(w) = (1/2n)‖y - Xw‖² + λ [Σ_rest ω‖w_g‖ + (1-t) Σ_old ω‖w_g‖ + t Σ_new ω‖w_g‖]``. On a piece of the path
+    with fixed support ``A`` (coordinates of the nonzero terms), the KKT map
+    ``Φ(w_A, t) = X_Aᵀ(X_A w_A - y)/n + λ Σ_τ c_τ(t) ω_τ w_τ/‖w_τ‖`` vanishes, so
+
+        J dw_A/dt = -λ Σ_τ c'_τ ω_τ w_τ/‖w_τ‖,   J = X_AᵀX_A/n + λ Σ_τ c_τ ω_τ (I - u_τu_τᵀ)/‖w_τ‖,
+
+    with ``c = 1`` (rest), ``1-t`` (old terms), ``t`` (new terms). Returns ``dw/dt [d]`` (zero off ``A``).
+    Every term must be either all-zero or all-nonzero at ``w`` (blocks of the meet are atomic).
+    """
+    X = np.asarray(X, dtype=float)
+    y = np.asarray(y, dtype=float)
+    w = np.asarray(w, dtype=float)
+    n, d = X.shape
+    alpha = validate_alpha(alpha)
+    if not 0.0 <= t <= 1.0:
+        raise ValueError(f"t must be in [0, 1], got {t}")
+
+    def auto(groups, wts):
+        return [math.sqrt(len(g)) for g in groups] if wts is None else list(wts)
+
+    terms = ([(np.asarray(g), wt, 1.0, 0.0) for g, wt in zip(rest_groups, auto(rest_groups, rest_weights))]
+             + [(np.asarray(g), wt, 1.0 - t, -1.0) for g, wt in zip(old_terms, auto(old_terms, old_weights))]
+             + [(np.asarray(g), wt, t, 1.0) for g, wt in zip(new_terms, auto(new_terms, new_weights))])
+    A = np.flatnonzero(w)
+    pos = {int(j): k for k, j in enumerate(A)}
+    XA = X[:, A]
+    J = XA.T @ XA / n
+    rhs = np.zeros(A.size)
+    for g, wt, c, dc in terms:
+        nrm = float(np.linalg.norm(w[g]))
+        if nrm == 0.0:
+            continue
+        idx = np.array([pos[int(j)] for j in g])
+        u = w[g] / nrm
+        # Hessian of c ω ‖w_τ‖:  c ω (I - u uᵀ)/‖w_τ‖ ;  ∂Φ/∂t = c' ω u
+        J[np.ix_(idx, idx)] += alpha * c * wt * (np.eye(idx.size) - np.outer(u, u)) / nrm
+        rhs[idx] -= alpha * dc * wt * u
+    out = np.zeros(d)
+    out[A] = np.linalg.solve(J, rhs)
+    return out
+
+
+def optimal_intercept(X: np.ndarray, y: np.ndarray, w: np.ndarray, loss: str) -> float:
+    """The optimal unpenalised intercept for fixed ``w`` (helper for callers of :func:`groupshift`)."""
+    return _optimal_intercept(np.asarray(X, float) @ np.asarray(w, float), np.asarray(y, float), loss)
+
+
+
