@@ -1,0 +1,64 @@
+"""Input checks shared by the effbench estimators: one place, one wording."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+
+def check_matrix(S, *, name: str = "S", binary: bool | None = None, min_rows: int = 1) -> np.ndarray:
+    """Validate a score matrix ``(models, questions)`` and return it as float64.
+
+    ``binary=True`` requires entries in {0, 1}; ``False`` requires [0, 1]; ``None`` accepts either.
+    """
+    if isinstance(S, (str, bytes)) or S is None:
+        raise TypeError(f"{name} must be a 2-D array of scores (models, questions), got {type(S).__name__}")
+    try:
+        arr = np.asarray(S, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a numeric 2-D array (models, questions); {err}") from err
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (models, questions), got shape {arr.shape}")
+    if arr.shape[0] < min_rows or arr.shape[1] < 1:
+        raise ValueError(f"{name} needs at least {min_rows} models and 1 question, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name} has a NaN/inf entry at (model {bad[0]}, question {bad[1]}); "
+                         "impute or drop it first")
+    if binary:
+        off = ~((arr == 0) | (arr == 1))
+        if off.any():
+            i, j = np.argwhere(off)[0]
+            raise ValueError(f"{name} must be 0/1 in binary mode, got {arr[i, j]!r} at (model {i}, question {j})")
+    elif binary is False and (arr.min() < 0 or arr.max() > 1):
+        raise ValueError(f"{name} entries must lie in [0, 1], got range [{arr.min()}, {arr.max()}]")
+    return arr
+
+
+def is_binary(arr: np.ndarray) -> bool:
+    return bool(np.all((arr == 0) | (arr == 1)))
+
+
+def resolve_budget(n_questions, n_total: int, *, name: str = "n_questions") -> int:
+    """An int ``1 <= n <= N`` or a fraction in ``(0, 1]`` of ``N`` (rounded, at least 1) -> int."""
+    if isinstance(n_questions, bool) or not isinstance(n_questions, numbers.Real):
+        raise TypeError(f"{name} must be an int count or a float fraction in (0, 1], got {n_questions!r}")
+    if isinstance(n_questions, numbers.Integral):
+        n = int(n_questions)
+        if not 1 <= n <= n_total:
+            raise ValueError(f"{name} must be between 1 and the number of questions ({n_total}), got {n}")
+        return n
+    frac = float(n_questions)
+    if not (0.0 < frac <= 1.0) or not np.isfinite(frac):
+        raise ValueError(f"{name} as a fraction must lie in (0, 1], got {frac}")
+    return max(1, int(round(frac * n_total)))
+
+
+def check_target(y, n_rows: int, *, name: str = "y") -> np.ndarray:
+    arr = np.asarray(y, dtype=np.float64)
+    if arr.shape != (n_rows,):
+        raise ValueError(f"{name} must have shape ({n_rows},) to match the matrix rows, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got a NaN/inf entry")
+    return arr

@@ -1,0 +1,346 @@
+"""What the paper compares mRMR against: random questions, anchor points, tinyBenchmarks IRT, Lasso.
+
+Every selector follows one small contract: ``fit(S, y=None)`` sets ``selected_`` (ordered question
+indices, ``(n,)``) and ``native_predictor()`` returns the method's own fitted estimator from coreset
+answers ``(m, n)`` to full scores ``(m,)``. The "+" / "++" variants replace that estimator by
+:class:`~neurips26.effbench.regress.RidgePredictor` / :class:`~neurips26.effbench.regress.KRRPredictor`
+fitted on the same coreset (the paper's refit), see :class:`~neurips26.effbench.pipeline.EfficientBenchmark`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+from ._validation import check_matrix, check_target, resolve_budget
+from .irt import IRTParams, estimate_ability, fit_irt_2pl
+from .regress import MeanPredictor
+
+
+class _Selector(BaseEstimator):
+    def _start(self, X, y, *, binary: bool | None = None, min_rows: int = 2):
+        S = check_matrix(X, name="X", binary=binary, min_rows=min_rows)
+        n = resolve_budget(self.n_questions, S.shape[1])
+        target = S.mean(1) if y is None else check_target(y, S.shape[0])
+        self.n_features_in_ = S.shape[1]
+        self.n_select_ = n
+        return S, target, n
+
+    def _fitted(self) -> None:
+        if not hasattr(self, "selected_"):
+            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(S) first")
+
+
+# ----------------------------------------------------------------------------------------------------
+# Random
+
+
+class RandomSelector(_Selector):
+    """``n_questions`` questions drawn uniformly without replacement; native estimate = their mean."""
+
+    def __init__(self, n_questions: int | float = 0.1, *, random_state: int | None = 0):
+        self.n_questions = n_questions
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> RandomSelector:
+        S, _, n = self._start(X, y, min_rows=1)
+        rng = np.random.default_rng(self.random_state)
+        self.selected_ = np.sort(rng.choice(S.shape[1], size=n, replace=False)).astype(np.int64)
+        return self
+
+    def native_predictor(self) -> MeanPredictor:
+        self._fitted()
+        return MeanPredictor().fit(np.zeros((1, self.selected_.size)))
+
+
+# ----------------------------------------------------------------------------------------------------
+# Anchor points (Vivek et al., EACL 2024): k-medoids on question-question correlation distance
+
+
+def _nearest_two(D: np.ndarray, med: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per object: position of its nearest medoid, that distance, the second-nearest distance."""
+    Dm = D[:, med]  # [N, k]
+    if med.size == 1:
+        return np.zeros(D.shape[0], dtype=np.int64), Dm[:, 0].copy(), np.full(D.shape[0], np.inf)
+    two = np.argpartition(Dm, 1, axis=1)[:, :2]
+    d2 = np.take_along_axis(Dm, two, axis=1)
+    first = np.argmin(d2, axis=1)
+    rows = np.arange(D.shape[0])
+    return two[rows, first], d2[rows, first], d2[rows, 1 - first]
+
+
+def k_medoids(D: np.ndarray, k: int, *, max_passes: int = 20) -> tuple[np.ndarray, np.ndarray]:
+    r"""PAM k-medoids: greedy BUILD, then FasterPAM-style eager SWAP passes (Schubert & Rousseeuw).
+
+    BUILD adds the point with the largest decrease of the total distance (gains updated
+    incrementally: only objects that move to the new medoid change). SWAP scans candidates ``c``;
+    removing medoid ``i`` and adding ``c`` changes the total distance by
+
+    .. math:: \Delta(c, i) = \sum_o \min(d_{oc} - d^n_o, 0)
+              + \sum_{o: n(o) = i} [\min(d_{oc}, d^s_o) - d^n_o - \min(d_{oc} - d^n_o, 0)]
+
+    (``d^n``/``d^s``: nearest / second-nearest medoid distance), all ``i`` at once in ``O(N)``; the
+    best negative swap for ``c`` is applied at once. Stops after a pass without a swap. Deterministic.
+
+    Args:
+        D: ``(N, N)`` symmetric dissimilarities with zero diagonal.
+        k: number of medoids, ``1 <= k <= N``.
+    Returns:
+        ``(medoids (k,), labels (N,))`` with ``labels[o]`` = position in ``medoids`` of o's medoid.
+    """
+    D = np.asarray(D, dtype=np.float64)
+    n = D.shape[0]
+    if D.ndim != 2 or D.shape != (n, n):
+        raise ValueError(f"D must be a square matrix, got shape {D.shape}")
+    if not 1 <= k <= n:
+        raise ValueError(f"k must be between 1 and {n}, got {k}")
+    # BUILD: gain_c = sum_o max(nearest_o - D_oc, 0), the decrease if c were added
+    medoids = [int(np.argmin(D.sum(0)))]
+    nearest = D[:, medoids[0]].copy()
+    gain = np.maximum(nearest[:, None] - D, 0.0).sum(0)
+    for _ in range(1, k):
+        gain[medoids] = -np.inf
+        c = int(np.argmax(gain))
+        medoids.append(c)
+        moved = D[:, c] < nearest
+        new_nearest = np.minimum(nearest, D[:, c])
+        rows = D[moved]
+        gain -= (np.maximum(nearest[moved, None] - rows, 0.0) - np.maximum(new_nearest[moved, None] - rows, 0.0)).sum(0)
+        nearest = new_nearest
+    med = np.asarray(medoids, dtype=np.int64)
+    if k == n:
+        return med, np.argmin(D[:, med], axis=1)
+    is_med = np.zeros(n, dtype=bool)
+    is_med[med] = True
+    label, dn, ds = _nearest_two(D, med)
+    for _ in range(max_passes):
+        swapped = False
+        for c in range(n):
+            if is_med[c]:
+                continue
+            d = D[:, c]
+            closer = np.minimum(d - dn, 0.0)
+            own = np.minimum(d, ds) - dn - closer
+            delta = closer.sum() + np.bincount(label, weights=own, minlength=k)  # [k]
+            i = int(np.argmin(delta))
+            if delta[i] < -1e-12:
+                is_med[med[i]] = False
+                med[i] = c
+                is_med[c] = True
+                label, dn, ds = _nearest_two(D, med)
+                swapped = True
+        if not swapped:
+            break
+    return med, label
+
+
+def anchor_points(S, n: int, *, random_state: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Anchor points of a score matrix ``S`` ``(M, N)``: PAM k-medoids of the questions under
+    ``1 - corr(S[:, i], S[:, j])`` (correlation across models), weights = cluster size / N.
+
+    Constant questions get correlation 0 with every other question. ``random_state`` is accepted for
+    API symmetry; PAM with BUILD is deterministic. Returns ``(idx (n,), weights (n,))``.
+    """
+    S = check_matrix(S, name="S", min_rows=2)
+    n = resolve_budget(n, S.shape[1], name="n")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        C = np.corrcoef(S.T) if S.shape[1] > 1 else np.ones((1, 1))
+    C = np.nan_to_num(np.atleast_2d(C), nan=0.0)
+    np.fill_diagonal(C, 1.0)
+    med, labels = k_medoids(1.0 - C, n)
+    weights = np.bincount(labels, minlength=n) / S.shape[1]
+    return med.astype(np.int64), weights
+
+
+class AnchorPointsSelector(_Selector):
+    """Anchor points (weighted): native estimate = ``sum_i w_i * answer(anchor_i)``."""
+
+    def __init__(self, n_questions: int | float = 0.1, *, random_state: int | None = 0):
+        self.n_questions = n_questions
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> AnchorPointsSelector:
+        S, _, n = self._start(X, y)
+        self.selected_, self.weights_ = anchor_points(S, n, random_state=self.random_state)
+        return self
+
+    def native_predictor(self) -> MeanPredictor:
+        self._fitted()
+        return MeanPredictor(weights=self.weights_).fit(np.zeros((1, self.selected_.size)))
+
+
+# ----------------------------------------------------------------------------------------------------
+# tinyBenchmarks (Polo et al., ICML 2024): IRT anchors, p-IRT and gp-IRT
+
+
+class GPIRTPredictor(RegressorMixin, BaseEstimator):
+    """tinyBenchmarks' estimators from answers on the anchor items ``(m, n)`` -> full score ``(m,)``.
+
+    * ``"irt"``: mean over all N items of ``P(correct | theta_hat)``.
+    * ``"p-irt"``: ``lam * mean(seen answers) + (1 - lam) * mean_{unseen} P_j(theta_hat)``, ``lam = n/N``.
+    * ``"gp-irt"`` (default): ``lam2 * anchor_estimate + (1 - lam2) * p-irt`` with
+      ``lam2 = b^2 / (b^2 + v)``; ``anchor_estimate = sum_i w_i y_i``, ``b`` = held-out IRT error,
+      ``v`` = mean row variance / (4n) (as our spec states it; inferred).
+    Built by :meth:`IRTSelector.native_predictor`; ``fit`` is a no-op that only checks shapes.
+    """
+
+    def __init__(self, *, params: IRTParams, anchors: np.ndarray, weights: np.ndarray, b_error: float,
+                 v: float, estimate: Literal["gp-irt", "p-irt", "irt"] = "gp-irt"):
+        self.params = params
+        self.anchors = anchors
+        self.weights = weights
+        self.b_error = b_error
+        self.v = v
+        self.estimate = estimate
+
+    def fit(self, X=None, y=None) -> GPIRTPredictor:
+        self.n_features_in_ = len(self.anchors)
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        Y = check_matrix(X, name="X")
+        if Y.shape[1] != len(self.anchors):
+            raise ValueError(f"X must have {len(self.anchors)} columns (the anchors), got {Y.shape[1]}")
+        if self.estimate not in ("gp-irt", "p-irt", "irt"):
+            raise ValueError(f"estimate must be 'gp-irt', 'p-irt' or 'irt', got {self.estimate!r}")
+        theta = estimate_ability(Y, self.anchors, self.params)
+        P = self.params.proba(theta)  # [m, N]
+        n_all = P.shape[1]
+        if self.estimate == "irt":
+            return P.mean(1)
+        unseen = np.ones(n_all, dtype=bool)
+        unseen[self.anchors] = False
+        lam = len(self.anchors) / n_all
+        p_irt = lam * Y.mean(1) + (1 - lam) * (P[:, unseen].mean(1) if unseen.any() else 0.0)
+        if self.estimate == "p-irt":
+            return p_irt
+        b2 = self.b_error**2
+        lam2 = b2 / (b2 + self.v) if b2 + self.v > 0 else 0.0
+        return lam2 * (Y @ self.weights) + (1 - lam2) * p_irt
+
+
+class IRTSelector(_Selector):
+    """tinyBenchmarks anchors: fit a 2PL, KMeans on item parameters ``[a_j, b_j]``, take the item
+    nearest each centroid (weight = cluster share). Native predictor: :class:`GPIRTPredictor`.
+
+    Args:
+        dims, optimizer, steps: passed to :func:`~neurips26.effbench.irt.fit_irt_2pl` (lean default:
+            1-D L-BFGS; reference-style: ``dims=10, optimizer="adam", steps=2000``).
+        estimate: the native estimator, ``"gp-irt"`` | ``"p-irt"`` | ``"irt"``.
+    """
+
+    def __init__(self, n_questions: int | float = 0.1, *, dims: int = 1,
+                 optimizer: Literal["lbfgs", "adam"] = "lbfgs", steps: int | None = None,
+                 estimate: Literal["gp-irt", "p-irt", "irt"] = "gp-irt", random_state: int | None = 0):
+        self.n_questions = n_questions
+        self.dims = dims
+        self.optimizer = optimizer
+        self.steps = steps
+        self.estimate = estimate
+        self.random_state = random_state
+
+    def _fit_irt(self, S: np.ndarray) -> IRTParams:
+        return fit_irt_2pl(S, self.dims, optimizer=self.optimizer, steps=self.steps,
+                           random_state=0 if self.random_state is None else int(self.random_state))
+
+    def fit(self, X, y=None) -> IRTSelector:
+        from sklearn.cluster import KMeans
+
+        S, _, n = self._start(X, y, binary=True)
+        self.irt_ = self._fit_irt(S)
+        emb = np.column_stack([self.irt_.a, self.irt_.b])  # [N, D + 1]
+        km = KMeans(n_clusters=n, n_init=1, random_state=self.random_state).fit(emb)
+        dist = ((emb[:, None, :] - km.cluster_centers_[None]) ** 2).sum(-1)  # [N, n]
+        anchors: list[int] = []
+        taken = np.zeros(S.shape[1], dtype=bool)
+        for c in range(n):  # nearest unused item to each centroid
+            order = np.argsort(dist[:, c], kind="stable")
+            pick = int(order[~taken[order]][0])
+            anchors.append(pick)
+            taken[pick] = True
+        self.selected_ = np.asarray(anchors, dtype=np.int64)
+        self.weights_ = np.bincount(km.labels_, minlength=n) / S.shape[1]
+        self._S = S
+        return self
+
+    def native_predictor(self) -> GPIRTPredictor:
+        """Builds gp-IRT; estimates ``b`` on held-out source models (every 5th): item parameters from
+        the other source models, ``theta`` from the even items, error of the predicted mean on the odd
+        items (root mean square). Inferred details; see the README."""
+        self._fitted()
+        S = self._S
+        m, n_all = S.shape
+        held = np.arange(4, m, 5)
+        rest = np.setdiff1d(np.arange(m), held)
+        b_error = 0.0
+        if held.size and rest.size >= 2:
+            params = self._fit_irt(S[rest])
+            even, odd = np.arange(0, n_all, 2), np.arange(1, n_all, 2)
+            if odd.size:
+                theta = estimate_ability(S[held][:, even], even, params)
+                pred = params.proba(theta)[:, odd].mean(1)
+                b_error = float(np.sqrt(np.mean((pred - S[held][:, odd].mean(1)) ** 2)))
+        v = float(S.var(axis=1).mean() / (4 * self.selected_.size))
+        return GPIRTPredictor(params=self.irt_, anchors=self.selected_, weights=self.weights_,
+                              b_error=b_error, v=v, estimate=self.estimate).fit()
+
+
+# ----------------------------------------------------------------------------------------------------
+# Lasso tuned to n non-zero coefficients
+
+
+class LinearPredictor(RegressorMixin, BaseEstimator):
+    """``X @ coef + intercept`` with fixed coefficients (the Lasso baseline's own estimator)."""
+
+    def __init__(self, *, coef: np.ndarray, intercept: float):
+        self.coef = coef
+        self.intercept = intercept
+
+    def fit(self, X=None, y=None) -> LinearPredictor:
+        self.n_features_in_ = len(self.coef)
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        X = check_matrix(X, name="X")
+        if X.shape[1] != len(self.coef):
+            raise ValueError(f"X must have {len(self.coef)} columns, got {X.shape[1]}")
+        return X @ np.asarray(self.coef) + self.intercept
+
+
+class LassoSelector(_Selector):
+    """Lasso of ``y`` on all questions, at the smallest penalty on the LARS-lasso path with at most
+    ``n`` non-zero coefficients; the coreset is the non-zero set (it can be smaller than ``n``: the
+    lasso has at most ``M - 1`` non-zeros with an intercept), ordered by entry into the path."""
+
+    def __init__(self, n_questions: int | float = 0.1):
+        self.n_questions = n_questions
+
+    def fit(self, X, y=None) -> LassoSelector:
+        import warnings
+
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import lars_path
+
+        S, target, n = self._start(X, y)
+        x_mean, y_mean = S.mean(0), target.mean()
+        Xc, yc = S - x_mean, target - y_mean
+        with warnings.catch_warnings():  # LARS on 0/1 columns with few models: degenerate-set notices
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            _, active, coefs = lars_path(Xc, yc, method="lasso", max_iter=4 * n + 10)
+        nnz = (coefs != 0).sum(0)
+        col = int(np.nonzero(nnz <= n)[0][-1])
+        coef = coefs[:, col]
+        nonzero = set(np.nonzero(coef)[0].tolist())
+        order = [j for j in active if j in nonzero] + sorted(nonzero - set(active))
+        if not order:  # y constant: keep the first question so the coreset is never empty
+            order = [0]
+        self.selected_ = np.asarray(order, dtype=np.int64)
+        self.coef_ = coef[self.selected_]
+        self.intercept_ = float(y_mean - x_mean[self.selected_] @ self.coef_)
+        return self
+
+    def native_predictor(self) -> LinearPredictor:
+        self._fitted()
+        return LinearPredictor(coef=self.coef_, intercept=self.intercept_).fit()

@@ -1,0 +1,93 @@
+"""Protocol pieces: the binned source/target split, error and rank metrics, coreset stability."""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import kendalltau, spearmanr
+
+
+def binned_split(acc, n_source: int, *, bins: int = 10,
+                 rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's "binned interpolation" split: ``n_source`` source models drawn evenly from
+    ``bins`` equal-width accuracy bins (round robin over the bins, random within a bin; empty bins
+    are skipped), every other model is a target.
+
+    Args:
+        acc: ``(M,)`` full-benchmark accuracies.
+    Returns:
+        ``(source_idx, target_idx)``, both sorted.
+    """
+    acc = np.asarray(acc, dtype=np.float64)
+    if acc.ndim != 1 or not np.all(np.isfinite(acc)):
+        raise ValueError(f"acc must be a finite 1-D array, got shape {acc.shape}")
+    if not 1 <= n_source < acc.size:
+        raise ValueError(f"n_source must be between 1 and {acc.size - 1} (models - 1), got {n_source}")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    edges = np.linspace(acc.min(), acc.max(), bins + 1)
+    which = np.clip(np.searchsorted(edges, acc, side="right") - 1, 0, bins - 1)
+    queues = [list(rng.permutation(np.nonzero(which == b)[0])) for b in range(bins)]
+    source: list[int] = []
+    while len(source) < n_source:
+        for queue in queues:
+            if queue and len(source) < n_source:
+                source.append(int(queue.pop()))
+    src = np.sort(np.asarray(source, dtype=np.int64))
+    return src, np.setdiff1d(np.arange(acc.size), src)
+
+
+def evaluate(y_true, y_pred, *, prefix: str = "") -> dict[str, float]:
+    """Error and rank agreement of predicted full scores (fractions in [0, 1]).
+
+    Returns ``rmse_pp``, ``mae_pp`` (percentage points), ``spearman``, ``kendall`` (tau-b) and ``n``,
+    keys prefixed by ``prefix``. Rank correlations are NaN when either side is constant.
+    """
+    t = np.asarray(y_true, dtype=np.float64)
+    p = np.asarray(y_pred, dtype=np.float64)
+    if t.shape != p.shape or t.ndim != 1 or t.size < 2:
+        raise ValueError(f"y_true and y_pred must be 1-D of equal length >= 2, got {t.shape} and {p.shape}")
+    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p))):
+        raise ValueError("y_true and y_pred must be finite")
+    err = 100.0 * (p - t)
+    const = np.ptp(t) == 0 or np.ptp(p) == 0
+    out = {"rmse_pp": float(np.sqrt(np.mean(err**2))), "mae_pp": float(np.mean(np.abs(err))),
+           "spearman": float("nan") if const else float(spearmanr(t, p).statistic),
+           "kendall": float("nan") if const else float(kendalltau(t, p).statistic), "n": int(t.size)}
+    return {prefix + k: v for k, v in out.items()}
+
+
+def evaluate_split(y_source, pred_source, y_target, pred_target) -> dict[str, float]:
+    """Target-only metrics (keys ``target_*``, the honest ones) and the official pooled variant
+    (keys ``pooled_*``: in-sample source predictions concatenated with the targets, which inflates
+    rank correlations)."""
+    out = evaluate(y_target, pred_target, prefix="target_")
+    out.update(evaluate(np.concatenate([y_source, y_target]), np.concatenate([pred_source, pred_target]),
+                        prefix="pooled_"))
+    return out
+
+
+def nogueira_stability(coresets, n_features: int) -> float:
+    """Nogueira et al. (2018) stability Phi of feature subsets (1 = identical, ~0 = random).
+
+    .. math:: \\Phi = 1 - \\frac{\\frac1d \\sum_f s_f^2}{\\frac{\\bar k}{d}(1 - \\frac{\\bar k}{d})},
+              \\quad s_f^2 = \\frac{R}{R-1} \\hat p_f (1 - \\hat p_f)
+
+    with ``R`` subsets, ``p_f`` the fraction containing feature ``f``, ``k-bar`` the mean size.
+    Args:
+        coresets: ``R >= 2`` sequences of feature indices in ``[0, n_features)``.
+    """
+    sets = [np.unique(np.asarray(c, dtype=np.int64)) for c in coresets]
+    if len(sets) < 2:
+        raise ValueError(f"coresets needs at least 2 subsets, got {len(sets)}")
+    Z = np.zeros((len(sets), n_features))
+    for r, c in enumerate(sets):
+        if c.size and (c.min() < 0 or c.max() >= n_features):
+            raise ValueError(f"coreset {r} has an index outside [0, {n_features})")
+        Z[r, c] = 1.0
+    R = len(sets)
+    p = Z.mean(0)
+    s2 = R / (R - 1) * p * (1 - p)
+    kbar = Z.sum(1).mean()
+    denom = kbar / n_features * (1 - kbar / n_features)
+    if denom == 0:
+        return 1.0
+    return float(1.0 - s2.mean() / denom)

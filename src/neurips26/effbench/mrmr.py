@@ -1,0 +1,121 @@
+"""Greedy minimum-redundancy maximum-relevance (mRMR) question selection.
+
+Questions are features, the full-benchmark score ``y_m = mean_j S[m, j]`` is the target. mRMR picks
+questions one at a time: the most relevant first, then the one that best trades relevance against the
+mean redundancy with the already picked ones.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.feature_selection import SelectorMixin
+
+from ._validation import check_matrix, check_target, is_binary, resolve_budget
+from .mi import jitter_target, ksg_mi, plugin_mi_binary, ross_mi
+
+_EPS = 1e-10  # the MIQ denominator guard of the official code
+
+
+class MRMRSelector(SelectorMixin, BaseEstimator):
+    """Pick ``n_questions`` questions of a score matrix by greedy mRMR.
+
+    Args:
+        n_questions: how many questions: an int count, or a float fraction in (0, 1] of all questions.
+        mi: relevance/redundancy estimator. ``"ross"``: binary answers (kNN MI of a 0/1 question with
+            the continuous score; plug-in 2x2 MI between questions); ``"ksg"``: continuous answers in
+            [0, 1] (KSG for both); ``"auto"``: ``ross`` when every entry is 0/1, else ``ksg``.
+        scheme: ``"MIQ"`` (relevance / mean redundancy, default), ``"MID"`` (difference) or ``"MI"``
+            (relevance only).
+        mi_k: neighbours of the kNN estimators (the paper sweeps 3..9).
+        random_state: seed of the 1e-10 tie-breaking jitter of the target (no other randomness).
+
+    Attributes after ``fit``: ``selected_`` (ordered question indices, ``(n,)``), ``relevance_``
+    (``(N,)`` nats), ``scores_`` (the mRMR score at which each pick was made), ``n_features_in_``,
+    ``n_select_``, ``binary_``.
+    """
+
+    def __init__(self, n_questions: int | float = 0.1, *, mi: Literal["auto", "ross", "ksg"] = "auto",
+                 scheme: Literal["MIQ", "MID", "MI"] = "MIQ", mi_k: int = 3, random_state: int | None = 0):
+        self.n_questions = n_questions
+        self.mi = mi
+        self.scheme = scheme
+        self.mi_k = mi_k
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> MRMRSelector:
+        """``X``: ``(M models, N questions)`` scores; ``y``: ``(M,)`` target, default ``X.mean(1)``."""
+        if self.mi not in ("auto", "ross", "ksg"):
+            raise ValueError(f"mi must be 'auto', 'ross' or 'ksg', got {self.mi!r}")
+        if self.scheme not in ("MIQ", "MID", "MI"):
+            raise ValueError(f"scheme must be 'MIQ', 'MID' or 'MI', got {self.scheme!r}")
+        if isinstance(self.mi_k, bool) or not isinstance(self.mi_k, (int, np.integer)) or self.mi_k < 1:
+            raise ValueError(f"mi_k must be a positive int, got {self.mi_k!r}")
+        S = check_matrix(X, name="X", binary=True if self.mi == "ross" else None, min_rows=2)
+        binary = self.mi == "ross" or (self.mi == "auto" and is_binary(S))
+        if not binary:
+            S = check_matrix(S, name="X", binary=False, min_rows=self.mi_k + 1)
+        n_models, n_total = S.shape
+        n = resolve_budget(self.n_questions, n_total)
+        target = S.mean(1) if y is None else check_target(y, n_models)
+        y_j = jitter_target(target, self.random_state)
+
+        # relevance r_j = I(S[:, j]; y): Ross kNN for 0/1 questions, KSG for continuous ones
+        if binary:
+            relevance = ross_mi(S, y_j, k=self.mi_k)
+        else:
+            S_j = np.column_stack([jitter_target(S[:, j], self.random_state) for j in range(n_total)])
+            relevance = ksg_mi(S_j, y_j, k=self.mi_k)
+        constant = np.ptp(S, axis=0) == 0
+        relevance[constant] = 0.0
+
+        # running redundancy sums R_j = sum_{s in selected} I(S[:, j]; S[:, s])
+        redundancy_sum = np.zeros(n_total)
+        available = np.ones(n_total, dtype=bool)
+        selected: list[int] = []
+        scores: list[float] = []
+        for step in range(n):
+            if step == 0:
+                score = relevance.copy()
+            elif self.scheme == "MIQ":
+                # MIQ: r_j / (R_j / |sel| + eps)
+                score = relevance / (redundancy_sum / step + _EPS)
+            elif self.scheme == "MID":
+                # MID: r_j - R_j / |sel|
+                score = relevance - redundancy_sum / step
+            else:
+                score = relevance.copy()
+            # constant questions (MI 0 with everything) only after every informative one
+            pool = available & ~constant if (available & ~constant).any() else available
+            score = np.where(pool, score, -np.inf)
+            pick = int(np.argmax(score))  # ties -> lowest index
+            selected.append(pick)
+            scores.append(float(score[pick]))
+            available[pick] = False
+            if step + 1 < n and self.scheme != "MI":
+                if binary:
+                    redundancy_sum += plugin_mi_binary(S, S[:, pick])
+                else:
+                    redundancy_sum += ksg_mi(S_j, S_j[:, pick], k=self.mi_k)
+        self.selected_ = np.asarray(selected, dtype=np.int64)
+        self.relevance_ = relevance
+        self.scores_ = np.asarray(scores)
+        self.n_features_in_ = n_total
+        self.n_select_ = n
+        self.binary_ = binary
+        return self
+
+    def _get_support_mask(self) -> np.ndarray:
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.selected_] = True
+        return mask
+
+    def native_predictor(self):
+        """The plain mean of the coreset answers (mRMR without a regressor)."""
+        from .regress import MeanPredictor
+
+        if not hasattr(self, "selected_"):
+            raise RuntimeError("MRMRSelector is not fitted; call fit(S) first")
+        return MeanPredictor().fit(np.zeros((1, self.selected_.size)))
