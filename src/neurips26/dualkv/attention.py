@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from .packing import SharedPromptBatch
 
@@ -78,18 +80,26 @@ def _resolve_backend(backend: str, device: torch.device) -> str:
     if backend == "triton":
         if not _triton_available():
             raise RuntimeError("backend='triton' needs the triton package (pip install neurips26[kernels])")
-        if device.type != "cuda" and os.environ.get("TRITON_INTERPRET", "0") != "1":
+        if device.type != "cuda" and not _kernel_interpreted():
             raise RuntimeError(f"backend='triton' needs CUDA tensors, or TRITON_INTERPRET=1 set before the first "
                                f"kernel call for CPU tensors; got device {device}")
     return backend
 
 
+def _kernel_interpreted() -> bool:
+    """Whether the kernels run (or will run) in Triton's CPU interpreter: decided when :mod:`.kernel` is first
+    imported, from ``TRITON_INTERPRET``."""
+    module = sys.modules.get(f"{__package__}.kernel")
+    if module is not None:
+        return bool(module.INTERPRETED)
+    return os.environ.get("TRITON_INTERPRET", "0") == "1"
+
+
 def _triton_available() -> bool:
-    try:
-        import triton  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    # find_spec, not import: importing triton before TRITON_INTERPRET is set disables the CPU interpreter
+    import importlib.util
+
+    return importlib.util.find_spec("triton") is not None
 
 
 # ------------------------------------------------------------------------------- torch reference
@@ -155,8 +165,13 @@ def _dualkv_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: Shar
         ctx = slice(off, off + p)
         dec = slice(slices[0].start, slices[-1].stop)
         pieces.append(_prompt_attention(q[ctx], k[ctx], v[ctx], scale))
-        pieces.append(decoded_attention_reference(q[dec], k[ctx], v[ctx], k[dec], v[dec],
-                                                  [s.stop - s.start for s in slices], scale))
+        args = (q[dec], k[ctx], v[ctx], k[dec], v[dec], [s.stop - s.start for s in slices], scale)
+        if torch.is_grad_enabled() and q.requires_grad | k.requires_grad | v.requires_grad:
+            # Like FlashAttention, keep only the inputs for backward and recompute the probabilities there:
+            # the [N, H, R_max, P + R_max] score tensor is never stored across forward and backward.
+            pieces.append(checkpoint(decoded_attention_reference, *args, use_reentrant=False))
+        else:
+            pieces.append(decoded_attention_reference(*args))
     return torch.cat(pieces, dim=0)
 
 
