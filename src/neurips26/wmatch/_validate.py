@@ -1,0 +1,94 @@
+"""Input checks shared by the matchers: points, sides, norms, metrics."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+SIDES = ("A", "B")
+
+
+def check_side(side: object) -> str:
+    if side not in SIDES:
+        raise ValueError(f"side must be 'A' or 'B', got {side!r}")
+    return side  # type: ignore[return-value]
+
+
+def check_point(x: object, dim: int, name: str = "x") -> np.ndarray:
+    """A finite float64 vector of length ``dim``."""
+    arr = np.asarray(x, dtype=np.float64)
+    if arr.shape != (dim,):
+        raise ValueError(f"{name} must be a point of shape ({dim},), got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must have finite coordinates, got {arr}")
+    return arr
+
+
+def check_points(X: object, dim: int | None, name: str = "X") -> np.ndarray:
+    """A finite float64 matrix ``[n, dim]``."""
+    arr = np.asarray(X, dtype=np.float64)
+    if arr.ndim != 2 or (dim is not None and arr.shape[1] != dim):
+        want = f"[n, {dim}]" if dim is not None else "[n, d]"
+        raise ValueError(f"{name} must be an array of shape {want}, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must have finite coordinates (found NaN or inf)")
+    return arr
+
+
+def check_norm_p(p: object) -> float:
+    if not isinstance(p, int | float) or isinstance(p, bool) or not (p >= 1):
+        raise ValueError(f"norm_p must be a number >= 1 (or math.inf), got {p!r}")
+    return float(p)
+
+
+def check_wasserstein_p(p: object) -> int:
+    if not isinstance(p, int) or isinstance(p, bool) or p < 1:
+        raise ValueError(f"wasserstein_p must be an integer >= 1, got {p!r}")
+    return p
+
+
+def lp_distance(X: np.ndarray, y: np.ndarray, p: float) -> np.ndarray:
+    """ℓ_p distances between the rows of ``X: [n, d]`` (or one row ``[d]``) and ``y: [d]``."""
+    diff = np.abs(X - y)
+    if math.isinf(p):
+        return diff.max(axis=-1)
+    if p == 2.0:
+        return np.sqrt((diff * diff).sum(axis=-1))
+    if p == 1.0:
+        return diff.sum(axis=-1)
+    return (diff**p).sum(axis=-1) ** (1.0 / p)
+
+
+def lp_cost_matrix(A: np.ndarray, B: np.ndarray, norm_p: float, wasserstein_p: int) -> np.ndarray:
+    """``C[i, j] = ‖A_i − B_j‖_{norm_p}^{wasserstein_p}``, shape ``[len(A), len(B)]``."""
+    from scipy.spatial.distance import cdist
+
+    if math.isinf(norm_p):
+        D = cdist(A, B, metric="chebyshev")
+    else:
+        D = cdist(A, B, metric="minkowski", p=norm_p)
+    return D**wasserstein_p
+
+
+def check_metric_matrix(D: object, *, check_triangle: bool = False, tol: float = 1e-9) -> np.ndarray:
+    """A finite, non-negative, symmetric square matrix with zero diagonal (optionally the triangle
+    inequality, O(N^3))."""
+    arr = np.asarray(D, dtype=np.float64)
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+        raise ValueError(f"dist must be a square distance matrix, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("dist must be finite (found NaN or inf)")
+    if (arr < 0).any():
+        raise ValueError(f"dist must be non-negative, found the entry {arr.min()}")
+    if not np.allclose(arr, arr.T, atol=tol, rtol=0):
+        i, j = np.unravel_index(np.abs(arr - arr.T).argmax(), arr.shape)
+        raise ValueError(f"dist must be symmetric, got dist[{i},{j}]={arr[i, j]} != dist[{j},{i}]={arr[j, i]}")
+    if np.abs(np.diag(arr)).max(initial=0) > tol:
+        raise ValueError(f"dist must have a zero diagonal, found {np.abs(np.diag(arr)).max()}")
+    if check_triangle:
+        n = arr.shape[0]
+        for k in range(n):
+            if (arr > arr[:, [k]] + arr[[k], :] + tol).any():
+                raise ValueError(f"dist violates the triangle inequality through point {k}")
+    return arr

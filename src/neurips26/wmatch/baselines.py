@@ -1,0 +1,335 @@
+"""What the dynamic matchers are compared against.
+
+* :func:`exact_matching`: the static optimum OPT, by SciPy's ``linear_sum_assignment`` (Jonker-Volgenant)
+  or POT's ``ot.emd`` (network simplex) with uniform weights; both give the same optimum.
+* :class:`RecomputeBaseline`: the exact static solve after every update (the update-time reference).
+* :class:`IncrementalHungarian`: exact and dynamic: dual potentials are kept between updates and each
+  insertion costs one Dijkstra-style augmenting path, O(n^2); a deletion frees the partner, which the
+  next insertion on the other side re-augments.
+* :class:`GreedyOnline`: a new point is matched to its nearest unmatched opposite point (ANN oracle).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ._validate import check_norm_p, check_point, check_points, check_side, check_wasserstein_p, lp_cost_matrix
+from .ann import make_ann
+
+
+def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: int = 1,
+                   method: str = "lsa") -> tuple[float, np.ndarray]:
+    """OPT between ``A: [n, d]`` and ``B: [m, d]``: ``(cost, pairs)``.
+
+    ``cost`` $= (\\min_M \\sum_{(i,j) \\in M} \\|A_i - B_j\\|_p^w)^{1/w}$ over matchings of size
+    min(n, m); ``pairs``: ``[min(n, m), 2]`` row indices into A and B. ``method="emd"`` needs n == m.
+    """
+    A_arr, B_arr = check_points(A, None, "A"), check_points(B, None, "B")
+    if A_arr.shape[1] != B_arr.shape[1]:
+        raise ValueError(f"A and B must have the same dimension, got {A_arr.shape[1]} and {B_arr.shape[1]}")
+    norm_p, w = check_norm_p(norm_p), check_wasserstein_p(wasserstein_p)
+    if len(A_arr) == 0 or len(B_arr) == 0:
+        return 0.0, np.empty((0, 2), dtype=np.int64)
+    C = lp_cost_matrix(A_arr, B_arr, norm_p, w)
+    if method == "lsa":
+        rows, cols = linear_sum_assignment(C)
+    elif method == "emd":
+        if len(A_arr) != len(B_arr):
+            raise ValueError(f"method='emd' needs |A| == |B|, got {len(A_arr)} and {len(B_arr)}")
+        import ot
+
+        n = len(A_arr)
+        plan = ot.emd(np.full(n, 1.0 / n), np.full(n, 1.0 / n), C)
+        rows, cols = np.nonzero(plan > 0.5 / n)  # an optimal vertex of the assignment polytope
+    else:
+        raise ValueError(f"method must be 'lsa' or 'emd', got {method!r}")
+    return float(C[rows, cols].sum() ** (1.0 / w)), np.stack([rows, cols], axis=1).astype(np.int64)
+
+
+class _PointStore:
+    """Ids, sides and coordinates of live points, shared by the baselines' insert/delete API."""
+
+    def __init__(self, dim: int, norm_p: float, wasserstein_p: int) -> None:
+        if not isinstance(dim, int) or dim < 1:
+            raise ValueError(f"dim must be a positive int, got {dim!r}")
+        self.dim, self.norm_p = dim, check_norm_p(norm_p)
+        self.wasserstein_p = check_wasserstein_p(wasserstein_p)
+        self._points: dict[int, tuple[np.ndarray, str]] = {}
+        self._next_id = 0
+
+    def _new(self, x: object, side: str) -> tuple[int, np.ndarray]:
+        x_arr = check_point(x, self.dim)
+        check_side(side)
+        pid = self._next_id
+        self._next_id += 1
+        self._points[pid] = (x_arr, side)
+        return pid, x_arr
+
+    def _pop(self, pid: int) -> tuple[np.ndarray, str]:
+        if not isinstance(pid, int | np.integer) or int(pid) not in self._points:
+            raise ValueError(f"delete: unknown or already deleted point id {pid!r}")
+        return self._points.pop(int(pid))
+
+    def _side_arrays(self) -> tuple[list[int], np.ndarray, list[int], np.ndarray]:
+        ids_a = [p for p, (_, s) in self._points.items() if s == "A"]
+        ids_b = [p for p, (_, s) in self._points.items() if s == "B"]
+        def stack(ids: list[int]) -> np.ndarray:
+            return np.stack([self._points[i][0] for i in ids]) if ids else np.empty((0, self.dim))
+
+        return ids_a, stack(ids_a), ids_b, stack(ids_b)
+
+    def _pairs_cost(self, pairs: list[tuple[int, int]]) -> float:
+        total = sum(float(lp_cost_matrix(self._points[a][0][None], self._points[b][0][None], self.norm_p,
+                                         self.wasserstein_p)[0, 0]) for a, b in pairs)
+        return total ** (1.0 / self.wasserstein_p)
+
+
+class RecomputeBaseline(_PointStore):
+    """Exact static solve after every update (``method`` as in :func:`exact_matching`)."""
+
+    def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1, method: str = "lsa") -> None:
+        super().__init__(dim, norm_p, wasserstein_p)
+        self.method = method
+        self._cost, self._pairs = 0.0, []
+
+    def _solve(self) -> None:
+        ids_a, A, ids_b, B = self._side_arrays()
+        method = self.method if len(ids_a) == len(ids_b) else "lsa"
+        self._cost, pairs = exact_matching(A, B, norm_p=self.norm_p, wasserstein_p=self.wasserstein_p,
+                                           method=method)
+        self._pairs = [(ids_a[i], ids_b[j]) for i, j in pairs]
+
+    def insert(self, x: object, side: str) -> int:
+        pid, _ = self._new(x, side)
+        self._solve()
+        return pid
+
+    def delete(self, pid: int) -> None:
+        self._pop(pid)
+        self._solve()
+
+    def cost(self) -> float:
+        return self._cost
+
+    def matching(self) -> list[tuple[int, int]]:
+        return list(self._pairs)
+
+    def matching_cost(self) -> float:
+        return self._cost
+
+
+class IncrementalHungarian(_PointStore):
+    r"""Exact dynamic min-cost matching by successive shortest augmenting paths with kept potentials.
+
+    Rows are A points, columns B points, $c_{ab} = \|a - b\|_p^w$. Invariants: potentials are feasible,
+    $u_a + v_b \le c_{ab}$, and tight ($=$) on matched pairs. A new row gets
+    $u_a = \min_b (c_{ab} - v_b)$ (feasible), a new column $v_b = \min_a (c_{ab} - u_a)$; then each free
+    row is augmented along a shortest path (Dijkstra on reduced costs, O(n^2) dense) to a free column
+    while both exist. When |A| = |B| the matching is perfect and, by complementary slackness with a
+    feasible tight dual, optimal.
+    """
+
+    def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1) -> None:
+        super().__init__(dim, norm_p, wasserstein_p)
+        self._rows: list[int] = []  # A ids by row slot
+        self._cols: list[int] = []  # B ids by column slot
+        self._row_of: dict[int, int] = {}
+        self._col_of: dict[int, int] = {}
+        self._u: list[float] = []
+        self._v: list[float] = []
+        self._match_row: list[int] = []  # row slot -> column slot or -1
+        self._match_col: list[int] = []  # column slot -> row slot or -1
+        self.augmentations = 0
+
+    # --- slots: deleted rows/columns become holes (id -1) that are skipped
+    def _cost_to(self, pid: int, others: list[int]) -> np.ndarray:
+        """``c(pid, q)`` for every id ``q`` in ``others`` (same side order as given)."""
+        X = np.stack([self._points[q][0] for q in others])
+        return lp_cost_matrix(self._points[pid][0][None], X, self.norm_p, self.wasserstein_p)[0]
+
+    def insert(self, x: object, side: str) -> int:
+        pid, _ = self._new(x, side)
+        self._insert_slot(pid, side)
+        return pid
+
+    def _insert_slot(self, pid: int, side: str) -> None:
+        if side == "A":
+            self._rows.append(pid)
+            self._row_of[pid] = len(self._rows) - 1
+            self._match_row.append(-1)
+            live = [c for c, b in enumerate(self._cols) if b >= 0]
+            # u_a = min_b (c_ab − v_b) keeps u + v <= c feasible
+            self._u.append(float((self._cost_to(pid, [self._cols[c] for c in live])
+                                  - np.asarray(self._v)[live]).min()) if live else 0.0)
+        else:
+            self._cols.append(pid)
+            self._col_of[pid] = len(self._cols) - 1
+            self._match_col.append(-1)
+            live = [r for r, a in enumerate(self._rows) if a >= 0]
+            self._v.append(float((self._cost_to(pid, [self._rows[r] for r in live])
+                                  - np.asarray(self._u)[live]).min()) if live else 0.0)
+        self._augment_all()
+
+    def delete(self, pid: int) -> None:
+        _, side = self._pop(pid)
+        if side == "A":
+            r = self._row_of.pop(int(pid))
+            c = self._match_row[r]
+            if c >= 0:
+                self._match_col[c] = -1
+            self._rows[r], self._match_row[r] = -1, -1
+        else:
+            c = self._col_of.pop(int(pid))
+            r = self._match_col[c]
+            if r >= 0:
+                self._match_row[r] = -1
+            self._cols[c], self._match_col[c] = -1, -1
+        self._augment_all()
+        if len(self._rows) > 2 * max(len(self._row_of), 8) or len(self._cols) > 2 * max(len(self._col_of), 8):
+            self._compact()
+
+    def _compact(self) -> None:
+        """Drop holes left by deletions (keeps the O(n^2) scans proportional to the live count)."""
+        keep_r = [r for r, a in enumerate(self._rows) if a >= 0]
+        keep_c = [c for c, b in enumerate(self._cols) if b >= 0]
+        new_r = {r: i for i, r in enumerate(keep_r)}
+        new_c = {c: i for i, c in enumerate(keep_c)}
+        self._match_row = [new_c.get(self._match_row[r], -1) if self._match_row[r] >= 0 else -1 for r in keep_r]
+        self._match_col = [new_r.get(self._match_col[c], -1) if self._match_col[c] >= 0 else -1 for c in keep_c]
+        self._rows, self._cols = [self._rows[r] for r in keep_r], [self._cols[c] for c in keep_c]
+        self._u, self._v = [self._u[r] for r in keep_r], [self._v[c] for c in keep_c]
+        self._row_of = {a: i for i, a in enumerate(self._rows)}
+        self._col_of = {b: i for i, b in enumerate(self._cols)}
+
+    def _augment_all(self) -> None:
+        free_rows = [r for r, a in enumerate(self._rows) if a >= 0 and self._match_row[r] < 0]
+        has_free_col = any(b >= 0 and self._match_col[c] < 0 for c, b in enumerate(self._cols))
+        for r in free_rows:
+            if not has_free_col:
+                break
+            has_free_col = self._augment(r)
+
+    def _augment(self, start: int) -> bool:
+        """Shortest augmenting path from free row ``start`` to any free column; update potentials.
+        Returns whether another free column remains."""
+        cols = np.array([c for c, b in enumerate(self._cols) if b >= 0])
+        col_ids = [self._cols[c] for c in cols]
+        u = np.asarray(self._u)
+        v = np.asarray(self._v)[cols]
+        k = len(cols)
+        dist = np.full(k, np.inf)  # tentative reduced distance to each column
+        prev_row = np.full(k, -1)  # row from which each column was reached
+        done = np.zeros(k, dtype=bool)
+        visited_rows = {start: 0.0}  # row slot -> its distance label
+        r, d_r = start, 0.0
+        while True:
+            reduced = self._cost_to(self._rows[r], col_ids) - u[r] - v  # >= 0 by feasibility
+            cand = d_r + reduced
+            better = (~done) & (cand < dist)
+            dist[better], prev_row[better] = cand[better], r
+            j = int(np.where(done, np.inf, dist).argmin())
+            done[j] = True
+            matched_row = self._match_col[cols[j]]
+            if matched_row < 0:
+                break
+            r, d_r = matched_row, float(dist[j])
+            visited_rows[r] = d_r
+        d_end = float(dist[j])
+        # potentials: u_r += d_end − d_r for visited rows, v_c −= d_end − dist_c for finished columns
+        for row, d_row in visited_rows.items():
+            self._u[row] += d_end - d_row
+        for jj in np.nonzero(done)[0]:
+            self._v[cols[jj]] -= d_end - float(dist[jj])
+        # flip the path
+        while True:
+            row = int(prev_row[j])
+            col = int(cols[j])
+            nxt = self._match_row[row]
+            self._match_row[row], self._match_col[col] = col, row
+            if row == start:
+                break
+            j = int(np.nonzero(cols == nxt)[0][0])
+        self.augmentations += 1
+        return any(b >= 0 and self._match_col[c] < 0 for c, b in enumerate(self._cols))
+
+    def matching(self) -> list[tuple[int, int]]:
+        return [(self._rows[r], self._cols[c]) for r, c in enumerate(self._match_row) if c >= 0 and self._rows[r] >= 0]
+
+    def matching_cost(self) -> float:
+        return self._pairs_cost(self.matching())
+
+    cost = matching_cost
+
+
+class MetricIncrementalHungarian(IncrementalHungarian):
+    """:class:`IncrementalHungarian` on a finite metric: points are ids of ``dist`` (an ``[N, N]`` metric
+    matrix), costs ``dist[a, b] ** wasserstein_p``; ``insert(pid, side)`` takes the id."""
+
+    def __init__(self, dist: object, *, wasserstein_p: int = 1) -> None:
+        from ._validate import check_metric_matrix
+
+        super().__init__(1, wasserstein_p=wasserstein_p)
+        self._D = check_metric_matrix(dist)
+
+    def _cost_to(self, pid: int, others: list[int]) -> np.ndarray:
+        return self._D[pid, np.asarray(others, dtype=np.int64)] ** self.wasserstein_p
+
+    def insert(self, pid: int, side: str) -> int:  # type: ignore[override]
+        if not isinstance(pid, int | np.integer) or not 0 <= int(pid) < len(self._D):
+            raise ValueError(f"point id must be an int in [0, {len(self._D)}), got {pid!r}")
+        if int(pid) in self._points:
+            raise ValueError(f"insert: point {pid} is already live")
+        check_side(side)
+        self._points[int(pid)] = (np.zeros(1), side)
+        self._insert_slot(int(pid), side)
+        return int(pid)
+
+    def matching_cost(self) -> float:
+        total = sum(float(self._D[a, b]) ** self.wasserstein_p for a, b in self.matching())
+        return total ** (1.0 / self.wasserstein_p)
+
+    cost = matching_cost
+
+
+class GreedyOnline(_PointStore):
+    """A new point is matched to its nearest unmatched opposite point; a deletion frees the partner,
+    which is re-matched greedily. No approximation guarantee; a cheap reference."""
+
+    def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1, ann: str = "bruteforce") -> None:
+        super().__init__(dim, norm_p, wasserstein_p)
+        self._free = {"A": make_ann(ann, dim, self.norm_p), "B": make_ann(ann, dim, self.norm_p)}
+        self._partner: dict[int, int] = {}
+
+    def _place(self, pid: int) -> None:
+        x, side = self._points[pid]
+        other = "B" if side == "A" else "A"
+        ids, _ = self._free[other].query(x, k=1)
+        if len(ids):
+            q = int(ids[0])
+            self._free[other].remove([q])
+            self._partner[pid], self._partner[q] = q, pid
+        else:
+            self._free[side].add([pid], x[None])
+
+    def insert(self, x: object, side: str) -> int:
+        pid, _ = self._new(x, side)
+        self._place(pid)
+        return pid
+
+    def delete(self, pid: int) -> None:
+        _, side = self._pop(pid)
+        q = self._partner.pop(int(pid), None)
+        if q is None:
+            self._free[side].remove([int(pid)])
+        else:
+            del self._partner[q]
+            self._place(q)
+
+    def matching(self) -> list[tuple[int, int]]:
+        return [(a, b) for a, b in self._partner.items() if self._points[a][1] == "A"]
+
+    def matching_cost(self) -> float:
+        return self._pairs_cost(self.matching())
+
+    cost = matching_cost
