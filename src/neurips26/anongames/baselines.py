@@ -1,0 +1,244 @@
+"""What ``solve_exact`` is compared with.
+
+- :func:`naive_scan_point` / ``solve_exact(method="scan")``: the same path, but every candidate point
+  (piece ends and all C breakpoints) evaluated from scratch in O(n) with Fractions: O(n^3) worst case.
+  No prefix sums, no bisection: an independent oracle for the sweep.
+- :func:`brute_force_pure`: all 2^n pure profiles checked on the payoff tables (tiny n).
+- :func:`complements_pure`, :func:`substitutes_pure`: the sorting algorithms of the special cases
+  (all a > 0: maximise the potential over "the m smallest thresholds"; all a < 0: greedy on sorted
+  thresholds).
+- :func:`gambit_solve`: a Gambit solver on the expanded normal form (``n * 2^n`` payoffs) in a
+  subprocess with a hard timeout (optional dependency ``pygambit``; Gambit solvers can hang).
+- :func:`nashpy_equilibria`: support enumeration of nashpy for ``n = 2`` (optional dependency).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from itertools import product
+from typing import Any
+
+from .game import ONE, ZERO, LinearAnonymousGame
+from .solve import _check_game
+
+GAMBIT_SOLVERS = ("enumpure", "enumpoly", "gnm", "ipa", "simpdiv", "logit", "liap", "lcp", "enummixed")
+
+
+def _naive_profile(game: LinearAnonymousGame, u_order: list[int], kind: str, k: int, s: Fraction) -> list[Fraction]:
+    """The path profile at aggregate ``s`` on piece ``(kind, k)``, computed player by player."""
+    prof = []
+    taus = game.thresholds
+    rank = {i: pos for pos, i in enumerate(u_order)}
+    for i in range(game.n):
+        if game.a[i] == 0:
+            prof.append(ONE if game.b[i] > 0 else ZERO)
+        elif game.a[i] > 0:
+            prof.append(min(max(s - taus[i], ZERO), ONE))
+        else:
+            pos = rank[i] + 1  # 1-based position in the descending order
+            ones = k if kind == "H" else k - 1
+            if pos <= ones:
+                prof.append(ONE)
+            elif kind == "D" and pos == k:
+                prof.append(s - taus[i])
+            else:
+                prof.append(ZERO)
+    return prof
+
+
+def naive_scan_point(game: LinearAnonymousGame) -> tuple[str, int, Fraction]:
+    """The first zero of ``F = S - sum(profile)`` along the path, by a plain scan (Fractions).
+
+    Returns ``(kind, k, S)``; the same point as the sweep (both return the first zero along the path).
+    """
+    _check_game(game)
+    n = game.n
+    taus = game.thresholds
+    u_order = sorted((i for i in range(n) if game.a[i] < 0), key=lambda i: (-taus[i], i))
+    u_tau = [taus[i] for i in u_order]
+    c_bps = sorted({t for i, t in enumerate(taus) if game.a[i] > 0} |
+                   {t + 1 for i, t in enumerate(taus) if game.a[i] > 0})
+    r = len(u_order)
+    low, high = Fraction(-1), Fraction(n + 1)
+    if r == 0:
+        pieces = [("H", 0, low, high)]
+    else:
+        pieces = [("H", r, min(low, u_tau[-1] + 1), u_tau[-1] + 1)]
+        for k in range(r, 0, -1):
+            pieces.append(("D", k, u_tau[k - 1] + 1, u_tau[k - 1]))
+            if k > 1:
+                pieces.append(("H", k - 1, u_tau[k - 1], u_tau[k - 2] + 1))
+        pieces.append(("H", 0, u_tau[0], max(high, u_tau[0])))
+
+    def excess(kind: str, k: int, s: Fraction) -> Fraction:
+        return s - sum(_naive_profile(game, u_order, kind, k, s), ZERO)
+
+    prev = None
+    for kind, k, s0, s1 in pieces:
+        lo, hi = min(s0, s1), max(s0, s1)
+        inner = [x for x in c_bps if lo < x < hi]
+        pts = [s0] + (inner if s0 <= s1 else inner[::-1]) + [s1]
+        values = [excess(kind, k, x) for x in pts]
+        if prev is None and values[0] >= 0:  # pragma: no cover - F < 0 at S = -1
+            raise RuntimeError("internal error: F >= 0 at the start of the path")
+        for j in range(len(pts) - 1):
+            f0, f1 = values[j], values[j + 1]
+            if f0 < 0 <= f1:
+                x0, x1 = pts[j], pts[j + 1]
+                s = x1 if f1 == 0 else x0 - f0 * (x1 - x0) / (f1 - f0)
+                return kind, k, Fraction(s)
+        prev = values[-1]
+    raise RuntimeError("internal error: no zero of F along the path")  # pragma: no cover
+
+
+def brute_force_pure(game: LinearAnonymousGame, *, max_players: int = 16) -> list[list[int]]:
+    """All pure Nash equilibria, checking each of the 2^n profiles on the payoff tables."""
+    _check_game(game)
+    if game.n > max_players:
+        raise ValueError(f"brute_force_pure: expected n <= {max_players}, got n={game.n}")
+    u1, u0 = game.payoff_tables()
+    out = []
+    for prof in product((0, 1), repeat=game.n):
+        total = sum(prof)
+        ok = True
+        for i, x in enumerate(prof):
+            m = total - x
+            mine, other = (u1[i][m], u0[i][m]) if x == 1 else (u0[i][m], u1[i][m])
+            if other > mine:
+                ok = False
+                break
+        if ok:
+            out.append(list(prof))
+    return out
+
+
+def complements_pure(game: LinearAnonymousGame) -> list[Fraction]:
+    """All-complements games (every ``a_i > 0``): a pure NE maximising the potential.
+
+    Over pure profiles with ``m`` players at 1, ``Phi = m(m-1)/2 - sum of their thresholds`` is largest
+    for the ``m`` smallest thresholds; the best ``m`` gives a pure NE (a potential game: no unilateral
+    deviation can raise Phi).
+    """
+    _check_game(game)
+    if any(ai <= 0 for ai in game.a):
+        raise ValueError("complements_pure: expected every a_i > 0 (all complements)")
+    taus = game.thresholds
+    order = sorted(range(game.n), key=lambda i: (taus[i], i))
+    best_m, best_phi, acc = 0, ZERO, ZERO
+    for m in range(1, game.n + 1):
+        acc += taus[order[m - 1]]
+        phi = Fraction(m * (m - 1), 2) - acc
+        if phi > best_phi:
+            best_m, best_phi = m, phi
+    prof = [ZERO] * game.n
+    for i in order[:best_m]:
+        prof[i] = ONE
+    return prof
+
+
+def substitutes_pure(game: LinearAnonymousGame) -> list[Fraction]:
+    """All-substitutes games (every ``a_i < 0``): the top ``k*`` thresholds play 1,
+    ``k* = max{k : tau_(k) >= k - 1}`` with thresholds sorted descending (a pure NE always exists)."""
+    _check_game(game)
+    if any(ai >= 0 for ai in game.a):
+        raise ValueError("substitutes_pure: expected every a_i < 0 (all substitutes)")
+    taus = game.thresholds
+    order = sorted(range(game.n), key=lambda i: (-taus[i], i))
+    k = 0
+    while k < game.n and taus[order[k]] >= k:  # tau_(k+1) >= (k+1) - 1
+        k += 1
+    prof = [ZERO] * game.n
+    for i in order[:k]:
+        prof[i] = ONE
+    return prof
+
+
+def gambit_available() -> bool:
+    try:
+        import pygambit  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+_GAMBIT_SCRIPT = r"""
+import json, sys, time
+from fractions import Fraction
+from neurips26.anongames.game import LinearAnonymousGame
+import pygambit
+spec = json.loads(sys.stdin.read())
+game = LinearAnonymousGame(spec["a"], spec["b"])
+t0 = time.perf_counter()
+g = game.to_gambit()
+t1 = time.perf_counter()
+solve = getattr(pygambit.nash, spec["solver"] + "_solve")
+res = solve(g)
+t2 = time.perf_counter()
+eqs = []
+for eq in res.equilibria:
+    probs = []
+    for player in list(g.players):
+        strat = [s for s in player.strategies if s.label == "1"][0]
+        probs.append(str(eq[strat]))
+    try:
+        mr = str(eq.max_regret())
+    except Exception:
+        mr = None
+    eqs.append({"profile": probs, "gambit_max_regret": mr})
+print(json.dumps({"build_s": t1 - t0, "solve_s": t2 - t1, "equilibria": eqs}))
+"""
+
+
+def gambit_solve(game: LinearAnonymousGame, solver: str = "enumpure", *, timeout_s: float = 60.0) -> dict[str, Any]:
+    """Run a Gambit solver on the expanded normal form in a subprocess with a hard timeout.
+
+    Returns ``{"status": "ok"|"timeout"|"error"|"unavailable", "seconds": wall time, "equilibria":
+    [{"profile": [str Fractions or floats], "gambit_max_regret": str}], "max_regret_exact": ...}`` where
+    ``max_regret_exact`` is our exact regret of the first equilibrium (Gambit's floats converted exactly).
+    """
+    _check_game(game)
+    if solver not in GAMBIT_SOLVERS:
+        raise ValueError(f"solver: expected one of {GAMBIT_SOLVERS}, got {solver!r}")
+    if not gambit_available():
+        return {"status": "unavailable", "seconds": None, "equilibria": []}
+    if game.n > 16:
+        return {"status": "error", "seconds": None, "equilibria": [], "error": "n > 16 (n*2^n payoffs)"}
+    spec = json.dumps({"a": [str(v) for v in game.a], "b": [str(v) for v in game.b], "solver": solver})
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run([sys.executable, "-c", _GAMBIT_SCRIPT], input=spec, capture_output=True,
+                              text=True, timeout=timeout_s, env=env)
+    except subprocess.TimeoutExpired:
+        return {"status": "timeout", "seconds": time.perf_counter() - t0, "equilibria": []}
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        last = (proc.stderr.strip().splitlines() or ["?"])[-1]
+        return {"status": "error", "seconds": seconds, "equilibria": [], "error": last}
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out.update(status="ok", seconds=seconds)
+    if out["equilibria"]:
+        prof = [Fraction(x) for x in out["equilibria"][0]["profile"]]
+        prof = [min(max(v, ZERO), ONE) for v in prof]
+        out["max_regret_exact"] = str(game.max_regret(prof))
+    return out
+
+
+def nashpy_equilibria(game: LinearAnonymousGame) -> list[list[float]]:
+    """nashpy's support enumeration for a 2-player game: ``[[Pr(p0 plays 1), Pr(p1 plays 1)], ...]``."""
+    _check_game(game)
+    if game.n != 2:
+        raise ValueError(f"nashpy_equilibria: nashpy handles 2 players only, got n={game.n}")
+    import nashpy
+    import numpy as np
+
+    u1, u0 = game.payoff_tables()
+    # rows: player 0's action (0, 1); columns: player 1's action (0, 1); m = the other's action
+    A = np.array([[float(u0[0][0]), float(u0[0][1])], [float(u1[0][0]), float(u1[0][1])]])
+    B = np.array([[float(u0[1][0]), float(u1[1][0])], [float(u0[1][1]), float(u1[1][1])]])
+    return [[float(x[1]), float(y[1])] for x, y in nashpy.Game(A, B).support_enumeration()]

@@ -1,0 +1,246 @@
+"""Dynamics that reach an eps-Nash equilibrium: our path walk (O(1/eps) steps) and plain best response.
+
+The paper's own sequential best-response dynamic is not recoverable from its abstract; both dynamics
+here are ours (inferred), measured by the claim check.
+
+Regrets are *normalised*: player ``i``'s gains are divided by ``N_i = max_{m in [0, n-1]} |a_i m + b_i|``
+so that every gain lies in [-1, 1]; an eps-NE has every normalised regret ``<= eps``.
+
+**Path walk** (:func:`path_dynamics`). A coordinator announces an aggregate ``S`` and walks it along the
+staircase path Gamma of :mod:`.solve` in steps of length ``h`` (in units of S); at each point every
+player best-responds to the announced ``S`` (C players ``clip(S - tau_i, 0, 1)``; along a diagonal piece
+exactly one U player moves). It stops at the first point where the excess ``F = S - sum(p) >= 0``.
+Since ``regret_i <= |a_i| |F|`` and ``|a_i| / N_i <= 2 / (n - 1)``, the normalised regret there is at
+most ``2 |F| / (n - 1)``; one step changes ``F`` by at most ``h * max(1, |C|)``, so the default
+
+    h = eps * (n - 1) / (2 * max(1, |C|))
+
+makes the stopping point an eps-NE, after at most ``(length of Gamma within [0, n]) / h = O(n |C| / ((n-1) eps))``
+steps: O(1/eps) for fixed n.
+
+**Max-regret best response** (:func:`sequential_best_response`): at each step the player with the
+largest normalised regret moves its probability one grid unit ``1/K`` (``K = ceil(1/step)``,
+default step ``eps / 2``) toward its best response. Deterministic on a finite grid, so it either reaches an
+eps-NE or revisits a state; cycles are detected exactly (Brent's algorithm on the integer state).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+
+from .game import LinearAnonymousGame, as_fraction
+from .solve import _check_game, _Path
+
+
+@dataclass(frozen=True)
+class DynamicsResult:
+    """Outcome of a dynamic.
+
+    Attributes:
+        profile: final mixed profile (floats; exact binary values of the walk's state).
+        steps: number of moves made.
+        converged: True when the final profile is an eps-NE (checked exactly on ``profile``).
+        max_regret: the final maximum (normalised, if ``normalize``) regret, exact value as float.
+        cycle_length: for best response, the period of a detected cycle (then ``converged`` is False).
+        eps: the target.
+    """
+
+    profile: list[float]
+    steps: int
+    converged: bool
+    max_regret: float
+    eps: float
+    cycle_length: int | None = None
+
+
+def _check_eps(eps: Any) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float, Fraction)):
+        raise TypeError(f"eps: expected a number in (0, 1], got {type(eps).__name__}")
+    value = float(eps)
+    if not math.isfinite(value) or not 0 < value <= 1:
+        raise ValueError(f"eps: expected a number in (0, 1], got {eps!r}")
+    return value
+
+
+def _max_regret_exact(game: LinearAnonymousGame, profile: list[float], normalize: bool) -> Fraction:
+    prof = [Fraction(x) for x in profile]
+    regrets = game.normalized_regrets(prof) if normalize else game.regrets(prof)
+    return max(regrets)
+
+
+def path_dynamics(game: LinearAnonymousGame, eps: float, *, step: float | None = None, normalize: bool = True,
+                  max_steps: int = 10**8) -> DynamicsResult:
+    """Walk the announced aggregate along Gamma until the excess changes sign (ours, O(1/eps)).
+
+    Args:
+        game: the game.
+        eps: target normalised (or raw, ``normalize=False``) regret, in (0, 1].
+        step: walk step ``h`` in units of S; default chosen so the stopping point is an eps-NE.
+        normalize: measure regret in normalised units (gains divided by ``N_i``).
+        max_steps: safety cap (the walk always terminates well before on valid input).
+    """
+    _check_game(game)
+    eps_f = _check_eps(eps)
+    n = game.n
+    path = _Path.build(game, "fraction")
+    n_c = len(path.c_tau)
+    if step is None:
+        if normalize:
+            h = eps_f * max(n - 1, 1) / (2 * max(1, n_c))
+        else:
+            amax = max((abs(float(a)) for a in game.a), default=0.0) or 1.0
+            h = eps_f / (amax * max(1, n_c))
+    else:
+        h = float(step)
+        if not math.isfinite(h) or h <= 0:
+            raise ValueError(f"step: expected a positive number, got {step!r}")
+    # float copy of the path (the walk is a numerical process; the final check is exact)
+    c_tau = [float(t) for t in path.c_tau]
+    prefix = [0.0]
+    for t in c_tau:
+        prefix.append(prefix[-1] + t)
+    u_tau = [float(t) for t in path.u_tau]
+    c1 = path.c1
+
+    def cpos(s: float) -> float:  # sum_C clip(s - tau, 0, 1)
+        lo = bisect_right(c_tau, s - 1.0)
+        hi = bisect_left(c_tau, s)
+        return lo + (hi - lo) * s - (prefix[hi] - prefix[lo])
+
+    def excess(kind: str, k: int, s: float) -> float:
+        if kind == "H":
+            return s - c1 - k - cpos(s)
+        return u_tau[k - 1] - (k - 1) - c1 - cpos(s)
+
+    pieces = [(kind, k, float(s0), float(s1)) for kind, k, s0, s1 in path.pieces()]
+    # start at the first point of Gamma with S = 0 (F < 0 before it): on the first H piece reaching 0
+    j = next(idx for idx, pc in enumerate(pieces) if pc[0] == "H" and pc[3] >= 0)
+    s = max(0.0, pieces[j][2])
+    steps = 0
+    f = excess(pieces[j][0], pieces[j][1], s)
+    while f < 0 and steps < max_steps:
+        remaining = h
+        while remaining > 0:
+            kind, k, s0, s1 = pieces[j]
+            dist = abs(s1 - s)
+            if dist >= remaining or j == len(pieces) - 1:
+                s += remaining if s1 >= s0 else -remaining
+                remaining = 0.0
+            else:
+                remaining -= dist
+                j += 1
+                s = pieces[j][2]
+        steps += 1
+        f = excess(pieces[j][0], pieces[j][1], s)
+    kind, k = pieces[j][0], pieces[j][1]
+    profile = _float_profile_on_path(game, path, kind, k, s)
+    regret = _max_regret_exact(game, profile, normalize)
+    return DynamicsResult(profile, steps, regret <= as_fraction(eps_f), float(regret), eps_f)
+
+
+def _float_profile_on_path(game: LinearAnonymousGame, path: _Path, kind: str, k: int, s: float) -> list[float]:
+    taus = game._taus
+    prof = []
+    for i in range(game.n):
+        cls = game._classes[i]
+        if cls == "D":
+            prof.append(1.0 if game.b[i] > 0 else 0.0)
+        elif cls == "C":
+            prof.append(min(max(s - float(taus[i]), 0.0), 1.0))
+        else:
+            prof.append(0.0)
+    ones = k if kind == "H" else k - 1
+    for pos, i in enumerate(path.u_idx):
+        if pos < ones:
+            prof[i] = 1.0
+        elif kind == "D" and pos == k - 1:
+            prof[i] = min(max(s - float(taus[i]), 0.0), 1.0)
+    return prof
+
+
+def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: float | None = None,
+                             rule: Literal["max_regret", "round_robin"] = "max_regret", max_steps: int = 10**6,
+                             start: Literal["zeros", "ones", "half"] = "zeros", normalize: bool = True,
+                             detect_cycles: bool = True) -> DynamicsResult:
+    """Plain sequential best response on a probability grid (the baseline dynamic).
+
+    Args:
+        game: the game.
+        eps: target normalised regret in (0, 1].
+        step: grid unit (default ``eps / 2``); probabilities are multiples of ``1 / ceil(1 / step)``.
+        rule: ``"max_regret"`` (the player with the largest regret moves; lowest index on ties) or
+            ``"round_robin"`` (players in turn, skipping those with regret ``<= eps``).
+        max_steps: cap; ``converged=False`` when reached.
+        start: initial profile.
+        normalize: regrets in normalised units.
+        detect_cycles: stop as soon as a state repeats (Brent), reporting ``cycle_length``.
+    """
+    _check_game(game)
+    eps_f = _check_eps(eps)
+    if rule not in ("max_regret", "round_robin"):
+        raise ValueError(f"rule: expected 'max_regret' or 'round_robin', got {rule!r}")
+    if start not in ("zeros", "ones", "half"):
+        raise ValueError(f"start: expected 'zeros', 'ones' or 'half', got {start!r}")
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
+        raise ValueError(f"max_steps: expected an int >= 0, got {max_steps!r}")
+    unit = eps_f / 2 if step is None else float(step)
+    if not math.isfinite(unit) or not 0 < unit <= 1:
+        raise ValueError(f"step: expected a number in (0, 1], got {step!r}")
+    grid = math.ceil(1 / unit - 1e-12)
+    n = game.n
+    a = np.array([float(x) for x in game.a])
+    b = np.array([float(x) for x in game.b])
+    if normalize:
+        norms = np.array([float(x) for x in game.normalizers()])
+        scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
+    else:
+        scale = np.ones(n)
+    q = np.full(n, {"zeros": 0, "ones": grid, "half": grid // 2}[start], dtype=np.int64)
+    tol = eps_f + 1e-9  # float screen; the final verdict is exact
+
+    def regrets(qv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        p = qv / grid
+        g = (a * (p.sum() - p) + b) * scale
+        return np.maximum(g, 0) * (1 - p) + np.maximum(-g, 0) * p, g
+
+    steps, cycle = 0, None
+    tortoise, power, lam = q.tobytes(), 1, 0
+    turn = 0
+    while True:
+        r, g = regrets(q)
+        if r.max() <= tol:
+            prof = [float(x) / grid for x in q]
+            exact = _max_regret_exact(game, prof, normalize)
+            if exact <= as_fraction(eps_f):
+                break
+        if steps >= max_steps:
+            break
+        if rule == "max_regret":
+            i = int(np.argmax(r))
+        else:
+            cand = np.nonzero(r > eps_f)[0]
+            if cand.size == 0:
+                cand = np.array([int(np.argmax(r))])
+            later = cand[cand >= turn]
+            i = int(later[0] if later.size else cand[0])
+            turn = (i + 1) % n
+        q[i] += 1 if g[i] > 0 else -1
+        q[i] = min(max(q[i], 0), grid)
+        steps += 1
+        if detect_cycles and rule == "max_regret":
+            state = q.tobytes()
+            lam += 1
+            if state == tortoise:
+                cycle = lam
+                break
+            if lam == power:
+                tortoise, power, lam = state, power * 2, 0
+    prof = [float(x) / grid for x in q]
+    exact = _max_regret_exact(game, prof, normalize)
+    return DynamicsResult(prof, steps, exact <= as_fraction(eps_f), float(exact), eps_f, cycle)
