@@ -17,7 +17,16 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .partition import GroupPartition, as_partition
 from .shift import groupshift
-from .solver import Problem, resolve_weights, validate_alpha, validate_p, validate_tol
+from .solver import (
+    Problem,
+    from_centred_intercept,
+    prepare,
+    resolve_weights,
+    to_centred_intercept,
+    validate_alpha,
+    validate_p,
+    validate_tol,
+)
 
 METHODS = ("groupshift", "warm", "cold")
 
@@ -41,11 +50,8 @@ class _GroupL1Base(BaseEstimator):
         return p, alpha, tol, int(self.max_epochs)
 
     def _prepare(self, X: np.ndarray, y: np.ndarray):
-        """Data in the solver's form: squared loss with intercept -> centred copies."""
-        if self._loss == "squared" and self.fit_intercept:
-            x_mean, y_mean = X.mean(axis=0), float(y.mean())
-            return X - x_mean, y - y_mean, x_mean, y_mean
-        return X, y, None, None
+        """Data in the solver's form (centred when fitting an intercept; see ``solver.prepare``)."""
+        return prepare(X, y, self._loss, bool(self.fit_intercept))
 
     def _lip_cache_for(self, X: np.ndarray) -> dict:
         fp = _fingerprint(X, bool(self.fit_intercept))
@@ -55,10 +61,8 @@ class _GroupL1Base(BaseEstimator):
 
     def _store(self, res, part: GroupPartition, wts: np.ndarray, x_mean, y_mean) -> None:
         self.coef_ = res.coef
-        if x_mean is not None:
-            self.intercept_ = float(y_mean - x_mean @ res.coef)
-        else:
-            self.intercept_ = float(res.intercept) if self.fit_intercept else 0.0
+        self.intercept_ = (from_centred_intercept(res.intercept, res.coef, x_mean, y_mean, self._loss)
+                           if self.fit_intercept else 0.0)
         self.dual_gap_ = float(res.dual_gap)
         self.objective_ = float(res.primal)
         self.n_epochs_ = int(res.n_epochs)
@@ -77,7 +81,7 @@ class _GroupL1Base(BaseEstimator):
         w0, b0 = None, 0.0
         if self.warm_start and hasattr(self, "coef_") and np.shape(self.coef_) == (X.shape[1],):
             w0 = self.coef_
-            b0 = self.intercept_ if (self._loss == "logistic" and self.fit_intercept) else 0.0
+            b0 = to_centred_intercept(self.intercept_, w0, x_mean, self._loss) if self.fit_intercept else 0.0
         prob = Problem(Xs, ys, part, wts, alpha, p, self._loss, fit_intercept=self.fit_intercept,
                        lipschitz_cache=self._lip_cache_for(X))
         res = prob.solve(w0, b0, tol=tol, max_epochs=max_epochs)
@@ -117,8 +121,7 @@ class _GroupL1Base(BaseEstimator):
         else:
             Xs, ys, x_mean, y_mean = self._prepare(X, y01)
             w0, b0 = (self.coef_, self.intercept_) if method == "warm" else (None, 0.0)
-            if not (self._loss == "logistic" and self.fit_intercept):
-                b0 = 0.0
+            b0 = to_centred_intercept(b0, w0, x_mean, self._loss) if (self.fit_intercept and w0 is not None) else 0.0
             # "cold" is a retrain from scratch: it does not reuse the Lipschitz constants of the old fit.
             prob = Problem(Xs, ys, new_part, new_wts, alpha, p, self._loss, fit_intercept=self.fit_intercept,
                            lipschitz_cache=cache if method == "warm" else {})
@@ -226,9 +229,12 @@ class GroupL1Classifier(ClassifierMixin, _GroupL1Base):
         check_classification_targets(y)
         if reset:
             classes = np.unique(y)
-            if classes.size != 2:
-                raise ValueError(f"GroupL1Classifier is binary: y must have exactly 2 classes, got "
-                                 f"{classes.size} class(es): {classes[:5].tolist()}")
+            if classes.size > 2:
+                raise ValueError(f"Only binary classification is supported. GroupL1Classifier got "
+                                 f"{classes.size} classes: {classes[:5].tolist()}")
+            if classes.size < 2:
+                raise ValueError(f"GroupL1Classifier needs samples of 2 classes; y holds 1 class: "
+                                 f"{classes.tolist()}")
             self.classes_ = classes
         elif not np.all(np.isin(y, self.classes_)):
             raise ValueError(f"y has labels outside the fitted classes {self.classes_.tolist()}")
@@ -255,6 +261,8 @@ class GroupL1Classifier(ClassifierMixin, _GroupL1Base):
         return np.column_stack([1 - s, s])
 
     def predict(self, X: Any) -> np.ndarray:
+        """Predicted labels ``[n]`` (``classes_[1]`` where the logit is > 0)."""
+        check_is_fitted(self)
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
 
     def refit_partition(self, X: Any, y: Any, new_groups: Any,

@@ -94,6 +94,12 @@ class GroupPartition:
     def __setattr__(self, name, value):  # immutability
         raise AttributeError("GroupPartition is immutable")
 
+    def __reduce__(self):  # pickling (slots + immutability)
+        return (GroupPartition, ([np.array(g) for g in self.groups], self.n_features))
+
+    def __deepcopy__(self, memo):
+        return self
+
     # -- constructors ---------------------------------------------------------------------------------
     @classmethod
     def from_labels(cls, labels: Sequence | np.ndarray) -> GroupPartition:

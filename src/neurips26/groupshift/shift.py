@@ -42,9 +42,11 @@ from .solver import (
     _datafit,
     _optimal_intercept,
     dual_exponent,
+    from_centred_intercept,
     norm_p,
     prepare,
     resolve_weights,
+    to_centred_intercept,
     validate_alpha,
     validate_p,
     validate_tol,
@@ -117,7 +119,7 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
 
     # z = Xw + b, the only O(n·nnz) setup; for squared loss with intercept the data are centred (b = 0).
     # (The logistic intercept is kept as fitted: the old per-group scores were computed at this b.)
-    b = float(intercept_old) if (fit_intercept and loss == "logistic") else 0.0
+    b = to_centred_intercept(float(intercept_old), w, x_mean, loss) if fit_intercept else 0.0
     nz = np.flatnonzero(w)
     z = Xc[:, nz] @ w[nz] + b
     prob.flops += n * nz.size
@@ -180,9 +182,7 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     elif res is None:
         # every primitive certified: w_old is kept; one full pass certifies (or seeds the working set).
         res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, z0=z)
-    intercept = res.intercept
-    if x_mean is not None:
-        intercept = y_mean - float(x_mean @ res.coef)
+    intercept = from_centred_intercept(res.intercept, res.coef, x_mean, y_mean, loss)
     info = {"intercept": intercept, "dual_gap": res.dual_gap, "primal": res.primal, "tol_abs": res.tol_abs,
             "n_epochs": res.n_epochs, "n_flops": res.n_flops, "n_full_passes": res.n_full_passes,
             "n_outer": res.n_outer, "converged": res.converged, "dual_scale": res.dual_scale,
