@@ -188,7 +188,7 @@ def _c2_scaling(ctx: CheckContext, ns: list[int], scan_ns: list[int], budget_s: 
         out["scan_s"].append(scan_times)
         if len(scan_ns) >= 2:
             out["scan_slope"].append(_slope(scan_ns, scan_times))
-        ctx.log(f"C2 seed {seed}: sweep slope {out['sweep_slope'][-1]:.3f}; times {['%.2g' % t for t in times]}")
+        ctx.log(f"C2 seed {seed}: sweep slope {out['sweep_slope'][-1]:.3f}; times {[f'{t:.2g}' for t in times]}")
     # largest n solved within the budget (first seed's times)
     sweep0, scan0 = out["sweep_s"][0], out["scan_s"][0]
     out["budget_s"] = budget_s
@@ -342,7 +342,7 @@ def run(ctx: CheckContext) -> CheckOutput:
                                          "full": [0.1, 0.03, 0.01, 0.003, 0.001]}),
                       sbr_eps=ctx.pick({"smoke": [0.1, 0.03], "quick": [0.1, 0.03, 0.01, 0.003],
                                         "full": [0.1, 0.03, 0.01, 0.003, 0.001]}),
-                      sbr_max_steps=ctx.pick({"smoke": 5000, "quick": 20_000, "full": 200_000}))
+                      sbr_max_steps=ctx.pick({"smoke": 5000, "quick": 20_000, "full": 100_000}))
     ctx.log(f"C3 done ({time.perf_counter() - t_start:.1f}s)")
     c4 = _c4_minmax(ctx, games_per_seed=ctx.pick({"smoke": 15, "quick": 40, "full": 100}), n_max=7)
     plots = _plots(ctx, c2, c3)
