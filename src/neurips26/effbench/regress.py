@@ -72,8 +72,9 @@ def kernel_ridge_loo(X, y, *, degree: int = 2, gamma: float | None = None, coef0
         shrink = lam / (lam + alpha)  # [M]
         y_hat = U @ (shrink * Uty)
         h = (U * U) @ shrink  # H_ii
-        loo[a] = np.mean(((y - y_hat) / (1.0 - h)) ** 2)
-    best = int(np.argmin(loo))
+        with np.errstate(divide="ignore", invalid="ignore"):  # only a 1-model fold hits h = 1
+            loo[a] = np.mean(((y - y_hat) / (1.0 - h)) ** 2)
+    best = int(np.argmin(np.nan_to_num(loo, nan=np.inf)))
     dual = U @ (Uty / (lam + grid[best]))
     return LOOResult(grid, loo, float(grid[best]), dual)
 
@@ -96,10 +97,54 @@ def ridge_loo(X, y, *, alphas=None) -> LOOResult:
         shrink = s**2 / (s**2 + alpha)
         y_hat = y_mean + U @ (shrink * Uty)
         h = 1.0 / m + (U * U) @ shrink
-        loo[a] = np.mean(((y - y_hat) / (1.0 - h)) ** 2)
-    best = int(np.argmin(loo))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            loo[a] = np.mean(((y - y_hat) / (1.0 - h)) ** 2)
+    best = int(np.argmin(np.nan_to_num(loo, nan=np.inf)))
     w = Vt.T @ (s / (s**2 + grid[best]) * Uty)
     return LOOResult(grid, loo, float(grid[best]), w, float(y_mean - x_mean @ w))
+
+
+def check_folds(cv, n_models: int) -> int | None:
+    """``cv``: ``None`` (closed-form leave-one-out) or an int ``2 <= k <= n_models``."""
+    if cv is None:
+        return None
+    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
+        raise ValueError(f"cv must be None (leave-one-out) or an int >= 2 folds, got {cv!r}")
+    if cv > n_models:
+        raise ValueError(f"fewer source models ({n_models}) than folds ({cv})")
+    return int(cv)
+
+
+def _fold_ids(n_models: int, folds: int) -> np.ndarray:
+    """Fold of each model: a fixed permutation (seed 0) dealt round robin."""
+    perm = np.random.default_rng(0).permutation(n_models)
+    ids = np.empty(n_models, dtype=np.int64)
+    ids[perm] = np.arange(n_models) % folds
+    return ids
+
+
+def kfold_alpha(X, y, *, kind: str, folds: int, alphas=None, degree: int = 2, gamma: float | None = None,
+                coef0: float = 1.0) -> tuple[float, np.ndarray]:
+    """Alpha by ``folds``-fold CV MSE (direct solves per fold) for ``kind`` ``"krr"`` or ``"ridge"``.
+    Returns ``(alpha, cv_mse per alpha)``."""
+    X = check_matrix(X, name="X")
+    y = check_target(y, X.shape[0])
+    grid = _check_alphas(alphas)
+    ids = _fold_ids(X.shape[0], folds)
+    sq = np.zeros(grid.size)
+    for f in range(folds):
+        tr, te = ids != f, ids == f
+        for a, alpha in enumerate(grid):
+            if kind == "krr":
+                res_dual = kernel_ridge_loo(X[tr], y[tr], degree=degree, gamma=gamma, coef0=coef0, alphas=[alpha])
+                g = 1.0 / X.shape[1] if gamma is None else gamma
+                pred = poly_kernel(X[te], X[tr], degree=degree, gamma=g, coef0=coef0) @ res_dual.coef
+            else:
+                res = ridge_loo(X[tr], y[tr], alphas=[alpha])
+                pred = X[te] @ res.coef + res.intercept
+            sq[a] += np.sum((y[te] - pred) ** 2)
+    mse = sq / X.shape[0]
+    return float(grid[int(np.argmin(mse))]), mse
 
 
 class _CoresetRegressor(RegressorMixin, BaseEstimator):
@@ -120,21 +165,30 @@ class KRRPredictor(_CoresetRegressor):
         alphas: alpha grid, default ``logspace(-1, 1, 5)``.
         gamma: kernel scale, default ``1 / n_features`` (so ``k = (x.x'/n + 1)^2`` on 0/1 answers).
         coef0: kernel offset.
+        cv: ``None`` = exact closed-form leave-one-out (default); an int = that many CV folds.
 
     Fitted: ``alpha_``, ``loo_mse_`` (per alpha), ``dual_coef_`` ``(M,)``, ``X_fit_`` ``(M, n)``.
     """
 
-    def __init__(self, *, degree: int = 2, alphas=None, gamma: float | None = None, coef0: float = 1.0):
+    def __init__(self, *, degree: int = 2, alphas=None, gamma: float | None = None, coef0: float = 1.0,
+                 cv: int | None = None):
         self.degree = degree
         self.alphas = alphas
         self.gamma = gamma
         self.coef0 = coef0
+        self.cv = cv
 
     def fit(self, X, y) -> KRRPredictor:
         if isinstance(self.degree, bool) or not isinstance(self.degree, (int, np.integer)) or self.degree < 1:
             raise ValueError(f"degree must be a positive int, got {self.degree!r}")
         X = check_matrix(X, name="X", min_rows=2)
-        res = kernel_ridge_loo(X, y, degree=self.degree, gamma=self.gamma, coef0=self.coef0, alphas=self.alphas)
+        folds = check_folds(self.cv, X.shape[0])
+        alphas = self.alphas
+        if folds is not None:
+            best, self.cv_mse_ = kfold_alpha(X, y, kind="krr", folds=folds, alphas=alphas, degree=self.degree,
+                                             gamma=self.gamma, coef0=self.coef0)
+            alphas = [best]
+        res = kernel_ridge_loo(X, y, degree=self.degree, gamma=self.gamma, coef0=self.coef0, alphas=alphas)
         self.alpha_, self.loo_mse_, self.dual_coef_ = res.alpha, res.loo_mse, res.coef
         self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
         self.X_fit_ = X
@@ -151,15 +205,22 @@ class KRRPredictor(_CoresetRegressor):
 class RidgePredictor(_CoresetRegressor):
     """Linear ridge with intercept and LOO-selected alpha (the paper's "+").
 
+    ``cv``: ``None`` = closed-form leave-one-out; an int = that many CV folds.
     Fitted: ``alpha_``, ``loo_mse_``, ``coef_`` ``(n,)``, ``intercept_``.
     """
 
-    def __init__(self, *, alphas=None):
+    def __init__(self, *, alphas=None, cv: int | None = None):
         self.alphas = alphas
+        self.cv = cv
 
     def fit(self, X, y) -> RidgePredictor:
         X = check_matrix(X, name="X", min_rows=2)
-        res = ridge_loo(X, y, alphas=self.alphas)
+        folds = check_folds(self.cv, X.shape[0])
+        alphas = self.alphas
+        if folds is not None:
+            best, self.cv_mse_ = kfold_alpha(X, y, kind="ridge", folds=folds, alphas=alphas)
+            alphas = [best]
+        res = ridge_loo(X, y, alphas=alphas)
         self.alpha_, self.loo_mse_, self.coef_, self.intercept_ = res.alpha, res.loo_mse, res.coef, res.intercept
         self.n_features_in_ = X.shape[1]
         return self

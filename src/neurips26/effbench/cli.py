@@ -1,0 +1,218 @@
+"""``neurips26 effbench``: build a small benchmark from a correctness matrix, then score new models.
+
+    neurips26 effbench select --matrix scores.npz [--key mmlu] --budget 0.1 --out tiny/
+    neurips26 effbench predict --model tiny/ --answers new_models.csv
+
+``select`` runs mRMR on the source matrix (rows = models, columns = questions), fits the regressor
+(default degree-2 kernel ridge, alpha by leave-one-out or ``--folds K``) and writes
+``coreset.json`` (the question indices, in order) plus ``predictor.npz``/``predictor.json`` (no pickle).
+``predict`` reads answers of new models, either on all questions or on the coreset only (columns in
+``coreset.json`` order), and prints one predicted full score per model.
+
+Matrices: ``.npz`` (a 2-D numeric array; ``--key`` names it when there are several) or ``.csv``
+(numbers, optionally with one header row of question ids). Bad input: one line on stderr, exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from ._validation import check_matrix, is_binary
+
+EXIT_BAD_INPUT = 2
+
+
+class InputError(Exception):
+    """A problem with the user's files or options: reported as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line instead of usage + message
+        raise InputError(message)
+
+
+def _read_csv(path: Path) -> tuple[np.ndarray, list[str] | None]:
+    with path.open(newline="", encoding="utf-8") as fh:
+        rows = [row for row in csv.reader(fh) if row and any(cell.strip() for cell in row)]
+    if not rows:
+        raise InputError(f"{path} is empty")
+    header = None
+    try:
+        [float(cell) for cell in rows[0]]
+    except ValueError:
+        header, rows = [cell.strip() for cell in rows[0]], rows[1:]
+    if not rows:
+        raise InputError(f"{path} has a header but no rows")
+    widths = {len(row) for row in rows}
+    if len(widths) != 1:
+        raise InputError(f"{path}: rows have different lengths {sorted(widths)}")
+    try:
+        data = np.array([[float(cell) if cell.strip() else np.nan for cell in row] for row in rows])
+    except ValueError as err:
+        raise InputError(f"{path}: non-numeric entry ({err})") from err
+    if header is not None and len(header) != data.shape[1]:
+        raise InputError(f"{path}: header has {len(header)} ids but rows have {data.shape[1]} columns")
+    return data, header
+
+
+def read_matrix(path_text: str, key: str | None) -> tuple[np.ndarray, list[str] | None]:
+    """Load a ``(models, questions)`` matrix from ``.npz`` or ``.csv``; question ids when the file has them."""
+    path = Path(path_text)
+    if not path.is_file():
+        raise InputError(f"file not found: {path}")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        if key is not None:
+            raise InputError("--key applies to .npz files only")
+        return _read_csv(path)
+    if suffix != ".npz":
+        raise InputError(f"{path}: expected a .npz or .csv file, got {suffix or 'no extension'}")
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except Exception as err:  # noqa: BLE001 - any unreadable archive is a user error here
+        raise InputError(f"{path}: not a readable npz ({type(err).__name__})") from err
+    with archive:
+        numeric = [k for k in archive.files if archive[k].ndim == 2 and archive[k].dtype.kind in "biuf"]
+        if key is None:
+            if len(numeric) != 1:
+                raise InputError(f"{path} holds {len(numeric)} matrices {numeric}; choose one with --key")
+            key = numeric[0]
+        if key not in archive.files:
+            raise InputError(f"{path} has no array {key!r}; available: {numeric}")
+        if key not in numeric:
+            raise InputError(f"{path}: array {key!r} is not a 2-D numeric matrix")
+        return np.asarray(archive[key], dtype=np.float64), None
+
+
+def _check_values(S: np.ndarray, what: str, binary: bool) -> np.ndarray:
+    try:
+        return check_matrix(S, name=what, binary=binary if binary else False)
+    except (ValueError, TypeError) as err:
+        raise InputError(str(err)) from err
+
+
+def _parse_fraction(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError as err:
+        raise InputError(f"--budget must be a fraction in (0, 1] or a question count, got {text!r}") from err
+
+
+def parse_budget(text: str, n_questions: int) -> int | float:
+    """``"0.1"`` -> fraction in (0, 1]; ``"50"`` -> a count in [1, n_questions]."""
+    try:
+        value: int | float = int(text)
+    except ValueError:
+        value = _parse_fraction(text)
+        if not (np.isfinite(value) and 0 < value <= 1):
+            raise InputError(f"--budget as a fraction must lie in (0, 1], got {text}") from None
+        return value
+    if value < 1:
+        raise InputError(f"--budget must be a fraction in (0, 1] or a count >= 1, got {text}")
+    if value > n_questions:
+        raise InputError(f"--budget {value} is larger than the question count ({n_questions})")
+    return value
+
+
+def _cmd_select(args) -> int:
+    from .mrmr import MRMRSelector
+    from .pipeline import EfficientBenchmark, make_predictor
+
+    S, ids = read_matrix(args.matrix, args.key)
+    binary = not args.continuous
+    S = _check_values(S, "matrix", binary)
+    n_models, n_questions = S.shape
+    budget = parse_budget(args.budget, n_questions)
+    if args.folds is not None:
+        if args.folds < 2:
+            raise InputError(f"--folds must be >= 2, got {args.folds}")
+        if n_models < args.folds:
+            raise InputError(f"fewer source models ({n_models}) than folds ({args.folds})")
+    if n_models < 3:
+        raise InputError(f"need at least 3 source models to fit a regressor, got {n_models}")
+    if binary and not is_binary(S):  # pragma: no cover - guarded by _check_values
+        raise InputError("matrix must be 0/1 in binary mode")
+    predictor = make_predictor(args.regressor)
+    if args.folds is not None and args.regressor != "mean":
+        predictor.set_params(cv=args.folds)
+    selector = MRMRSelector(budget, mi="ross" if binary else "ksg", mi_k=args.mi_k, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        bench = EfficientBenchmark(selector, predictor).fit(S, question_ids=ids)
+    out = bench.save(args.out)
+    info = {"coreset": bench.coreset_.tolist(), "question_ids": [ids[j] for j in bench.coreset_] if ids else None,
+            "n_source_models": n_models, "n_questions": n_questions, "budget": args.budget,
+            "regressor": args.regressor, "mi_k": args.mi_k, "binary": binary,
+            "alpha": getattr(bench.predictor_, "alpha_", None)}
+    (out / "coreset.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+    print(f"selected {bench.coreset_.size} of {n_questions} questions from {n_models} source models "
+          f"-> {out}/coreset.json, {out}/predictor.npz")
+    if n_models < 20:
+        print(f"warning: only {n_models} source models; predictions are unreliable below 20", file=sys.stderr)
+    return 0
+
+
+def _cmd_predict(args) -> int:
+    from .pipeline import EfficientBenchmark
+
+    try:
+        bench = EfficientBenchmark.load(args.model)
+    except (FileNotFoundError, ValueError, KeyError) as err:
+        raise InputError(f"--model: {err}") from err
+    A, _ = read_matrix(args.answers, args.key)
+    A = _check_values(A, "answers", binary=not args.continuous)
+    n_full, n_core = bench.n_questions_total_, bench.coreset_.size
+    if A.shape[1] == n_full:
+        pred = bench.predict_full(A)
+    elif A.shape[1] == n_core:
+        pred = bench.predict(A)
+    else:
+        raise InputError(f"answers have {A.shape[1]} questions; the model expects {n_full} (all questions) "
+                         f"or {n_core} (the coreset)")
+    for i, value in enumerate(pred):
+        print(f"{i}\t{value:.6f}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="neurips26 effbench", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    sel = sub.add_parser("select", help="pick questions and fit the predictor")
+    sel.add_argument("--matrix", required=True, help="source models x questions (.npz or .csv)")
+    sel.add_argument("--key", default=None, help="array name inside a .npz with several matrices")
+    sel.add_argument("--budget", required=True, help="fraction in (0, 1] or number of questions")
+    sel.add_argument("--out", required=True, help="output folder")
+    sel.add_argument("--regressor", choices=("krr", "ridge", "mean"), default="krr")
+    sel.add_argument("--mi-k", type=int, default=3, help="kNN neighbours of the MI estimator (default 3)")
+    sel.add_argument("--folds", type=int, default=None, help="CV folds for alpha (default: leave-one-out)")
+    sel.add_argument("--continuous", action="store_true", help="scores in [0, 1] instead of 0/1")
+    sel.set_defaults(func=_cmd_select)
+    pred = sub.add_parser("predict", help="predict full scores of new models")
+    pred.add_argument("--model", required=True, help="folder written by select")
+    pred.add_argument("--answers", required=True, help="new models x (all or coreset) questions (.npz or .csv)")
+    pred.add_argument("--key", default=None, help="array name inside a .npz with several matrices")
+    pred.add_argument("--continuous", action="store_true", help="scores in [0, 1] instead of 0/1")
+    pred.set_defaults(func=_cmd_predict)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+        if getattr(args, "mi_k", 1) < 1:
+            raise InputError(f"--mi-k must be >= 1, got {args.mi_k}")
+        return int(args.func(args))
+    except InputError as err:
+        print(f"neurips26 effbench: error: {err}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except ValueError as err:  # validation inside the estimators: still the user's input
+        print(f"neurips26 effbench: error: {str(err).splitlines()[0]}", file=sys.stderr)
+        return EXIT_BAD_INPUT
