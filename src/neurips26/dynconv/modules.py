@@ -1,0 +1,378 @@
+r"""Layers: the dynamic short convolution, its static baseline, and attention with convs on Q, K, V.
+
+:class:`DynamicShortConv` generates each token's filter from a conditioning vector $c_t$
+(the pre-norm block input in the paper's QKV recipe):
+
+$$z_t = W_{in} c_t \in \mathbb{R}^R,\qquad K_t = \mathrm{reshape}(z_t U, (W, D)),\qquad
+y_t = \sum_{w} (K_{t,w} + S_w) \odot x_{t-w} + x_t.$$
+
+$U$ starts at zero, so at initialisation the layer is the static conv $S$ plus the residual (and
+$\partial z = 0$ until $U$ moves, as with LoRA). :class:`ConvAugmentedAttention` applies one such
+module to each of the q, k, v projections (own widths under grouped-query attention) *before* RoPE,
+then runs RoPE and causal attention as usual; it plugs into :class:`neurips26.nn.Llama` through
+:func:`conv_attention_factory`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from neurips26.nn import LlamaConfig, apply_rope, rope_cos_sin, sdpa_attention
+
+from .ops import (
+    BACKENDS,
+    _shift,
+    check_cu_seqlens,
+    dynamic_conv1d,
+    lowrank_dynamic_conv1d,
+    sequence_starts,
+)
+
+CONV_KINDS = ("none", "static", "dynamic")
+
+
+def _positive_int(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
+    if value < 1:
+        raise ValueError(f"{name} must be >= 1, got {value}")
+    return value
+
+
+def _check_input(name: str, x: object, width: int) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor [B, T, {width}], got {type(x).__name__}")
+    if x.dim() != 3 or x.shape[-1] != width:
+        raise ValueError(f"{name} must be [B, T, {width}], got {tuple(x.shape)}")
+    return x
+
+
+def _final_state(x: torch.Tensor, width: int, cu_seqlens: torch.Tensor | None) -> torch.Tensor:
+    """The last ``W-1`` inputs of each sequence, zero-padded on the left: ``[B or N, W-1, D]``."""
+    keep = width - 1
+    if cu_seqlens is None:
+        seqs = list(x)
+    else:
+        c = cu_seqlens.tolist()
+        seqs = [x[0, a:b] for a, b in zip(c, c[1:])]
+    out = x.new_zeros(len(seqs), keep, x.shape[-1])
+    for i, s in enumerate(seqs):
+        n = min(keep, s.shape[0])
+        if n:
+            out[i, keep - n:] = s[s.shape[0] - n:]
+    return out
+
+
+def _check_state(state: object, batch: int, width: int, dim: int, x: torch.Tensor) -> torch.Tensor:
+    if not isinstance(state, torch.Tensor):
+        raise TypeError(f"state must be a torch.Tensor [B, W-1, D] (see init_state), got {type(state).__name__}")
+    if tuple(state.shape) != (batch, width - 1, dim):
+        raise ValueError(f"state must be [B, W-1, D] = [{batch}, {width - 1}, {dim}], got {tuple(state.shape)}")
+    if state.dtype != x.dtype:
+        raise TypeError(f"state dtype must match x_t ({x.dtype}), got {state.dtype}")
+    return state
+
+
+class DynamicShortConv(nn.Module):
+    """Causal depthwise conv whose W taps per channel are generated from each token's conditioning.
+
+    Args:
+        dim: channels ``D`` of the convolved stream.
+        kernel_size: taps ``W`` (lag 0 = current token).
+        rank: ``R`` of the low-rank generator ``K_t = reshape((W_in c_t) U, (W, D))``.
+        cond_dim: width of the conditioning ``c`` (default ``dim``: condition on ``x`` itself).
+        head_size: if given, use the head-wise generator instead: ``G_t = W_g c_t`` reshaped to
+            ``[D / head_size, W]`` (each group of ``head_size`` channels shares its taps; ``rank`` unused).
+        static: add a learned input-independent filter ``S [W, D]`` (init ``U(-1/√W, 1/√W)``).
+        residual: add ``x`` to the output.
+        backend: ``"auto"`` | ``"torch"`` | ``"triton"`` (see :func:`dynamic_conv1d`).
+
+    The generator's last matrix (``U``, or ``W_g`` head-wise) starts at zero, so a fresh layer equals
+    the static conv plus the residual.
+    """
+
+    def __init__(self, dim: int, kernel_size: int = 4, rank: int = 15, cond_dim: int | None = None, *,
+                 head_size: int | None = None, static: bool = True, residual: bool = True,
+                 backend: str = "auto") -> None:
+        super().__init__()
+        self.dim = _positive_int("dim", dim)
+        self.kernel_size = _positive_int("kernel_size", kernel_size)
+        self.cond_dim = dim if cond_dim is None else _positive_int("cond_dim", cond_dim)
+        if head_size is None:
+            self.rank = _positive_int("rank", rank)
+        else:
+            _positive_int("head_size", head_size)
+            if dim % head_size:
+                raise ValueError(f"head_size ({head_size}) must divide dim ({dim})")
+            self.rank = None
+        if backend not in BACKENDS:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        self.head_size, self.residual, self.backend = head_size, bool(residual), backend
+        if head_size is None:
+            # z_t = W_in c_t  (proj_in: [R, Dc]); U: [R, W*D], zero-initialised
+            self.proj_in = nn.Linear(self.cond_dim, self.rank, bias=False)
+            self.U = nn.Parameter(torch.zeros(self.rank, kernel_size * dim))
+        else:
+            # G_t = W_g c_t, [H*W, Dc] zero-initialised (a Parameter, not nn.Linear, so model-wide
+            # Linear initialisers leave it at zero)
+            self.tap_weight = nn.Parameter(torch.zeros((dim // head_size) * kernel_size, self.cond_dim))
+        if static:
+            bound = 1.0 / math.sqrt(kernel_size)
+            self.static_weight = nn.Parameter(torch.empty(kernel_size, dim).uniform_(-bound, bound))
+        else:
+            self.register_parameter("static_weight", None)
+
+    def extra_repr(self) -> str:
+        kind = f"rank={self.rank}" if self.head_size is None else f"head_size={self.head_size}"
+        return (f"dim={self.dim}, kernel_size={self.kernel_size}, {kind}, cond_dim={self.cond_dim}, "
+                f"static={self.static_weight is not None}, residual={self.residual}")
+
+    def _cond(self, x: torch.Tensor, cond: torch.Tensor | None) -> torch.Tensor:
+        if cond is None:
+            if self.cond_dim != self.dim:
+                raise ValueError(f"cond is required: cond_dim={self.cond_dim} differs from dim={self.dim}")
+            return x
+        cond = _check_input("cond", cond, self.cond_dim)
+        if cond.shape[:-1] != x.shape[:-1]:
+            raise ValueError(f"cond must share x's [B, T] = {tuple(x.shape[:-1])}, got {tuple(cond.shape[:-1])}")
+        return cond
+
+    def forward(self, x: torch.Tensor, cond: torch.Tensor | None = None,
+                cu_seqlens: torch.Tensor | None = None, *,
+                return_final_state: bool = False) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+        """``x: [B, T, D]``, ``cond: [B, T, Dc]`` (default ``x``) -> ``[B, T, D]``.
+
+        ``cu_seqlens`` (``[N+1]``, ``B == 1``) packs sequences; ``return_final_state`` also returns the
+        decode cache ``[B (or N), W-1, D]`` (prefill), to continue with :meth:`step`.
+        """
+        x = _check_input("x", x, self.dim)
+        c = self._cond(x, cond)
+        p_dtype = (self.U if self.head_size is None else self.tap_weight).dtype
+        if x.dtype != p_dtype or c.dtype != p_dtype:
+            raise TypeError(f"x ({x.dtype}) and cond ({c.dtype}) must have the layer's dtype ({p_dtype}); "
+                            "convert the module with .to(dtype)")
+        if self.head_size is None:
+            y = lowrank_dynamic_conv1d(x, self.proj_in(c), self.U, self.static_weight, self.residual,
+                                       self.backend, cu_seqlens)
+        else:
+            b, t, _ = x.shape
+            taps = F.linear(c, self.tap_weight).view(b, t, self.dim // self.head_size, self.kernel_size)
+            y = dynamic_conv1d(x, taps, self.static_weight, self.residual, self.backend, cu_seqlens)
+        if return_final_state:
+            return y, _final_state(x, self.kernel_size, cu_seqlens)
+        return y
+
+    def init_state(self, batch_size: int, *, device: torch.device | str | None = None,
+                   dtype: torch.dtype | None = None) -> torch.Tensor:
+        """An empty decode cache ``[B, W-1, D]`` (zeros: nothing before the first token)."""
+        _positive_int("batch_size", batch_size)
+        return torch.zeros(batch_size, self.kernel_size - 1, self.dim, device=device, dtype=dtype)
+
+    def taps_at(self, cond_t: torch.Tensor) -> torch.Tensor:
+        """The full filter ``K_t + S`` for conditioning ``cond_t: [B, Dc]``: ``[B, W, D]``."""
+        b = cond_t.shape[0]
+        if self.head_size is None:
+            k = (self.proj_in(cond_t) @ self.U).view(b, self.kernel_size, self.dim)
+        else:
+            g = F.linear(cond_t, self.tap_weight).view(b, self.dim // self.head_size, self.kernel_size)
+            k = g.repeat_interleave(self.head_size, dim=1).transpose(1, 2)
+        return k + self.static_weight if self.static_weight is not None else k
+
+    def step(self, x_t: torch.Tensor, cond_t: torch.Tensor | None, state: torch.Tensor
+             ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One decoding step. ``x_t: [B, D]``, ``cond_t: [B, Dc]`` (None = ``x_t``), ``state: [B, W-1, D]``
+        (the last W-1 inputs, oldest first) -> ``(y_t [B, D], new_state [B, W-1, D])``."""
+        if not isinstance(x_t, torch.Tensor) or x_t.dim() != 2 or x_t.shape[1] != self.dim:
+            raise ValueError(f"x_t must be [B, {self.dim}], got "
+                             f"{tuple(x_t.shape) if isinstance(x_t, torch.Tensor) else type(x_t).__name__}")
+        b = x_t.shape[0]
+        if cond_t is None:
+            cond_t = x_t if self.cond_dim == self.dim else None
+        if cond_t is None or cond_t.dim() != 2 or tuple(cond_t.shape) != (b, self.cond_dim):
+            raise ValueError(f"cond_t must be [B, cond_dim] = [{b}, {self.cond_dim}], got "
+                             f"{None if cond_t is None else tuple(cond_t.shape)}")
+        state = _check_state(state, b, self.kernel_size, self.dim, x_t)
+        window = torch.cat([state, x_t[:, None]], dim=1)  # [B, W, D]; window[:, W-1-w] = x_{t-w}
+        k = self.taps_at(cond_t)  # [B, W, D], lag 0 first
+        y = (k.float() * window.flip(1).float()).sum(1).to(x_t.dtype)
+        if self.residual:
+            y = y + x_t
+        return y, window[:, 1:]
+
+
+class StaticShortConv(nn.Module):
+    r"""Canon-style static causal depthwise conv: $y_t = \sum_w S_w \odot x_{t-w}\ (+\, x_t)$.
+
+    Args:
+        dim: channels ``D``.
+        kernel_size: taps ``W`` (lag 0 first in ``weight [W, D]``; nn.Conv1d stores the reverse).
+        residual: add ``x`` to the output.
+
+    Without ``cu_seqlens`` the forward is one ``F.conv1d(groups=D)`` (cuDNN on GPU).
+    """
+
+    def __init__(self, dim: int, kernel_size: int = 4, residual: bool = True) -> None:
+        super().__init__()
+        self.dim = _positive_int("dim", dim)
+        self.kernel_size = _positive_int("kernel_size", kernel_size)
+        self.residual = bool(residual)
+        bound = 1.0 / math.sqrt(kernel_size)  # nn.Conv1d's default bound for fan_in = W
+        self.weight = nn.Parameter(torch.empty(kernel_size, dim).uniform_(-bound, bound))
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, kernel_size={self.kernel_size}, residual={self.residual}"
+
+    @classmethod
+    def from_conv1d(cls, conv: nn.Conv1d, *, residual: bool = False) -> StaticShortConv:
+        """Import a depthwise ``nn.Conv1d(D, D, W, groups=D, padding=W-1, bias=False)`` used causally
+        (output cropped to the first T steps); flips its taps into lag order. Non-causal set-ups
+        (``padding`` other than ``W-1``, stride/dilation != 1) and biases are rejected."""
+        if not isinstance(conv, nn.Conv1d):
+            raise TypeError(f"conv must be an nn.Conv1d, got {type(conv).__name__}")
+        d, width = conv.in_channels, conv.kernel_size[0]
+        if conv.groups != d or conv.out_channels != d:
+            raise ValueError(f"conv must be depthwise (groups = in = out channels), got groups={conv.groups}, "
+                             f"in={d}, out={conv.out_channels}")
+        if conv.padding != (width - 1,) or conv.stride != (1,) or conv.dilation != (1,):
+            raise ValueError(f"conv is not a causal short conv: need padding={width - 1} (left context, crop "
+                             f"right), stride 1, dilation 1; got padding={conv.padding}, stride={conv.stride}, "
+                             f"dilation={conv.dilation}")
+        if conv.bias is not None:
+            raise ValueError("conv has a bias; StaticShortConv has none (build the conv with bias=False)")
+        layer = cls(d, width, residual)
+        with torch.no_grad():
+            layer.weight.copy_(conv.weight[:, 0, :].flip(-1).T)  # Conv1d index W-1 = lag 0
+        return layer
+
+    def forward(self, x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+        """``x: [B, T, D]`` -> ``[B, T, D]``; ``cu_seqlens`` packs sequences (``B == 1``)."""
+        x = _check_input("x", x, self.dim)
+        if x.dtype != self.weight.dtype:
+            raise TypeError(f"x dtype ({x.dtype}) must match the layer's weight dtype ({self.weight.dtype})")
+        check_cu_seqlens(cu_seqlens, x)
+        t = x.shape[1]
+        if cu_seqlens is None:
+            # nn.Conv1d convention: weight [D, 1, W] with index W-1 = current token
+            w = self.weight.flip(0).T.unsqueeze(1)
+            y = F.conv1d(x.transpose(1, 2), w, padding=self.kernel_size - 1, groups=self.dim)[..., :t]
+            y = y.transpose(1, 2)
+        else:
+            starts = sequence_starts(cu_seqlens, x)
+            y = sum(self.weight[w] * _shift(x, w, starts) for w in range(self.kernel_size))
+        return y + x if self.residual else y
+
+    def init_state(self, batch_size: int, *, device: torch.device | str | None = None,
+                   dtype: torch.dtype | None = None) -> torch.Tensor:
+        _positive_int("batch_size", batch_size)
+        return torch.zeros(batch_size, self.kernel_size - 1, self.dim, device=device, dtype=dtype)
+
+    def step(self, x_t: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """``x_t: [B, D]``, ``state: [B, W-1, D]`` -> ``(y_t, new_state)``."""
+        if not isinstance(x_t, torch.Tensor) or x_t.dim() != 2 or x_t.shape[1] != self.dim:
+            raise ValueError(f"x_t must be [B, {self.dim}]")
+        state = _check_state(state, x_t.shape[0], self.kernel_size, self.dim, x_t)
+        window = torch.cat([state, x_t[:, None]], dim=1)
+        y = (self.weight * window.flip(1)).sum(1)
+        return (y + x_t if self.residual else y), window[:, 1:]
+
+
+def packed_causal_mask(cu_seqlens: torch.Tensor, t: int, device: torch.device) -> torch.Tensor:
+    """Block-diagonal causal mask ``[T, T]`` (True = attend) for packed sequences."""
+    starts = sequence_starts(cu_seqlens, torch.empty(1, t, 1, device=device)).long()
+    i = torch.arange(t, device=device)
+    return (i[None, :] <= i[:, None]) & (i[None, :] >= starts[:, None])
+
+
+class ConvAugmentedAttention(nn.Module):
+    """Llama attention with a short conv on each of q, k, v, applied before RoPE.
+
+    Args:
+        d_model: model width.
+        n_heads: query heads (``d_model / n_heads`` = head dim, even).
+        n_kv_heads: key/value heads (grouped-query attention; default ``n_heads``).
+        conv: ``"none"`` (plain attention), ``"static"`` (:class:`StaticShortConv`, residual) or
+            ``"dynamic"`` (:class:`DynamicShortConv` conditioned on the block input, static + residual).
+        kernel_size, rank: conv taps ``W`` and generator rank ``R``.
+        rope_theta: RoPE base, used only when ``forward`` is called without ``cos``/``sin``.
+        backend: kernel backend for the dynamic convs.
+        attention_fn: the core attention step (default causal SDPA).
+
+    ``forward(x, cos, sin, cu_seqlens=None, **attention_kwargs)`` matches :class:`neurips26.nn.Attention`.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, *, conv: str = "dynamic",
+                 kernel_size: int = 4, rank: int = 15, rope_theta: float = 10000.0, backend: str = "auto",
+                 attention_fn: Callable[..., torch.Tensor] | None = None) -> None:
+        super().__init__()
+        _positive_int("d_model", d_model)
+        _positive_int("n_heads", n_heads)
+        n_kv_heads = n_heads if n_kv_heads is None else _positive_int("n_kv_heads", n_kv_heads)
+        if d_model % n_heads or (d_model // n_heads) % 2:
+            raise ValueError(f"d_model ({d_model}) / n_heads ({n_heads}) must be an even integer (RoPE)")
+        if n_heads % n_kv_heads:
+            raise ValueError(f"n_kv_heads ({n_kv_heads}) must divide n_heads ({n_heads})")
+        if conv not in CONV_KINDS:
+            raise ValueError(f"conv must be one of {CONV_KINDS}, got {conv!r}")
+        self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, d_model // n_heads
+        self.conv, self.rope_theta = conv, float(rope_theta)
+        self.attention_fn = attention_fn or sdpa_attention
+        widths = {"q": n_heads * self.head_dim, "k": n_kv_heads * self.head_dim, "v": n_kv_heads * self.head_dim}
+        self.q_proj = nn.Linear(d_model, widths["q"], bias=False)
+        self.k_proj = nn.Linear(d_model, widths["k"], bias=False)
+        self.v_proj = nn.Linear(d_model, widths["v"], bias=False)
+        self.o_proj = nn.Linear(widths["q"], d_model, bias=False)
+        if conv == "static":
+            self.convs = nn.ModuleDict({n: StaticShortConv(w, kernel_size, residual=True) for n, w in widths.items()})
+        elif conv == "dynamic":
+            # conditioning c = the block input (already RMS-normalised by the pre-norm Block)
+            self.convs = nn.ModuleDict({n: DynamicShortConv(w, kernel_size, rank, cond_dim=d_model, static=True,
+                                                            residual=True, backend=backend)
+                                        for n, w in widths.items()})
+        else:
+            self.convs = None
+
+    def _conv(self, name: str, h: torch.Tensor, x: torch.Tensor, cu_seqlens: torch.Tensor | None) -> torch.Tensor:
+        if self.convs is None:
+            return h
+        if self.conv == "static":
+            return self.convs[name](h, cu_seqlens)
+        return self.convs[name](h, cond=x, cu_seqlens=cu_seqlens)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor | None = None, sin: torch.Tensor | None = None,
+                cu_seqlens: torch.Tensor | None = None, **attention_kwargs: Any) -> torch.Tensor:
+        """``x: [B, T, d_model]``, RoPE tables ``[B, 1, T, head_dim]`` -> ``[B, T, d_model]``."""
+        b, t, _ = x.shape
+        if cos is None or sin is None:
+            cos, sin = rope_cos_sin(torch.arange(t, device=x.device), self.head_dim, self.rope_theta, x.dtype)
+        if cu_seqlens is not None:
+            check_cu_seqlens(cu_seqlens, x)
+            attention_kwargs.setdefault("attn_mask", packed_causal_mask(cu_seqlens, t, x.device))
+
+        def heads(h: torch.Tensor, n: int) -> torch.Tensor:
+            return h.view(b, t, n, self.head_dim).transpose(1, 2)
+
+        q = apply_rope(heads(self._conv("q", self.q_proj(x), x, cu_seqlens), self.n_heads), cos, sin)
+        k = apply_rope(heads(self._conv("k", self.k_proj(x), x, cu_seqlens), self.n_kv_heads), cos, sin)
+        v = heads(self._conv("v", self.v_proj(x), x, cu_seqlens), self.n_kv_heads)
+        out = self.attention_fn(q, k, v, **attention_kwargs)  # [B, H, T, d]
+        return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
+
+
+def conv_attention_factory(conv: str = "dynamic", *, kernel_size: int = 4, rank: int = 15,
+                           backend: str = "auto") -> Callable[[LlamaConfig, int], ConvAugmentedAttention]:
+    """``Llama(config, attention_factory=conv_attention_factory("dynamic"))``: convs on Q/K/V in every layer."""
+    if conv not in CONV_KINDS:
+        raise ValueError(f"conv must be one of {CONV_KINDS}, got {conv!r}")
+
+    def factory(config: LlamaConfig, layer_idx: int) -> ConvAugmentedAttention:
+        return ConvAugmentedAttention(config.d_model, config.n_heads, config.n_kv_heads, conv=conv,
+                                      kernel_size=kernel_size, rank=rank, rope_theta=config.rope_theta,
+                                      backend=backend)
+
+    return factory

@@ -1,0 +1,245 @@
+r"""Causal depthwise convolution with per-position, input-dependent filters: the functional API.
+
+For ``x: [B, T, D]``, lag $w = 0 \dots W-1$ ($w = 0$ is the current token) and an optional static
+filter $S \in \mathbb{R}^{W \times D}$:
+
+$$y_{b,t,d} = \sum_{w=0}^{W-1} \big(K_{b,t,w,d} + S_{w,d}\big)\, x_{b,t-w,d} \;(+\, x_{b,t,d}
+\text{ if residual}),\qquad x_{b,t-w,d} = 0 \text{ for } t - w < \text{start of } t\text{'s sequence}.$$
+
+Two ways to give the dynamic filter $K$:
+
+* head-wise (:func:`dynamic_conv1d`): ``taps: [B, T, H, W]``; the ``hs = D / H`` channels of head
+  $h$ share one tap set, $K_{b,t,w,d} = G_{b,t,\lfloor d/hs \rfloor,w}$ (``H = D`` is fully general);
+* low-rank (:func:`lowrank_dynamic_conv1d`): ``z: [B, T, R]`` and ``U: [R, W*D]``,
+  $K_{b,t} = \mathrm{reshape}(z_{b,t} U, (W, D))$, never materialised by the Triton kernel.
+
+``backend="torch"`` is the plain PyTorch reference (W shifted multiplies, fp32 accumulation);
+``"triton"`` the fused kernels of :mod:`.kernels` (forward and backward); ``"auto"`` picks Triton for
+CUDA tensors when Triton is importable, else the reference. ``cu_seqlens`` (``[N+1]`` int, B = 1)
+describes packed variable-length sequences: the left context is zero at every sequence start.
+"""
+
+from __future__ import annotations
+
+import torch
+
+BACKENDS = ("auto", "torch", "triton")
+
+
+# --------------------------------------------------------------------------------------------------
+# validation (shared by both functional forms and the modules)
+# --------------------------------------------------------------------------------------------------
+
+def _check_x(x: object) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"x must be a torch.Tensor [B, T, D], got {type(x).__name__}")
+    if x.dim() != 3:
+        raise ValueError(f"x must be [B, T, D] (3 dims), got shape {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    return x
+
+
+def _check_same(name: str, t: torch.Tensor, x: torch.Tensor) -> None:
+    if t.dtype != x.dtype:
+        raise TypeError(f"{name} dtype must match x ({x.dtype}), got {t.dtype}")
+    if t.device != x.device:
+        raise ValueError(f"{name} must be on x's device ({x.device}), got {t.device}")
+
+
+def _check_static(static_w: torch.Tensor | None, width: int, x: torch.Tensor) -> None:
+    if static_w is None:
+        return
+    if not isinstance(static_w, torch.Tensor):
+        raise TypeError(f"static_w must be a torch.Tensor [W, D] or None, got {type(static_w).__name__}")
+    if tuple(static_w.shape) != (width, x.shape[2]):
+        raise ValueError(f"static_w must be [W, D] = [{width}, {x.shape[2]}] (causal taps, lag 0 first), "
+                         f"got {tuple(static_w.shape)}")
+    _check_same("static_w", static_w, x)
+
+
+def _check_backend(backend: str) -> None:
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+
+
+def check_cu_seqlens(cu_seqlens: torch.Tensor | None, x: torch.Tensor) -> None:
+    """``cu_seqlens``: int tensor ``[N+1]``, 0 first, ``T`` last, non-decreasing; needs ``B == 1``."""
+    if cu_seqlens is None:
+        return
+    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1 or cu_seqlens.is_floating_point():
+        raise TypeError("cu_seqlens must be a 1-D integer tensor [N+1] of cumulative sequence lengths, got "
+                        f"{cu_seqlens!r}" if not isinstance(cu_seqlens, torch.Tensor) else
+                        f"cu_seqlens must be a 1-D integer tensor [N+1], got {cu_seqlens.dtype} "
+                        f"{tuple(cu_seqlens.shape)}")
+    if x.shape[0] != 1:
+        raise ValueError(f"cu_seqlens packs sequences along T and needs batch size 1, got B={x.shape[0]}")
+    c = cu_seqlens.tolist()
+    if len(c) < 2 or c[0] != 0 or c[-1] != x.shape[1] or any(b < a for a, b in zip(c, c[1:])):
+        raise ValueError(f"cu_seqlens must start at 0, end at T={x.shape[1]} and never decrease, got {c}")
+
+
+def sequence_starts(cu_seqlens: torch.Tensor | None, x: torch.Tensor) -> torch.Tensor | None:
+    """``starts[t]`` = index of the first token of ``t``'s sequence (int32 ``[T]``), or None."""
+    if cu_seqlens is None:
+        return None
+    t = x.shape[1]
+    lengths = (cu_seqlens[1:] - cu_seqlens[:-1]).to(device=x.device, dtype=torch.long)
+    return torch.repeat_interleave(cu_seqlens[:-1].to(device=x.device, dtype=torch.long), lengths,
+                                   output_size=t).to(torch.int32)
+
+
+# --------------------------------------------------------------------------------------------------
+# the PyTorch reference
+# --------------------------------------------------------------------------------------------------
+
+def _shift(x: torch.Tensor, w: int, starts: torch.Tensor | None) -> torch.Tensor:
+    r"""$x_{b,t-w,d}$ as a ``[B, T, D]`` tensor, zero where $t - w$ leaves the sequence."""
+    if w == 0:
+        return x
+    t = x.shape[1]
+    shifted = torch.zeros_like(x)
+    if w < t:
+        shifted[:, w:] = x[:, : t - w]
+    if starts is not None:
+        keep = torch.arange(t, device=x.device) - w >= starts.long()  # [T]
+        shifted = shifted * keep[None, :, None].to(x.dtype)
+    return shifted
+
+
+def reference_dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor | None = None,
+                             residual: bool = False, starts: torch.Tensor | None = None) -> torch.Tensor:
+    """Head-wise reference: ``x [B,T,D]``, ``taps [B,T,H,W]`` -> ``[B,T,D]`` (fp32 accumulation)."""
+    b, t, d = x.shape
+    h, width = taps.shape[2], taps.shape[3]
+    hs = d // h
+    acc = torch.promote_types(x.dtype, torch.float32)  # fp32 accumulation (fp64 stays fp64)
+    x32, k32 = x.to(acc), taps.to(acc)
+    y = x32.clone() if residual else torch.zeros_like(x32)
+    for w in range(width):
+        # K_{b,t,w,d} = G_{b,t,d // hs, w}: every channel of a head uses its head's tap
+        kw = k32[..., w].repeat_interleave(hs, dim=-1)  # [B, T, D]
+        if static_w is not None:
+            kw = kw + static_w[w].to(acc)
+        y = y + kw * _shift(x32, w, starts)
+    return y.to(x.dtype)
+
+
+def reference_lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
+                                     static_w: torch.Tensor | None = None, residual: bool = False,
+                                     starts: torch.Tensor | None = None) -> torch.Tensor:
+    """Low-rank reference: ``K[b,t,w] = z[b,t] @ U[:, w*D:(w+1)*D]``; one ``[B,T,D]`` slab per lag."""
+    d = x.shape[2]
+    width = U.shape[1] // d
+    acc = torch.promote_types(x.dtype, torch.float32)
+    x32, z32, u32 = x.to(acc), z.to(acc), U.to(acc)
+    y = x32.clone() if residual else torch.zeros_like(x32)
+    for w in range(width):
+        kw = z32 @ u32[:, w * d:(w + 1) * d]  # [B, T, D]
+        if static_w is not None:
+            kw = kw + static_w[w].to(acc)
+        y = y + kw * _shift(x32, w, starts)
+    return y.to(x.dtype)
+
+
+# --------------------------------------------------------------------------------------------------
+# dispatch
+# --------------------------------------------------------------------------------------------------
+
+def _triton_usable(x: torch.Tensor) -> bool:
+    if not x.is_cuda:
+        return False
+    try:
+        import triton  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _resolve(backend: str, x: torch.Tensor) -> str:
+    if backend == "auto":
+        return "triton" if _triton_usable(x) else "torch"
+    if backend == "triton":
+        from . import kernels
+
+        kernels.require_runnable(x)
+    return backend
+
+
+def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor | None = None,
+                   residual: bool = False, backend: str = "auto",
+                   cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+    """Head-wise dynamic causal depthwise convolution.
+
+    Args:
+        x: input ``[B, T, D]``.
+        taps: dynamic filter ``[B, T, H, W]``, lag 0 (current token) first; ``H`` must divide ``D``
+            and each head's ``D/H`` consecutive channels share its taps.
+        static_w: optional input-independent filter ``[W, D]`` added to the taps (lag 0 first).
+        residual: add ``x`` to the output.
+        backend: ``"auto"`` | ``"torch"`` | ``"triton"``.
+        cu_seqlens: optional ``[N+1]`` cumulative lengths of packed sequences (``B == 1``).
+
+    Returns:
+        ``[B, T, D]`` in ``x``'s dtype (accumulated in fp32).
+    """
+    x = _check_x(x)
+    _check_backend(backend)
+    if not isinstance(taps, torch.Tensor):
+        raise TypeError(f"taps must be a torch.Tensor [B, T, H, W], got {type(taps).__name__}")
+    if taps.dim() != 4 or taps.shape[:2] != x.shape[:2]:
+        raise ValueError(f"taps must be [B, T, H, W] with B, T = {tuple(x.shape[:2])} from x, got "
+                         f"{tuple(taps.shape)}")
+    if taps.shape[3] < 1:
+        raise ValueError(f"kernel size W (taps.shape[3]) must be >= 1, got {taps.shape[3]}")
+    if taps.shape[2] < 1 or x.shape[2] % taps.shape[2]:
+        raise ValueError(f"taps heads H={taps.shape[2]} must divide D={x.shape[2]}")
+    _check_same("taps", taps, x)
+    _check_static(static_w, taps.shape[3], x)
+    check_cu_seqlens(cu_seqlens, x)
+    starts = sequence_starts(cu_seqlens, x)
+    if _resolve(backend, x) == "torch":
+        return reference_dynamic_conv1d(x, taps, static_w, residual, starts)
+    from .kernels import headwise_conv_triton
+
+    return headwise_conv_triton(x, taps, static_w, residual, starts)
+
+
+def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
+                           static_w: torch.Tensor | None = None, residual: bool = False,
+                           backend: str = "auto", cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+    """Low-rank dynamic causal depthwise convolution, ``K[b,t] = reshape(z[b,t] @ U, (W, D))``.
+
+    Args:
+        x: input ``[B, T, D]``.
+        z: per-token filter coordinates ``[B, T, R]`` (e.g. ``Linear(cond)``).
+        U: filter basis ``[R, W*D]``; column ``w*D + d`` is lag ``w`` of channel ``d``.
+        static_w, residual, backend, cu_seqlens: as in :func:`dynamic_conv1d`.
+
+    Returns:
+        ``[B, T, D]`` in ``x``'s dtype. Any ``R >= 1`` works (the kernel pads R on chip; no power-of-two
+        rule).
+    """
+    x = _check_x(x)
+    _check_backend(backend)
+    for name, t in (("z", z), ("U", U)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if z.dim() != 3 or z.shape[:2] != x.shape[:2]:
+        raise ValueError(f"z must be [B, T, R] with B, T = {tuple(x.shape[:2])} from x, got {tuple(z.shape)}")
+    if z.shape[2] < 1:
+        raise ValueError(f"rank R = z.shape[2] must be >= 1, got {z.shape[2]}")
+    d = x.shape[2]
+    if U.dim() != 2 or U.shape[0] != z.shape[2] or U.shape[1] < d or U.shape[1] % d:
+        raise ValueError(f"U must be [R, W*D] with R={z.shape[2]}, D={d} and W >= 1, got {tuple(U.shape)}")
+    _check_same("z", z, x)
+    _check_same("U", U, x)
+    width = U.shape[1] // d
+    _check_static(static_w, width, x)
+    check_cu_seqlens(cu_seqlens, x)
+    starts = sequence_starts(cu_seqlens, x)
+    if _resolve(backend, x) == "torch":
+        return reference_lowrank_dynamic_conv1d(x, z, U, static_w, residual, starts)
+    from .kernels import lowrank_conv_triton
+
+    return lowrank_conv_triton(x, z, U, static_w, residual, starts)
