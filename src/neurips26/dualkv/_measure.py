@@ -102,21 +102,42 @@ class PolicyUpdate:
         return sum(seen.values())
 
 
-def median_time(fn: Callable[[], object], *, warmup: int, reps: int, device: torch.device | str = "cpu") -> float:
-    """Median wall time of ``fn`` in seconds (CUDA-synchronised when on a GPU)."""
+def median_time(fn: Callable[[], object], *, warmup: int, reps: int, device: torch.device | str = "cpu",
+                clock: str = "wall") -> float:
+    """Median time of ``fn`` in seconds over ``reps`` calls after ``warmup`` calls.
+
+    ``clock="wall"``: ``perf_counter`` (CUDA-synchronised on a GPU). ``clock="process"``: CPU seconds this process
+    spent (``time.process_time``, all threads) — on a shared, oversubscribed CPU the wall clock mostly measures
+    waiting for a core, while process time measures the work.
+    """
+    if clock not in ("wall", "process"):
+        raise ValueError(f"clock must be 'wall' or 'process', got {clock!r}")
     cuda = torch.device(device).type == "cuda"
+    timer = time.perf_counter if clock == "wall" else time.process_time
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(reps):
         if cuda:
             torch.cuda.synchronize()
-        t0 = time.perf_counter()
+        t0 = timer()
         fn()
         if cuda:
             torch.cuda.synchronize()
-        times.append(time.perf_counter() - t0)
+        times.append(timer() - t0)
     return statistics.median(times)
+
+
+class single_thread:
+    """Context manager: run torch ops on one intra-op thread, restoring the previous count afterwards."""
+
+    def __enter__(self) -> single_thread:
+        self._prev = torch.get_num_threads()
+        torch.set_num_threads(1)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        torch.set_num_threads(self._prev)
 
 
 def max_rel_grad_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:

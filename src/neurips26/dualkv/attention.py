@@ -139,22 +139,25 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
     rows = torch.where(valid, starts[:, None] + offs[None, :], 0)  # [N, Rm] packed row (0 where padded)
 
     f32 = torch.float64 if q_dec.dtype == torch.float64 else torch.float32  # compute dtype
-    # Query heads grouped under their KV head: [N, Rm, H, d] -> [N, H_kv, G, Rm, d]
-    qp = q_dec[rows].to(f32).view(n, r_max, hk, g, d).permute(0, 2, 3, 1, 4)
-    kd = k_dec[rows].to(f32).permute(0, 2, 1, 3)[:, :, None]  # [N, H_kv, 1, Rm, d]
-    vd = v_dec[rows].to(f32).permute(0, 2, 1, 3)[:, :, None]
-    kc = k_ctx.to(f32).permute(1, 0, 2)[None, :, None]  # [1, H_kv, 1, P, d]  (broadcast over N and G)
-    vc = v_ctx.to(f32).permute(1, 0, 2)[None, :, None]
+    # Layout [H_kv, N, G, R_max, d] (query heads grouped under their KV head), so both score products are plain
+    # batched matmuls without broadcasting copies of K/V.
+    qp = q_dec[rows].to(f32).view(n, r_max, hk, g, d).permute(2, 0, 3, 1, 4).contiguous()
+    kd = k_dec[rows].to(f32).permute(2, 0, 1, 3).reshape(hk * n, r_max, d)  # [H_kv·N, Rm, d]
+    vd = v_dec[rows].to(f32).permute(2, 0, 1, 3).reshape(hk * n, r_max, d)
+    kc = k_ctx.to(f32).transpose(0, 1)  # [H_kv, P, d], shared by all N responses
+    vc = v_ctx.to(f32).transpose(0, 1)
 
-    # S = [Q K_c^T | Q K_d^T] / sqrt(d); context always visible, decoded key j visible iff j <= r (and real)
-    s_ctx = torch.matmul(qp, kc.transpose(-1, -2)) * scale  # [N, H_kv, G, Rm, P]
-    s_dec = torch.matmul(qp, kd.transpose(-1, -2)) * scale  # [N, H_kv, G, Rm, Rm]
+    # S_c = Q_d K_c^T / sqrt(d): one [N·G·R_max, P] product per KV head, every context key visible
+    s_ctx = torch.bmm(qp.view(hk, n * g * r_max, d), kc.transpose(1, 2)).mul_(scale).view(hk, n, g * r_max, p)
+    # S_d = Q_d^(i) K_d^(i)T / sqrt(d) per response; key j visible to query r iff j <= r (and j is real)
+    s_dec = torch.bmm(qp.view(hk * n, g * r_max, d), kd.transpose(1, 2)).mul_(scale).view(hk, n, g, r_max, r_max)
     causal = (offs[None, :] <= offs[:, None])[None] & valid[:, None, :]  # [N, Rm(q), Rm(k)]
-    s_dec = s_dec.masked_fill(~causal[:, None, None], float("-inf"))
+    s_dec = s_dec.masked_fill(~causal[None, :, None], float("-inf")).view(hk, n, g * r_max, r_max)
+    # one softmax over [context | own decoded keys]; O = P_c V_c + P_d V_d
     probs = torch.softmax(torch.cat([s_ctx, s_dec], dim=-1), dim=-1)
-    # O = P_c V_c + P_d V_d
-    out = torch.matmul(probs[..., :p], vc) + torch.matmul(probs[..., p:], vd)  # [N, H_kv, G, Rm, d]
-    out = out.permute(0, 3, 1, 2, 4).reshape(n, r_max, h, d)
+    out = torch.bmm(probs[..., :p].reshape(hk, n * g * r_max, p), vc).view(hk, n, g, r_max, d) \
+        + torch.bmm(probs[..., p:].reshape(hk * n, g * r_max, r_max), vd).view(hk, n, g, r_max, d)
+    out = out.permute(1, 3, 0, 2, 4).reshape(n, r_max, h, d)  # [N, Rm, H, d], head = kv·G + g
     return out[valid].to(q_dec.dtype)
 
 

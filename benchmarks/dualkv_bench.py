@@ -1,0 +1,94 @@
+"""DualKV side by side: time and memory of DualKV vs replicated prompts vs Prefix-Grouper (and FlexAttention on GPU).
+
+Two levels, one table each, ratios within one run:
+
+* ``--level model`` (default on CPU): a DAPO policy update (fwd + token-mean loss + bwd) of a tiny Llama
+  (2 layers, d=128, 4 heads, 2 KV heads) over a sweep of (N, P), R ~ U{32..96}; time per arm, activation bytes
+  saved for backward, and rho for comparison.
+* ``--level kernel`` (GPU): attention only, fwd+bwd in bf16 at the paper's kernel shapes (H=32, Hk=8, d=128,
+  R=2048): Triton DualKV vs SDPA-flash on the replicated batch vs compiled FlexAttention vs Prefix-Grouper,
+  with peak CUDA memory.
+
+    python benchmarks/dualkv_bench.py                       # CPU, model level
+    python benchmarks/dualkv_bench.py --clock process       # CPU time (for a shared, busy machine)
+    python benchmarks/dualkv_bench.py --level kernel        # GPU
+
+Not run in CI. On a shared CPU, wall times are noisy: read the ratios, and prefer ``--clock process``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import torch
+
+
+def _model_level(args: argparse.Namespace) -> None:
+    from neurips26.dualkv._measure import ARMS, PolicyUpdate, median_time, synthetic_groups
+    from neurips26.nn.llama import Llama, LlamaConfig
+
+    cells = [(n, p) for p in args.prompt_lens for n in args.n_responses]
+    print(f"policy update fwd+bwd, tiny Llama (2 layers, d=128, 4/2 heads), R~U{{32..96}}, clock={args.clock}, "
+          f"threads={torch.get_num_threads()}")
+    header = (f"{'N':>3} {'P':>5} {'rho':>5} | " + " ".join(f"{a + ' ms':>17}" for a in ARMS)
+              + " | rep/dk  pg/dk | MB rep    dk    pg")
+    print(header)
+    print("-" * len(header))
+    for n, p in cells:
+        groups = synthetic_groups(args.seed, n_groups=1, n_responses=n, prompt_len=p, resp_low=32, resp_high=96,
+                                  vocab=1024)
+        torch.manual_seed(args.seed)
+        model = Llama(LlamaConfig(vocab_size=1024, d_model=128, n_layers=2, n_heads=4, n_kv_heads=2,
+                                  max_seq_len=p + 97))
+        upd = PolicyUpdate(model, groups, torch.randn(n), backend="torch")
+        t = {a: 1e3 * median_time(lambda a=a, u=upd: u.step(a), warmup=args.warmup, reps=args.reps, clock=args.clock)
+             for a in ARMS}
+        mem = {a: upd.saved_activation_bytes(a) / 2**20 for a in ARMS}
+        print(f"{n:>3} {p:>5} {upd.batch.token_reduction:>5.2f} | "
+              + " ".join(f"{t[a]:>17.1f}" for a in ARMS)
+              + f" | {t['replicated'] / t['dualkv']:>6.2f} {t['prefix_grouper'] / t['dualkv']:>6.2f}"
+              + f" | {mem['replicated']:>6.1f} {mem['dualkv']:>5.1f} {mem['prefix_grouper']:>5.1f}")
+
+
+def _kernel_level(args: argparse.Namespace) -> None:
+    from neurips26.dualkv.check import _kernel_bench
+
+    if not torch.cuda.is_available():
+        raise SystemExit("--level kernel needs a CUDA device (the CPU interpreter is for correctness only)")
+    shapes = [(28, 4096), (28, 16384), (16, 16384)] if not args.shapes else \
+        [tuple(int(x) for x in s.split(",")) for s in args.shapes]
+    rows = [_kernel_bench(n, p, 2048, device=torch.device("cuda"), reps=args.reps, warmup=args.warmup,
+                          log=lambda m: None) for n, p in shapes]
+    arms = ("dualkv", "replicated_sdpa", "flex", "prefix_grouper")
+    print("attention fwd+bwd, bf16, H=32, Hk=8, d=128, R=2048 (ms / peak GB; None = OOM)")
+    print(f"{'N':>3} {'P':>6} {'rho':>5} | " + " ".join(f"{a:>22}" for a in arms) + " | rep/dk flex/dk pg/dk")
+    for r in rows:
+        cells = " ".join(f"{str(round(r[f'time_{a}_ms'], 1)) + ' / ' + str(round(r[f'peak_{a}_gb'], 1)):>22}"
+                         if r.get(f"time_{a}_ms") else f"{'OOM':>22}" for a in arms)
+
+        def ratio(a: str, r: dict = r) -> str:
+            return f"{r[f'time_{a}_ms'] / r['time_dualkv_ms']:.2f}" if r.get(f"time_{a}_ms") else "  -"
+
+        print(f"{r['N']:>3} {r['P']:>6} {r['rho']:>5.2f} | {cells} | {ratio('replicated_sdpa'):>6} "
+              f"{ratio('flex'):>7} {ratio('prefix_grouper'):>5}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--level", choices=("model", "kernel"), default="kernel" if torch.cuda.is_available()
+                        else "model")
+    parser.add_argument("--prompt-lens", type=int, nargs="+", default=[128, 512, 1024])
+    parser.add_argument("--n-responses", type=int, nargs="+", default=[4, 8, 16])
+    parser.add_argument("--shapes", nargs="*", help="kernel level: N,P pairs, e.g. 28,4096 16,16384")
+    parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--warmup", type=int, default=2)
+    parser.add_argument("--clock", choices=("wall", "process"), default="wall")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    (_kernel_level if args.level == "kernel" else _model_level)(args)
+
+
+if __name__ == "__main__":
+    main()
