@@ -1,0 +1,328 @@
+"""What EMC is compared with: frozen source, Tent-style entropy minimisation, direct closed-form
+adaptation (no memory, no state) and a port of GCAL's generative memory (Qiao et al., ICML 2025).
+
+All share the interface of :class:`~neurips26.emc.EMC` used by :func:`~neurips26.emc.continual_eval`:
+``adapt(graph) -> predictions [n]`` (label-free; reads only ``x`` and ``edge_index``) and
+``predict(graph) -> predictions [n]`` (no adaptation).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .emc import EMC
+from .encoder import SourceGNN
+from .graph import unpack_graph
+
+__all__ = ["GCAL", "DirectClosedForm", "SourceOnly", "TentGraph", "information_maximization_loss"]
+
+
+def _check_model(model: Any) -> SourceGNN:
+    if not isinstance(model, nn.Module) or not hasattr(model, "embed") or not hasattr(model, "head"):
+        raise TypeError(f"model: expected a source GNN module with .embed(x, edge_index) and .head "
+                        f"(e.g. SourceGNN), got {type(model).__name__}")
+    return model
+
+
+class SourceOnly:
+    """The frozen source model: no adaptation at all.
+
+    Args:
+        model: the source GNN (``model(x, edge_index) -> logits [n, C]``), not modified.
+    """
+
+    def __init__(self, model: nn.Module) -> None:
+        self.model = _check_model(model)
+
+    @torch.no_grad()
+    def predict(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        """Predicted classes ``[n]``."""
+        x, ei = unpack_graph(graph, edge_index, in_dim=getattr(self.model, "in_dim", None))
+        self.model.eval()
+        return self.model(x, ei).argmax(1)
+
+    def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        """Same as :meth:`predict` (the source model never changes)."""
+        return self.predict(graph, edge_index)
+
+
+def information_maximization_loss(logits: Tensor, diversity_weight: float = 0.0,
+                                  teacher_logits: Tensor | None = None) -> Tensor:
+    """Mean prediction entropy minus ``diversity_weight`` times the entropy of the mean prediction.
+
+    .. math:: L = -\\frac1n\\sum_i \\sum_c q_{ic} \\log p_{ic} + \\beta \\sum_c \\bar p_c \\log \\bar p_c,
+              \\quad \\bar p = \\frac1n \\sum_i p_i
+
+    with ``q = softmax(teacher_logits)`` (default ``p``, i.e. Shannon entropy; Tent uses ``beta = 0``).
+    """
+    logp = logits.log_softmax(1)
+    q = logp.exp() if teacher_logits is None else teacher_logits.softmax(1)
+    loss = -(q * logp).sum(1).mean()
+    if diversity_weight:
+        p_bar = logp.exp().mean(0)
+        loss = loss + diversity_weight * (p_bar * torch.log(p_bar + 1e-12)).sum()
+    return loss
+
+
+class TentGraph:
+    """Tent-style continual test-time entropy minimisation on a copy of the source model.
+
+    Args:
+        model: the source GNN; copied, the original is untouched.
+        params: ``"head"`` (linear head only; our GCNs have no BatchNorm) , ``"norm"`` (BatchNorm affine
+            parameters, Tent proper; requires ``batch_norm=True`` in the source model) or ``"all"``.
+        steps: gradient steps per domain; lr: Adam learning rate.
+        diversity_weight: ``beta`` of :func:`information_maximization_loss` (0 = plain Tent).
+    Parameters carry over from domain to domain (continual Tent).
+    """
+
+    def __init__(self, model: nn.Module, *, params: str = "head", steps: int = 10, lr: float = 1e-3,
+                 diversity_weight: float = 0.0) -> None:
+        self.model = copy.deepcopy(_check_model(model)).eval()
+        self.params = params
+        self.steps = steps
+        self.lr = lr
+        self.diversity_weight = diversity_weight
+        if params == "head":
+            trainable = list(self.model.head.parameters())
+        elif params == "all":
+            trainable = list(self.model.parameters())
+        elif params == "norm":
+            trainable = [p for m in self.model.modules() if isinstance(m, nn.BatchNorm1d) for p in m.parameters()]
+            if not trainable:
+                raise ValueError("params='norm': the source model has no BatchNorm layers")
+        else:
+            raise ValueError(f"params: expected 'head', 'norm' or 'all', got {params!r}")
+        if not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"steps: expected an integer >= 1, got {steps!r}")
+        if not lr > 0:
+            raise ValueError(f"lr: expected > 0, got {lr!r}")
+        for p in self.model.parameters():
+            p.requires_grad_(False)
+        for p in trainable:
+            p.requires_grad_(True)
+        self._optimizer = torch.optim.Adam(trainable, lr=lr)
+
+    def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        """``steps`` entropy-minimisation steps on the domain, then its predictions ``[n]``."""
+        x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim, name="target graph")
+        self.model.eval()  # BatchNorm in eval mode as in GCAL's port; dropout off
+        for _ in range(self.steps):
+            self._optimizer.zero_grad()
+            information_maximization_loss(self.model(x, ei), self.diversity_weight).backward()
+            self._optimizer.step()
+        return self.predict(x, ei)
+
+    @torch.no_grad()
+    def predict(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim)
+        self.model.eval()
+        return self.model(x, ei).argmax(1)
+
+
+class DirectClosedForm(EMC):
+    """Direct adaptation: EMC's closed form refit on the current domain only, no memory, no state.
+
+    Pseudo-labels of domain ``t`` come from the classifier fitted on domain ``t-1``, so errors and
+    forgetting accumulate; this is the "direct adaptation" of the paper's bound. Same arguments as
+    :class:`~neurips26.emc.EMC` except ``align``/``keep_memory``/``gamma``.
+    """
+
+    def __init__(self, encoder: Any, n_classes: int, *, rank: int = 8, ridge: float = 0.3, kappa: float = 5.0,
+                 min_mass: float | None = None) -> None:
+        super().__init__(encoder, n_classes, rank=rank, gamma=1.0, ridge=ridge, kappa=kappa,
+                         memory_budget=max(2048, 2 * rank * n_classes if isinstance(n_classes, int) else 0),
+                         min_mass=min_mass, align="none", keep_memory=False)
+
+
+# ----------------------------------------------------------------------------------------- GCAL port
+class _PairwiseEdgeGenerator(nn.Module):
+    """GCAL's edge generator: an MLP on the concatenated features of *all* ``m^2`` node pairs.
+
+    ``A = sigmoid((S + S^T) / 2)``, ``S_ij = MLP([x_i, x_j])``; a Gumbel-softmax sample over each row
+    (temperature 0.5, soft while training, hard at replay) thresholded at 0.8 selects the edges, whose
+    weights are ``A_ij``. Memory is O(m^2 * hidden): the cost EMC avoids.
+    """
+
+    def __init__(self, dim: int, hidden: int = 128, n_layers: int = 3) -> None:
+        super().__init__()
+        dims = [2 * dim] + [hidden] * (n_layers - 1)
+        self.layers = nn.ModuleList(nn.Linear(a, b) for a, b in zip(dims[:-1], dims[1:], strict=True))
+        self.norms = nn.ModuleList(nn.BatchNorm1d(b) for b in dims[1:])
+        self.out = nn.Linear(hidden, 1)
+
+    def forward(self, x: Tensor, hard: bool = False) -> tuple[Tensor, Tensor, Tensor]:
+        """Returns ``(edge_index [2, E], edge_weight [E], edge_prob [m*m])`` for node features ``[m, d]``."""
+        m = x.shape[0]
+        rows = torch.arange(m, device=x.device).repeat_interleave(m)     # [m^2]
+        cols = torch.arange(m, device=x.device).repeat(m)                # [m^2]
+        e = torch.cat([x[rows], x[cols]], dim=1)                          # [m^2, 2d]
+        for layer, norm in zip(self.layers, self.norms, strict=True):
+            e = F.relu(norm(layer(e)))
+        s = self.out(e).reshape(m, m)
+        prob = torch.sigmoid((s + s.T) / 2)                               # A, [m, m]
+        sample = F.gumbel_softmax(prob, tau=0.5, hard=hard)              # row-wise, as in GCAL's code
+        mask = sample.reshape(-1) > 0.8
+        flat = prob.reshape(-1)
+        return torch.stack([rows[mask], cols[mask]]), flat[mask], flat
+
+
+class _MemoryVGAE(nn.Module):
+    """GCAL's generative memory: 1-layer GCN (+BN) to ``[n, 2d]``, TopK pooling to ``m = ratio * n``
+    nodes, split into ``(mu, logvar)`` ``[m, d]``; decoder = reparameterised features + edge generator."""
+
+    def __init__(self, dim: int, ratio: float) -> None:
+        super().__init__()
+        from torch_geometric.nn import GCNConv, TopKPooling
+
+        self.conv = GCNConv(dim, 2 * dim)
+        self.norm = nn.BatchNorm1d(2 * dim)
+        self.pool = TopKPooling(2 * dim, ratio=ratio)
+        self.edges = _PairwiseEdgeGenerator(dim)
+        self.dim = dim
+
+    def encode(self, x: Tensor, edge_index: Tensor) -> tuple[Tensor, Tensor]:
+        h = self.norm(self.conv(x, edge_index))
+        h = self.pool(h, edge_index)[0]                                    # [m, 2d]
+        return h[:, : self.dim], h[:, self.dim:]
+
+    def decode(self, mu: Tensor, logvar: Tensor) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        x = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)           # reparameterisation
+        ei, ew, prob = self.edges(x)
+        return x, ei, ew, prob
+
+
+def _gradient_distance(g_real: Tensor, g_syn: Tensor) -> Tensor:
+    """GCAL's per-layer gradient distance: sum over output units of ``1 - cos``; biases count 0."""
+    if g_real.dim() == 1:
+        return g_real.new_zeros(())
+    a, b = g_real.T, g_syn.T
+    if a.dim() > 2:
+        a, b = a.reshape(a.shape[0], -1), b.reshape(b.shape[0], -1)
+    return (1 - (a * b).sum(-1) / (a.norm(dim=-1) * b.norm(dim=-1) + 1e-6)).sum()
+
+
+class GCAL:
+    """Port of GCAL's continual test-time adaptation with a generative memory (the paper's competitor).
+
+    Per domain, for ``epochs`` epochs: (1) one Adam step of information maximisation on the target
+    (``entropy - entropy_weight * diversity``) plus ``replay_weight`` times the same loss on a graph
+    replayed from every stored memory; EMA teacher update (``ema``). (2) After ``warmup_epochs``,
+    ``inner_loop`` steps training the VGAE memory by gradient matching (cosine distance between the
+    model's IM-loss gradients on the real and the generated graph; second-order, ``create_graph=True``)
+    plus ``vae_weight`` (Gaussian KL + Bernoulli KL of edge probabilities vs 0.1) plus ``edge_weight``
+    times the squared distance of mean embeddings. At the last epoch ``(mu, logvar)`` of the domain is
+    stored; the model is replaced by its EMA teacher. Defaults follow GCAL's code except ``epochs``:
+    its default (1 epoch < 5 warm-up epochs) never trains or stores a memory, so we use 20.
+
+    Args:
+        model: the source GNN (copied); all its parameters are adapted, as in GCAL.
+        syn_ratio: memory size ``m = ceil(syn_ratio * n)`` nodes per domain (TopK pooling ratio).
+        seed: seeds the VGAE initialisation.
+    """
+
+    def __init__(self, model: nn.Module, *, epochs: int = 20, warmup_epochs: int = 5, inner_loop: int = 1,
+                 lr_model: float = 0.01, wd_model: float = 1e-4, lr_mem: float = 0.01, wd_mem: float = 1e-4,
+                 entropy_weight: float = 0.1, replay_weight: float = 0.1, vae_weight: float = 0.1,
+                 edge_weight: float = 0.1, ema: float = 0.9, syn_ratio: float = 0.05, seed: int = 0) -> None:
+        self.model = copy.deepcopy(_check_model(model))
+        if not isinstance(epochs, int) or epochs < 1:
+            raise ValueError(f"epochs: expected an integer >= 1, got {epochs!r}")
+        if not 0.0 < syn_ratio <= 1.0:
+            raise ValueError(f"syn_ratio: expected a value in (0, 1], got {syn_ratio!r}")
+        if not 0.0 <= ema < 1.0:
+            raise ValueError(f"ema: expected a value in [0, 1), got {ema!r}")
+        self.epochs, self.warmup_epochs, self.inner_loop = epochs, warmup_epochs, inner_loop
+        self.lr_mem, self.wd_mem = lr_mem, wd_mem
+        self.entropy_weight, self.replay_weight = entropy_weight, replay_weight
+        self.vae_weight, self.edge_weight, self.ema = vae_weight, edge_weight, ema
+        for p in self.model.parameters():
+            p.requires_grad_(True)
+        self._optimizer = torch.optim.Adam(self.model.parameters(), lr=lr_model, weight_decay=wd_model)
+        self.teacher = copy.deepcopy(self.model)
+        for p in self.teacher.parameters():
+            p.requires_grad_(False)
+        state = torch.random.get_rng_state()
+        torch.manual_seed(seed)
+        try:
+            self.vgae = _MemoryVGAE(self.model.in_dim, syn_ratio)
+        finally:
+            torch.random.set_rng_state(state)
+        self.memory_: list[tuple[Tensor, Tensor]] = []
+
+    def _im(self, logits: Tensor) -> Tensor:
+        return information_maximization_loss(logits, self.entropy_weight)
+
+    def _set_train(self) -> None:
+        # GCAL: model.train() but every BatchNorm in eval mode
+        self.model.train()
+        for m in self.model.modules():
+            if isinstance(m, nn.BatchNorm1d):
+                m.eval()
+
+    @torch.no_grad()
+    def _update_teacher(self) -> None:
+        for t, s in zip(self.teacher.parameters(), self.model.parameters(), strict=True):
+            t.mul_(self.ema).add_(s, alpha=1 - self.ema)
+        for t, s in zip(self.teacher.buffers(), self.model.buffers(), strict=True):
+            t.copy_(s)
+
+    def _train_memory(self, x: Tensor, ei: Tensor, optimizer: torch.optim.Optimizer) -> None:
+        self.model.eval()
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        mu, logvar = self.vgae.encode(x, ei)
+        x_syn, ei_syn, ew_syn, prob = self.vgae.decode(mu, logvar)
+        g_real = [g.detach() for g in torch.autograd.grad(self._im(self.model(x, ei)), params)]
+        g_syn = torch.autograd.grad(self._im(self.model(x_syn, ei_syn, ew_syn)), params, create_graph=True)
+        match = sum(_gradient_distance(a, b) for a, b in zip(g_real, g_syn, strict=True))
+        # KL(q(z)||N(0,I)) + KL(Bernoulli(A)||Bernoulli(0.1)), both summed as in GCAL
+        kl = -0.5 * torch.sum(1 + logvar - mu.pow(2) - logvar.exp())
+        p = prob.clamp(1e-6, 1 - 1e-6)
+        kl_edges = torch.sum(p * torch.log(p / 0.1) + (1 - p) * torch.log((1 - p) / 0.9))
+        mmd = ((self.model.embed(x, ei).mean(0) - self.model.embed(x_syn, ei_syn, ew_syn).mean(0)) ** 2).mean()
+        loss = match + self.vae_weight * (kl + kl_edges) + self.edge_weight * mmd
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+
+    def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        """Adapt to one unlabeled domain (``epochs`` epochs) and return its predictions ``[n]``."""
+        x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim, name="target graph")
+        self.vgae.train()
+        mem_opt = torch.optim.Adam(self.vgae.parameters(), lr=self.lr_mem, weight_decay=self.wd_mem)
+        for epoch in range(self.epochs):
+            self._set_train()
+            loss = self._im(self.model(x, ei))
+            for mu, _logvar in self.memory_:
+                # replay at the mean with hard edges; as in GCAL, the generator runs with autograd on
+                ei_m, ew_m, _ = self.vgae.edges(mu, hard=True)
+                loss = loss + self.replay_weight * self._im(self.model(mu, ei_m, ew_m))
+            self._optimizer.zero_grad()
+            loss.backward()
+            self._optimizer.step()
+            self._update_teacher()
+            if epoch >= self.warmup_epochs:
+                for _ in range(self.inner_loop):
+                    self._train_memory(x, ei, mem_opt)
+        if self.epochs > self.warmup_epochs:
+            with torch.no_grad():
+                mu, logvar = self.vgae.encode(x, ei)
+            self.memory_.append((mu.detach(), logvar.detach()))
+        self.model.load_state_dict(self.teacher.state_dict())
+        return self.predict(x, ei)
+
+    @torch.no_grad()
+    def predict(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim)
+        self.model.eval()
+        return self.model(x, ei).argmax(1)
+
+    @property
+    def memory_bytes(self) -> int:
+        """Bytes of the stored memories (``mu``, ``logvar``)."""
+        return sum(t.numel() * t.element_size() for pair in self.memory_ for t in pair)
