@@ -33,7 +33,7 @@ def to_numpy(value: Any) -> np.ndarray:
         import torch
 
         if isinstance(value, torch.Tensor):
-            return value.detach().cpu().to(torch.float64).numpy().copy()
+            return value.detach().cpu().numpy().astype(np.float64)  # astype copies
     except ImportError:  # pragma: no cover - torch is a core dependency
         pass
     if hasattr(value, "numpy") and callable(value.numpy):  # flwr.app.Array

@@ -18,7 +18,7 @@ leaks the client's size, not its label distribution.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -98,29 +98,32 @@ class WLIAFedAvg(FedAvg):
         return super().aggregate_train(server_round, replies)
 
 
-def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Sequence[np.ndarray], *,
+def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
+                    parts: Sequence[np.ndarray] | Mapping[int, np.ndarray], *,
                     local_epochs: int = 2, lr: float = 0.05, batch_size: int = 32, seed: int = 0,
                     penalty: RNRPenalty | None = None, weight_key: str = "fc.weight") -> ClientApp:
     """A Flower ``ClientApp`` whose ``train`` runs :func:`~.federated.local_train` on its partition.
 
     The node's partition is ``parts[context.node_config["partition-id"]]`` (set by the simulation
-    engine; in deployment pass ``--node-config "partition-id=3"`` to ``flower-supernode``). The local
+    engine; in deployment pass ``--node-config "partition-id=3"`` to ``flower-supernode`` and give that
+    node ``parts={3: np.arange(len(y_local))}`` with its own ``X, y``). The local
     seed is ``client_seed(seed, server_round, partition_id)``, identical to the in-process loop.
     """
     X_all = torch.as_tensor(np.asarray(X), dtype=torch.float32)
     y_all = torch.as_tensor(np.asarray(y), dtype=torch.int64)
-    part_list = [np.asarray(p, dtype=np.int64) for p in parts]
+    items = parts.items() if isinstance(parts, Mapping) else enumerate(parts)
+    part_map = {int(k): np.asarray(p, dtype=np.int64) for k, p in items}
     app = ClientApp()
 
     @app.train()
     def train(msg: Message, context: Context) -> Message:
         pid = int(context.node_config["partition-id"])
-        if not 0 <= pid < len(part_list):
-            raise ValueError(f"partition-id {pid} is outside [0, {len(part_list)})")
+        if pid not in part_map:
+            raise ValueError(f"partition-id {pid} has no partition here (have {sorted(part_map)[:10]})")
         server_round = int(msg.content["config"]["server-round"])
         model = model_fn()
         model.load_state_dict(msg.content["arrays"].to_torch_state_dict())
-        idx = torch.as_tensor(part_list[pid])
+        idx = torch.as_tensor(part_map[pid])
         metrics = local_train(model, X_all[idx], y_all[idx], epochs=local_epochs, lr=lr, batch_size=batch_size,
                               seed=client_seed(seed, server_round, pid), penalty=penalty,
                               penalty_key=(pid, server_round), weight_key=weight_key)
