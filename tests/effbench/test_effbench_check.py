@@ -18,7 +18,8 @@ def test_c1_thresholds():
 
 def _per_m(mrmr, best, se_best, tau_ok, rival_diff, rival_se):
     entry = {"n_cells": 10, "within_1se_of_best": mrmr - best <= se_best, "top_tau": tau_ok, "mrmr_rmse": mrmr,
-             "best": "X", "best_rmse": best, "se_best": se_best, "mrmr_tau": 0.8, "top_other_tau": 0.7,
+             "best": "X", "best_rmse": best, "se_best": se_best,
+             "runner_up": "X", "runner_up_rmse": best, "runner_up_se": se_best, "mrmr_tau": 0.8, "top_other_tau": 0.7,
              "vs": {"Random++": {"mean_diff": rival_diff, "se_diff": rival_se},
                     "AnchorPts++": {"mean_diff": -1.0, "se_diff": 0.1}}}
     return entry

@@ -60,10 +60,10 @@ def _decide_c2(ev: Evidence) -> Verdict:
             return Verdict("not supported", f"M=50: {rival} beats mRMR++ by {r['mean_diff']:.2f} pp "
                            f"> 1 SE ({r['se_diff']:.2f})")
     ok = [per_m[str(m)]["within_1se_of_best"] and per_m[str(m)]["top_tau"] for m in (30, 50)]
-    text = "; ".join(f"M={m}: mRMR++ {per_m[str(m)]['mrmr_rmse']:.2f} pp vs best {per_m[str(m)]['best']} "
-                     f"{per_m[str(m)]['best_rmse']:.2f} (SE of diff {per_m[str(m)]['se_best']:.2f}), tau "
-                     f"{per_m[str(m)]['mrmr_tau']:.3f} vs top other {per_m[str(m)]['top_other_tau']:.3f}"
-                     for m in (30, 50))
+    text = "; ".join(f"M={m}: mRMR++ {p['mrmr_rmse']:.2f} pp vs best other {p['runner_up']} "
+                     f"{p['runner_up_rmse']:.2f} (paired SE {p['runner_up_se']:.2f}), tau "
+                     f"{p['mrmr_tau']:.3f} vs top other {p['top_other_tau']:.3f}"
+                     for m, p in ((m, per_m[str(m)]) for m in (30, 50)))
     return supported_if(all(ok), text, otherwise="inconclusive")
 
 
@@ -181,7 +181,9 @@ def _c2_summary(rmse: dict[str, list[float]], tau: dict[str, list[float]]) -> di
     se_best = 0.0 if best == "mRMR++" else vs[best]["se_diff"]
     taus = {m: float(np.nanmean(v)) for m, v in tau.items()}
     other_tau = max(t for m, t in taus.items() if m != "mRMR++")
+    runner_up = min((m for m in means if m != "mRMR++"), key=means.get)
     return {"n_cells": int(ours.size), "mean_rmse": means, "mean_tau": taus, "best": best,
+            "runner_up": runner_up, "runner_up_rmse": means[runner_up], "runner_up_se": vs[runner_up]["se_diff"],
             "best_rmse": means[best], "mrmr_rmse": means["mRMR++"], "se_best": se_best,
             "within_1se_of_best": bool(best == "mRMR++" or vs[best]["mean_diff"] <= se_best),
             "mrmr_tau": taus["mRMR++"], "top_other_tau": other_tau, "top_tau": bool(taus["mRMR++"] >= other_tau),
