@@ -459,14 +459,13 @@ class Problem:
                 inner_tol = max(0.1 * tol_abs, 0.3 * gap)
         while not converged and n_outer < max_outer and n_epochs < max_epochs:
             n_outer += 1
-            # inner: BCD on the working set until its restricted gap is below inner_tol
-            while n_epochs < max_epochs:
-                z = self.epoch(w, z, ws)
-                z, b = self.update_intercept(z, b)
-                n_epochs += 1
-                if n_epochs % gap_freq == 0 or len(ws) == 0:
-                    if self.restricted_gap(w, z, ws) <= inner_tol:
-                        break
+            # inner: BCD on the working set until its restricted gap is below inner_tol (a caller-provided
+            # working set is first checked as is: the start may already be optimal on it)
+            if ws_init is not None and n_outer == 1 and self.restricted_gap(w, z, ws) <= inner_tol:
+                pass
+            else:
+                self._inner(w, z, b, ws, inner_tol, max_epochs, gap_freq, n_epochs)
+                w, z, b, n_epochs = self._inner_state
             gap, primal, dual, score = self.full_pass(w, z)
             n_full += 1
             if gap <= tol_abs:
@@ -483,6 +482,17 @@ class Problem:
                            n_full_passes=n_full, n_outer=n_outer, working_set_size=len(ws),
                            converged=converged, dual_scale=dual_scale,
                            extra={"scores": score if converged else None})
+
+    def _inner(self, w, z, b, ws, inner_tol, max_epochs, gap_freq, n_epochs) -> None:
+        """BCD epochs on ``ws`` until the restricted gap <= ``inner_tol``; result in ``self._inner_state``."""
+        while n_epochs < max_epochs:
+            z = self.epoch(w, z, ws)
+            z, b = self.update_intercept(z, b)
+            n_epochs += 1
+            if n_epochs % gap_freq == 0 or len(ws) == 0:
+                if self.restricted_gap(w, z, ws) <= inner_tol:
+                    break
+        self._inner_state = (w, z, b, n_epochs)
 
     def _grow(self, ws: list[int], score: np.ndarray, p0: int) -> list[int]:
         """Add the most violating inactive groups (score > 1 + 1e-9), at most ``max(p0, |W|)`` of them."""
