@@ -237,6 +237,16 @@ class LinearAnonymousGame:
         return tuple("C" if ai.numerator > 0 else "U" if ai.numerator < 0 else "D" for ai in self.a)
 
     @functools.cached_property
+    def _int_gains(self) -> tuple[int, list[int], list[int]] | None:
+        """``(G, A, B)`` with ``A_i = G a_i``, ``B_i = G b_i`` integers (G = lcm of denominators), or None
+        when G is huge (then the Fraction path is used). Scaling all gains by G > 0 keeps every sign."""
+        big = math.lcm(*[v.denominator for v in self.a + self.b])
+        if big.bit_length() > 256:
+            return None
+        return (big, [v.numerator * (big // v.denominator) for v in self.a],
+                [v.numerator * (big // v.denominator) for v in self.b])
+
+    @functools.cached_property
     def _taus(self) -> tuple[Fraction | None, ...]:
         # tau_i = -b_i / a_i, built from numerators/denominators directly (fast for n = 1e5)
         return tuple(Fraction(-bi.numerator * ai.denominator, bi.denominator * ai.numerator)

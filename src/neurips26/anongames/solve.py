@@ -243,21 +243,27 @@ def profile_total(prof: list[Fraction]) -> Fraction:
 
 
 def linear_max_regret(game: LinearAnonymousGame, prof: list[Fraction]) -> Fraction:
-    """Exact ``max_i regret_i`` via the first moment, in integers where possible (O(n))."""
+    """Exact ``max_i regret_i`` via the first moment, on integers where possible (O(n)).
+
+    With ``A_i = G a_i``, ``B_i = G b_i`` integers, ``S = sn/sd`` and ``p_i = pn/pd``:
+    ``G sd pd g_i = A_i (sn pd - pn sd) + B_i sd pd`` is an integer ``z`` with the sign of ``g_i``; the regret
+    ``max(g,0)(1-p) + max(-g,0)p`` is zero iff ``z <= 0`` when ``p = 0``, ``z >= 0`` when ``p = 1``, and
+    ``z = 0`` when ``0 < p < 1``. Only nonzero regrets are formed as Fractions.
+    """
     total = profile_total(prof)
+    ints = game._int_gains
+    if ints is None:
+        return max(game.regrets(prof))
+    scale, big_a, big_b = ints
     sn, sd = total.numerator, total.denominator
     best = ZERO
-    for ai, bi, pi in zip(game.a, game.b, prof):
-        if pi.denominator != 1 or ai.denominator != 1 or bi.denominator != 1:
-            g = ai * (total - pi) + bi
-            r = max(g, ZERO) * (1 - pi) + max(-g, ZERO) * pi
-        else:
-            # g * sd = a (sn - p sd) + b sd, all integers
-            z = ai.numerator * (sn - pi.numerator * sd) + bi.numerator * sd
-            bad = -z if pi.numerator == 1 else z
-            if bad <= 0:
-                continue
-            r = Fraction(bad, sd)
+    for ai, bi, pi in zip(big_a, big_b, prof):
+        pn, pd = pi.numerator, pi.denominator
+        z = ai * (sn * pd - pn * sd) + bi * sd * pd
+        if z == 0 or (z < 0 and pn == 0) or (z > 0 and pn == pd):
+            continue
+        g = Fraction(z, scale * sd * pd)
+        r = max(g, ZERO) * (1 - pi) + max(-g, ZERO) * pi
         if r > best:
             best = r
     return best
