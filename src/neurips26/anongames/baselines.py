@@ -183,7 +183,7 @@ eqs = []
 for eq in res.equilibria:
     probs = []
     for player in list(g.players):
-        strat = [s for s in player.strategies if s.label == "1"][0]
+        strat = list(player.strategies)[1]  # action 1
         probs.append(str(eq[strat]))
     try:
         mr = str(eq.max_regret())

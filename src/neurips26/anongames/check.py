@@ -315,9 +315,11 @@ def _plots(ctx: CheckContext, c2: dict[str, Any], c3: dict[str, Any]) -> list:
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
     inv = [1 / e for e in c3["eps"]]
-    for k, row in enumerate(c3["path"]):
+    labelled: set[str] = set()
+    for row in c3["path"]:
         ax.loglog(inv, row["steps"], "-", color="C0" if row["kind"] == "random" else "C3", alpha=0.5,
-                  label=f"path walk ({row['kind']})" if k < 2 else None)
+                  label=None if row["kind"] in labelled else f"path walk, ours ({row['kind']} games)")
+        labelled.add(row["kind"])
     for k, row in enumerate(c3["sbr"]):
         xs = [1 / e for e, c in zip(row["eps"], row["converged"]) if c]
         ys = [s for s, c in zip(row["steps"], row["converged"]) if c]
@@ -366,7 +368,7 @@ def run(ctx: CheckContext) -> CheckOutput:
         "C1": Evidence(values=c1["per_seed_fraction"], unit="fraction of games with exact zero regret (per seed)",
                        details={k: c1[k] for k in ("games", "nonzero_regret", "errors", "enum_checked",
                                                    "enum_mismatch", "u_mixers_max", "by_kind")}),
-        "C2": Evidence(values=c2["sweep_slope"], unit="log-log slope (time vs n), per seed",
+        "C2": Evidence(values=c2["sweep_slope"], unit="log-log slope (CPU time vs n), per seed",
                        details={"n_max": max(ns), "ns": ns, "sweep_s_mean": np.mean(c2["sweep_s"], 0).tolist(),
                                 "slope_n_ge_1000": c2["sweep_slope_large_n"], "scan_slope": c2["scan_slope"],
                                 "wall_clock_slope": c2["sweep_wall_slope"],

@@ -407,8 +407,5 @@ class LinearAnonymousGame:
                 val = (u1[i][m] if idx[i] == 1 else u0[i][m]) * scale
                 arr[idx] = int(val)
             arrays.append(arr)
-        game = pygambit.Game.from_arrays(*arrays, title=title)
-        for player in list(game.players):
-            strategies = list(player.strategies)
-            strategies[0].label, strategies[1].label = "0", "1"
-        return game
+        # strategy 0 of every player is action 0, strategy 1 is action 1 (array index order)
+        return pygambit.Game.from_arrays(*arrays, title=title)
