@@ -19,6 +19,7 @@ from .attention import (
     dualkv_attention_fn,
     dualkv_decoded_attention,
 )
+from .baselines import build_flex_block_mask
 from .packing import (
     SharedPromptBatch,
     attention_speedup_estimate,
@@ -46,4 +47,5 @@ __all__ = [
     "dualkv_attention_fn",
     "decoded_attention_reference",
     "DualKVAttention",
+    "build_flex_block_mask",
 ]

@@ -207,8 +207,9 @@ def _blocks(head_dim: int, device: torch.device) -> tuple[int, int, int]:
     return _BLOCK_M, _BLOCK_N, block_d
 
 
-def _precision(dtype: torch.dtype) -> str:
-    return "ieee" if dtype == torch.float32 else "tf32"
+def _precision(dtype: torch.dtype) -> str | None:
+    # fp32 inputs: exact ("ieee") products, not TF32; half types: the backend default
+    return "ieee" if dtype == torch.float32 else None
 
 
 def _upcast(dtype: torch.dtype) -> bool:
