@@ -326,4 +326,4 @@ def _run(ctx: CheckContext) -> CheckOutput:
 
 
 PAPER = Paper(id="P04", slug="wlia", claims=CLAIMS, run=run,
-              default_seeds={"smoke": 1, "quick": 3, "full": 5}, scales=("smoke", "quick", "full"))
+              default_seeds={"smoke": 1, "quick": 3, "full": 3}, scales=("smoke", "quick", "full"))
