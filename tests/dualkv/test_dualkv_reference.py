@@ -16,6 +16,7 @@ from neurips26.dualkv import (
     replicated_response_logprobs,
     response_logprobs,
     token_mean_policy_loss,
+    verify_equivalence,
 )
 from neurips26.dualkv.baselines import (
     build_flex_block_mask,
@@ -25,6 +26,7 @@ from neurips26.dualkv.baselines import (
     replicated_attention_fn,
 )
 from neurips26.nn.llama import Llama, LlamaConfig
+from neurips26.nn.llama import sdpa_attention as _sdpa
 
 
 def _random_groups(seed, prompt_lens, resp_lens, vocab=64):
@@ -206,10 +208,48 @@ def test_hf_adapter_matches_per_sequence_hf_model():
             packed_logits(model, b)
         enable_dualkv(model)
         got = response_logprobs(packed_logits(model, b, backend="torch"), b)
+        # the user-facing verifier: packed (dualkv) vs the model's standard path (sdpa) per sequence
+        report = verify_equivalence(lambda bb: packed_logits(model, bb),
+                                    lambda ids: _with_attn(model, "sdpa", ids), groups, atol=1e-5)
+        assert report.ok and report.num_tokens_packed == b.num_tokens, report
         with pytest.raises(ValueError, match="dualkv_batch"):
             model(input_ids=b.input_ids[None], use_cache=False)
     for a, c in zip(got, expect):
         torch.testing.assert_close(a, c, rtol=0, atol=1e-5)
+
+
+def _with_attn(model, impl, ids):
+    previous = model.config._attn_implementation
+    model.set_attn_implementation(impl)
+    try:
+        return model(ids[None], use_cache=False).logits[0]
+    finally:
+        model.set_attn_implementation(previous)
+
+
+def test_verify_equivalence_flags_a_broken_packing():
+    """The verifier catches a non-causal / wrong-position model: here packed-index positions (a classic bug)."""
+    groups = _random_groups(9, [6], [[4, 5]])
+    model = _llama(seed=2)
+    for layer in model.layers:
+        layer.attn.attention_fn = dualkv_attention_fn
+
+    def seq_logits(ids):
+        for layer in model.layers:
+            layer.attn.attention_fn = _sdpa
+        try:
+            return model(ids[None])[0]
+        finally:
+            for layer in model.layers:
+                layer.attn.attention_fn = dualkv_attention_fn
+
+    good = verify_equivalence(lambda b: model(b.input_ids[None], position_ids=b.position_ids[None], batch=b),
+                              seq_logits, groups, atol=1e-5)
+    bad = verify_equivalence(lambda b: model(b.input_ids[None], batch=b), seq_logits, groups, atol=1e-5)
+    assert good.ok and not bad.ok and bad.max_abs_diff > 1e-4
+    assert good.num_tokens_replicated == 2 * 6 + 9
+    with pytest.raises(ValueError, match="atol"):
+        verify_equivalence(lambda b: None, seq_logits, groups, atol=0)
 
 
 def test_attention_bad_input():

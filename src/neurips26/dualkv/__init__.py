@@ -31,6 +31,7 @@ from .packing import (
     token_mean_policy_loss,
     token_reduction_ratio,
 )
+from .verify import EquivalenceReport, verify_equivalence
 
 __all__ = [
     "SharedPromptBatch",
@@ -48,4 +49,6 @@ __all__ = [
     "decoded_attention_reference",
     "DualKVAttention",
     "build_flex_block_mask",
+    "verify_equivalence",
+    "EquivalenceReport",
 ]
