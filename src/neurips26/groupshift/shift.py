@@ -183,34 +183,33 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     newton_info: dict = {"used": False}
     shattered = False
     if res is None and failed:
-        old_active = int(np.count_nonzero(group_norms(w, old_part.labels_, old_part.n_groups, 2.0)))
         new_norms = group_norms(w, new_part.labels_, new_part.n_groups, 2.0)
-        seed_groups = set(failed) | set(np.flatnonzero(new_norms).tolist())
-        # Policy (added after seeing warm starts from a shattered support lose to cold solves on random
-        # repartitions): when the old support spreads over more than twice as many new groups, the old optimum
-        # is no useful start; solve from zero on G' (still certified by the same global gap).
-        shattered = len(seed_groups) > 2 * max(old_active, 1)
-        if shattered:
-            res = prob.solve(None, 0.0 if not prob.fit_b else b, tol=tol, max_epochs=max_epochs, p0=p0)
-    if res is None and failed and newton and p == 2.0 and loss == "squared":
-        # Step 3 (p = 2, squared loss): one-shot (Δt = 1) Newton on the smooth KKT system of the support.
-        start = np.flatnonzero(group_norms(w, new_part.labels_, new_part.n_groups, 2.0) > 0).tolist()
-        seed = sorted(set(start) | set(failed))
+        seed = sorted(set(failed) | set(np.flatnonzero(new_norms).tolist()))
         n_cols = sum(new_part.groups[k].size for k in seed)
-        # cost rule (set after seeing ~100-epoch BCD solves on our cases): Newton only when its
-        # n|A|² + |A|³ flops are at most those of 100 local BCD epochs (2n|A| each): |A| + |A|²/n <= 200.
-        if n_cols + n_cols ** 2 / n <= 200:
+        # Step 3 (p = 2, squared loss): the endpoint t = 1 of the primitives' homotopy by active-set Newton on
+        # the smooth KKT system of the seed groups. Cost rule (set after seeing ~100-epoch BCD solves on our
+        # cases): only when its n|A|² + |A|³ flops are at most those of 100 local BCD epochs (2n|A| each),
+        # i.e. |A| + |A|²/n <= 200.
+        if newton and p == 2.0 and loss == "squared" and n_cols + n_cols ** 2 / n <= 200:
             w_newton, newton_info = _active_set_newton(prob, w, seed)
             if w_newton is not None:
-                w = w_newton
-                nz = np.flatnonzero(w)
-                z = Xc[:, nz] @ w[nz]
+                nz = np.flatnonzero(w_newton)
+                z_newton = Xc[:, nz] @ w_newton[nz]
                 prob.flops += n * nz.size
                 # local check/BCD on the seed groups (dropped ones included), then the global certificate
-                res = prob.solve(w, 0.0, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=seed, z0=z)
-    if res is None and failed:
-        res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=failed, z0=z)
-    elif res is None:
+                res = prob.solve(w_newton, 0.0, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=seed,
+                                 z0=z_newton)
+        if res is None:
+            # Policy (added after seeing warm starts from a shattered support lose to cold solves on random
+            # repartitions): when the old support spreads over more than twice as many new groups, the old
+            # optimum is no useful start; solve from zero on G' (still certified by the same global gap).
+            old_active = int(np.count_nonzero(group_norms(w, old_part.labels_, old_part.n_groups, 2.0)))
+            shattered = len(seed) > 2 * max(old_active, 1)
+            if shattered:
+                res = prob.solve(None, b, tol=tol, max_epochs=max_epochs, p0=p0)
+            else:
+                res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=failed, z0=z)
+    if res is None:
         # every primitive certified: w_old is kept; one full pass certifies (or seeds the working set).
         res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, z0=z)
     intercept = from_centred_intercept(res.intercept, res.coef, x_mean, y_mean, loss)
@@ -225,14 +224,16 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     return res.coef, info
 
 
-def _active_set_newton(prob: Problem, w: np.ndarray, groups: list[int], max_iter: int = 30
+def _active_set_newton(prob: Problem, w: np.ndarray, groups: list[int], max_iter: int = 60
                        ) -> tuple[np.ndarray | None, dict]:
     """Newton on the KKT system of the groups ``groups`` (p = 2, squared loss, centred data, no intercept).
 
     ``Φ(w_A) = G w_A - c + λ Σ_τ ω_τ w_τ/‖w_τ‖ = 0`` with ``G = X_AᵀX_A/n``, ``c = X_Aᵀy/n``;
     ``J = G + λ Σ_τ ω_τ (I - u_τu_τᵀ)/‖w_τ‖``. Groups that are zero at the start get a tiny radial seed along
     ``-∇_τ`` (they failed their certificate, so they want to move). Deactivation event: a group whose step
-    reverses it (``⟨w_τ + Δ_τ, w_τ⟩ <= 0``) is set to zero and dropped, then Newton restarts.
+    reverses it (``⟨w_τ + Δ_τ, w_τ⟩ <= 0``) is set to zero and dropped, then Newton restarts; activation
+    event: at convergence, the zero seed group violating ``‖∇_τ‖ <= λ ω_τ`` most re-enters (seeded along
+    ``-∇_τ``). Converged = Newton fixed point on the active groups and dual feasibility on the others.
     Returns ``(w, info)``; ``w`` is None when Newton did not converge (the caller falls back to BCD).
     Flops: ``n|A|²`` for the Gram matrix, ``|A|² + |A|³/3`` per iteration.
     """
@@ -254,14 +255,34 @@ def _active_set_newton(prob: Problem, w: np.ndarray, groups: list[int], max_iter
             gk = grad0[sl]
             wa[sl] = -1e-6 * gk / max(np.linalg.norm(gk), 1e-300)
     active = list(groups)
-    info = {"used": True, "iterations": 0, "dropped": 0, "converged": False}
+    info = {"used": True, "iterations": 0, "dropped": 0, "reactivated": 0, "converged": False}
+
+    def activate() -> bool:
+        # the zero seed group with the largest ‖∇_τ‖/(λ ω_τ) > 1 re-enters, seeded along -∇_τ
+        grad = gram @ wa - c
+        prob.flops += cols.size ** 2
+        worst, worst_k = 1.0 + 1e-9, None
+        for k in groups:
+            if k in active:
+                continue
+            ratio = float(np.linalg.norm(grad[slices[k]])) / (alpha * prob.weights[k])
+            if ratio > worst:
+                worst, worst_k = ratio, k
+        if worst_k is None:
+            return False
+        gk = grad[slices[worst_k]]
+        wa[slices[worst_k]] = -1e-6 * gk / np.linalg.norm(gk)
+        active.append(worst_k)
+        info["reactivated"] += 1
+        return True
+
     for _ in range(max_iter):
         info["iterations"] += 1
-        idx = np.concatenate([np.arange(slices[k].start, slices[k].stop) for k in active]) if active else \
-            np.zeros(0, dtype=int)
-        if idx.size == 0:
-            info["converged"] = True
-            break
+        if not active:
+            if not activate():
+                info["converged"] = True
+                break
+        idx = np.concatenate([np.arange(slices[k].start, slices[k].stop) for k in active])
         sub = gram[np.ix_(idx, idx)]
         phi = sub @ wa[idx] - c[idx]
         J = sub.copy()
@@ -298,8 +319,10 @@ def _active_set_newton(prob: Problem, w: np.ndarray, groups: list[int], max_iter
             continue
         wa[idx] = new
         if np.linalg.norm(step) <= 1e-13 * (1.0 + np.linalg.norm(new)):
-            info["converged"] = True
-            break
+            # activation event: a zero seed group that violates dual feasibility re-enters
+            if not activate():
+                info["converged"] = True
+                break
     if not info["converged"]:
         return None, info
     out = w.copy()
