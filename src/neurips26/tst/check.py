@@ -101,33 +101,33 @@ CLAIMS = (
           metric="final val NTP loss, TST − baseline (nats/token), per seed (also bits/byte in details)",
           criterion="supported if TST − baseline <= −0.02 nats in >= 2/3 of >= 3 seeds; not supported if "
                     ">= 0 in >= 2/3 of the seeds; otherwise inconclusive",
-          decide=_decide_c1, scales=("quick", "full", "gpu")),
+          decide=_decide_c1, scales=("quick", "full")),
     Claim(id="C2", statement="TST reaches the baseline's final loss in fewer steps (2.5× less time at 10B-A1B, "
                              "1.8× at 3B).",
           paper_value="3B: 20k vs 36k steps (0.56); 10B-A1B: 38.7 % of the GPU-hours",
           metric="first eval step where TST's val loss <= the baseline's final val loss, / total steps "
                  "(1.25 when never reached; same fixed val subset for both)",
           criterion="supported if <= 0.85 in >= 2/3 of >= 3 seeds, else not supported",
-          decide=_decide_c2, scales=("quick", "full", "gpu")),
+          decide=_decide_c2, scales=("quick", "full")),
     Claim(id="C3", statement="Re-initialising the embeddings and LM head at the phase switch erases the gain "
                              "(the phase-1 embeddings carry it).",
           paper_value="3B: re-init 2.938 vs TST 2.676 (baseline 2.808)",
           metric="final val NTP loss, re-init − TST (nats/token), per seed",
           criterion="supported if re-init − TST > 0 in >= 2/3 of >= 3 seeds, else not supported",
-          decide=_decide_c3, scales=("quick", "full", "gpu")),
+          decide=_decide_c3, scales=("quick", "full")),
     Claim(id="C4", statement="Input superposition alone and the multi-hot output alone each improve on the "
                              "baseline (roughly additively).",
           paper_value="ablation table (values not extracted); 'each helps, roughly additively'",
           metric="min(baseline − input-only, baseline − output-only) final val loss (nats/token), per seed",
           criterion="supported if > 0 (both help) in >= 2/3 of >= 3 seeds, else not supported",
-          decide=_decide_c4, scales=("full", "gpu")),
+          decide=_decide_c4, scales=("full",)),
     Claim(id="C5", statement="At equal FLOPs per step the superposition phase reads s× more raw tokens per "
                              "unit of compute time.",
           paper_value="'data sequence length multiplied by s' at unchanged step cost",
           metric="(median phase-1 raw tokens/s ÷ median phase-2 raw tokens/s) / s within each TST run",
           criterion="supported if the mean over seeds is >= 0.75, else not supported (wall-clock; noisy on a "
                     "shared CPU)",
-          decide=_decide_c5, scales=("quick", "full", "gpu")),
+          decide=_decide_c5, scales=("quick", "full")),
 )
 
 
@@ -156,7 +156,6 @@ _SETUPS = {
     "smoke": _Setup(32, 2, 2, 32, 8, 40, ("ntp", "tst"), 10, 16, final_windows=128),
     "quick": _Setup(64, 2, 4, 64, 16, 240, ("ntp", "tst", "reinit"), 12, 48),
     "full": _Setup(128, 4, 4, 128, 12, 400, ("ntp", "tst", "reinit", "input_only", "output_only"), 20, 48),
-    "gpu": _Setup(256, 6, 8, 256, 64, 2000, ("ntp", "tst", "reinit", "input_only", "output_only"), 50, 128),
 }
 
 
@@ -318,5 +317,7 @@ def run(ctx: CheckContext) -> CheckOutput:
         ])
 
 
-PAPER = Paper(id="P01", slug="tst", claims=CLAIMS, run=run,
-              default_seeds={"smoke": 1, "quick": 3, "full": 3, "gpu": 3})
+# No `gpu` scale: the spec's GPU sweep (s x r on an unbounded n-gram stream) is not built, and no GPU was
+# available to test it; tiny shakespeare would repeat ~100x at that size.
+PAPER = Paper(id="P01", slug="tst", claims=CLAIMS, run=run, scales=("smoke", "quick", "full"),
+              default_seeds={"smoke": 1, "quick": 3, "full": 3})

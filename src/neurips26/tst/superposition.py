@@ -79,7 +79,7 @@ def superpose_embeddings(bag_ids: torch.Tensor, embedding: nn.Embedding | torch.
 
 def multi_hot_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, ignore_index: int = -100,
                             reduction: str = "mean") -> torch.Tensor:
-    r"""Multi-hot cross-entropy of the next bag (MCE): one logsumexp, ``s`` gathers.
+    r"""Multi-hot cross-entropy of the next bag (MCE): one log-softmax, ``s`` gathers.
 
     With target distribution $q_j = \frac{1}{s}\sum_k \mathbb{1}[x_{(j+1)s+k}]$ (a token repeated in a bag
     gets $2/s$),
@@ -88,8 +88,9 @@ def multi_hot_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, igno
       = \frac{1}{Ls}\sum_j\sum_k \big(\mathrm{LSE}(z_j) - z_{j,\,x_{(j+1)s+k}}\big),$$
 
     i.e. the mean of ``s`` ordinary cross-entropies on the same logits, and also the cross-entropy against
-    $q_j$. The log-partition $\mathrm{LSE}(z_j)$ is computed once per position (the costly ``[B, L, V]``
-    pass); each of the ``s`` targets costs one gather.
+    $q_j$. The log-softmax (with its log-partition $\mathrm{LSE}(z_j)$) is computed once per position (the
+    costly ``[B, L, V]`` pass); each of the ``s`` targets costs one gather. Calling a fused CE ``s`` times
+    instead (PatchTrain's form) repeats that pass ``s`` times.
 
     Args:
         logits: ``[B, L, V]`` (any float dtype; the loss is computed in float32).
@@ -113,12 +114,12 @@ def multi_hot_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, igno
     valid = targets != ignore_index
     if ((targets[valid] < 0) | (targets[valid] >= vocab)).any():
         raise ValueError(f"targets must lie in [0, {vocab}) or equal ignore_index={ignore_index}")
-    logits32 = logits.float()
-    # LSE(z_j): [B, L, 1], computed once for all s targets.
-    lse = torch.logsumexp(logits32, dim=-1, keepdim=True)
-    # z_{j, x_{(j+1)s+k}}: [B, L, s], s gathers in one call (ignored entries read index 0, then masked).
-    picked = logits32.gather(-1, torch.where(valid, targets, torch.zeros_like(targets)).long())
-    nll = (lse - picked) * valid  # -log softmax at each target, 0 where ignored
+    # log softmax(z_j) = z_j - LSE(z_j): one fused pass over [B, L, V] (in float32), shared by all s targets.
+    # (A separate logsumexp + gather on the logits is mathematically the same but slower on CPU.)
+    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    # s gathers in one call: [B, L, s] (ignored entries read index 0, then are masked out).
+    picked = log_probs.gather(-1, torch.where(valid, targets, torch.zeros_like(targets)).long())
+    nll = -picked * valid  # -log softmax at each target, 0 where ignored
     if reduction == "none":
         return nll
     if reduction == "sum":
