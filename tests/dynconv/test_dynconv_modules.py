@@ -120,8 +120,10 @@ def test_dynamic_short_conv_bad_calls():
         layer(torch.randn(1, 3, 4), torch.randn(1, 3, 4))
     with pytest.raises(ValueError, match=r"state must be \[B, W-1, D\]"):
         layer.step(torch.randn(2, 4), torch.randn(2, 5), torch.zeros(2, 3, 4))
-    with pytest.raises(TypeError, match="dtype"):
-        layer(torch.randn(1, 3, 4).double(), torch.randn(1, 3, 5).double())
+    with pytest.raises(TypeError, match="cond dtype"):
+        layer(torch.randn(1, 3, 4).double(), torch.randn(1, 3, 5))
+    with pytest.raises(TypeError, match="floating-point"):
+        layer(torch.ones(1, 3, 4, dtype=torch.long), torch.randn(1, 3, 5))
     with pytest.raises(ValueError, match="kernel_size"):
         StaticShortConv(4, 0)
 
@@ -167,3 +169,13 @@ def test_conv_attention_bad_arguments():
         conv_attention_factory("lstm")
     layer = ConvAugmentedAttention(16, 2, conv="static")
     assert layer(torch.randn(1, 5, 16)).shape == (1, 5, 16)  # standalone RoPE
+
+
+def test_low_precision_activations_with_fp32_weights():
+    layer = _trained_like(DynamicShortConv(8, 4, rank=3))
+    static = _trained_like(StaticShortConv(8, 4))
+    x = torch.randn(2, 6, 8)
+    for mod in (layer, static):
+        y16 = mod(x.bfloat16())
+        assert y16.dtype == torch.bfloat16
+        torch.testing.assert_close(y16.float(), mod(x), atol=0.1, rtol=0.05)

@@ -50,6 +50,8 @@ def _check_input(name: str, x: object, width: int) -> torch.Tensor:
         raise TypeError(f"{name} must be a torch.Tensor [B, T, {width}], got {type(x).__name__}")
     if x.dim() != 3 or x.shape[-1] != width:
         raise ValueError(f"{name} must be [B, T, {width}], got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
     return x
 
 
@@ -153,17 +155,18 @@ class DynamicShortConv(nn.Module):
         """
         x = _check_input("x", x, self.dim)
         c = self._cond(x, cond)
-        p_dtype = (self.U if self.head_size is None else self.tap_weight).dtype
-        if x.dtype != p_dtype or c.dtype != p_dtype:
-            raise TypeError(f"x ({x.dtype}) and cond ({c.dtype}) must have the layer's dtype ({p_dtype}); "
-                            "convert the module with .to(dtype)")
+        if c.dtype != x.dtype:
+            raise TypeError(f"cond dtype ({c.dtype}) must match x ({x.dtype})")
+        # parameters follow x's dtype (works under autocast / bf16 activations with fp32 master weights)
+        dt = x.dtype
+        static_w = self.static_weight.to(dt) if self.static_weight is not None else None
         if self.head_size is None:
-            y = lowrank_dynamic_conv1d(x, self.proj_in(c), self.U, self.static_weight, self.residual,
-                                       self.backend, cu_seqlens)
+            z = F.linear(c, self.proj_in.weight.to(dt))
+            y = lowrank_dynamic_conv1d(x, z, self.U.to(dt), static_w, self.residual, self.backend, cu_seqlens)
         else:
             b, t, _ = x.shape
-            taps = F.linear(c, self.tap_weight).view(b, t, self.dim // self.head_size, self.kernel_size)
-            y = dynamic_conv1d(x, taps, self.static_weight, self.residual, self.backend, cu_seqlens)
+            taps = F.linear(c, self.tap_weight.to(dt)).view(b, t, self.dim // self.head_size, self.kernel_size)
+            y = dynamic_conv1d(x, taps, static_w, self.residual, self.backend, cu_seqlens)
         if return_final_state:
             return y, _final_state(x, self.kernel_size, cu_seqlens)
         return y
@@ -176,13 +179,13 @@ class DynamicShortConv(nn.Module):
 
     def taps_at(self, cond_t: torch.Tensor) -> torch.Tensor:
         """The full filter ``K_t + S`` for conditioning ``cond_t: [B, Dc]``: ``[B, W, D]``."""
-        b = cond_t.shape[0]
+        b, dt = cond_t.shape[0], cond_t.dtype
         if self.head_size is None:
-            k = (self.proj_in(cond_t) @ self.U).view(b, self.kernel_size, self.dim)
+            k = (F.linear(cond_t, self.proj_in.weight.to(dt)) @ self.U.to(dt)).view(b, self.kernel_size, self.dim)
         else:
-            g = F.linear(cond_t, self.tap_weight).view(b, self.dim // self.head_size, self.kernel_size)
+            g = F.linear(cond_t, self.tap_weight.to(dt)).view(b, self.dim // self.head_size, self.kernel_size)
             k = g.repeat_interleave(self.head_size, dim=1).transpose(1, 2)
-        return k + self.static_weight if self.static_weight is not None else k
+        return k + self.static_weight.to(dt) if self.static_weight is not None else k
 
     def step(self, x_t: torch.Tensor, cond_t: torch.Tensor | None, state: torch.Tensor
              ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -253,18 +256,17 @@ class StaticShortConv(nn.Module):
     def forward(self, x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
         """``x: [B, T, D]`` -> ``[B, T, D]``; ``cu_seqlens`` packs sequences (``B == 1``)."""
         x = _check_input("x", x, self.dim)
-        if x.dtype != self.weight.dtype:
-            raise TypeError(f"x dtype ({x.dtype}) must match the layer's weight dtype ({self.weight.dtype})")
         check_cu_seqlens(cu_seqlens, x)
         t = x.shape[1]
+        weight = self.weight.to(x.dtype)  # follows x's dtype (autocast / bf16 activations)
         if cu_seqlens is None:
             # nn.Conv1d convention: weight [D, 1, W] with index W-1 = current token
-            w = self.weight.flip(0).T.unsqueeze(1)
+            w = weight.flip(0).T.unsqueeze(1)
             y = F.conv1d(x.transpose(1, 2), w, padding=self.kernel_size - 1, groups=self.dim)[..., :t]
             y = y.transpose(1, 2)
         else:
             starts = sequence_starts(cu_seqlens, x)
-            y = sum(self.weight[w] * _shift(x, w, starts) for w in range(self.kernel_size))
+            y = sum(weight[w] * _shift(x, w, starts) for w in range(self.kernel_size))
         return y + x if self.residual else y
 
     def init_state(self, batch_size: int, *, device: torch.device | str | None = None,
@@ -278,7 +280,7 @@ class StaticShortConv(nn.Module):
             raise ValueError(f"x_t must be [B, {self.dim}]")
         state = _check_state(state, x_t.shape[0], self.kernel_size, self.dim, x_t)
         window = torch.cat([state, x_t[:, None]], dim=1)
-        y = (self.weight * window.flip(1)).sum(1)
+        y = (self.weight.to(x_t.dtype) * window.flip(1)).sum(1)
         return (y + x_t if self.residual else y), window[:, 1:]
 
 
