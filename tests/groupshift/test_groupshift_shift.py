@@ -130,3 +130,16 @@ def test_classifier_refit_partition_groupshift():
     est.refit_partition(X, yb, new)
     assert abs(est.objective_ - ref.objective_) <= 1e-7 * ref.objective_
     assert duality_gap(X, yb.astype(float), est.coef_, new, 0.02, loss="logistic", fit_intercept=True) <= 1e-9
+
+
+def test_newton_and_plain_local_bcd_reach_the_same_certified_optimum():
+    X, y = _data(seed=8)
+    old = GroupPartition.contiguous(4, 40)
+    new = GroupPartition.from_labels(np.where(old.labels_ == 3, 2, old.labels_))
+    lam = 0.1 * group_lambda_max(X, y, new)
+    first = solve_group_l1(X, y, old, lam, tol=1e-10)
+    w1, i1 = groupshift(X, y, first.coef, old, new, lam, tol=1e-10)
+    w2, i2 = groupshift(X, y, first.coef, old, new, lam, tol=1e-10, newton=False)
+    assert i1["dual_gap"] <= i1["tol_abs"] and i2["dual_gap"] <= i2["tol_abs"]
+    assert abs(i1["primal"] - i2["primal"]) <= 1e-9 * i2["primal"]
+    assert not i2["newton"]["used"]

@@ -131,7 +131,8 @@ def run(ctx: CheckContext) -> CheckOutput:
         for dataset, X, y, transitions, lams, p, loss in _case_list(ctx, seed, i == 0):
             for name, kind, old, new in transitions:
                 for lam_rel in lams:
-                    r = cases.run_case(X, y, old, new, lam_rel, p=p, loss=loss, tol=TOL)
+                    r = cases.run_case(X, y, old, new, lam_rel, p=p, loss=loss, tol=TOL,
+                                       ablation=ctx.scale in ("full", "gpu"))
                     r.pop("coef_groupshift")
                     r.pop("coef_cold")
                     r.update({"dataset": dataset, "transition": name, "kind": kind, "seed": seed})
@@ -185,6 +186,10 @@ def run(ctx: CheckContext) -> CheckOutput:
         "median_wall_ratio_warm_over_groupshift": float(statistics.median(
             [r["warm"]["wall_s"] / r["groupshift"]["wall_s"] for r in p2])) if p2 else math.nan,
         "support_agreement": f"{sum(r['same_support'] for r in rows)}/{len(rows)}",
+        "median_flops_ratio_cold_over_groupshift_without_newton": float(statistics.median(
+            [r["speedup_vs_cold_no_newton"] for r in p2])) if p2 and "speedup_vs_cold_no_newton" in p2[0]
+        else "not run at this scale (full only)",
+        "median_flops_ratio_by_kind": {k: med(v, "speedup_vs_cold") for k, v in by("kind", p2).items()},
         "cases": [{k: (v if not isinstance(v, np.generic) else v.item()) for k, v in r.items()} for r in rows],
     }
     plots = []
