@@ -13,10 +13,11 @@ $O = [O_c; O_d]$. In the backward pass autograd adds the $dK_c, dV_c$ of both ca
 prompt gradient is the sum over the $N$ responses, so the single prompt copy receives exactly the sum of the
 replicated copies' gradients.
 
-Backends: ``"torch"`` (plain PyTorch, differentiable by autograd, any device) and ``"triton"`` (the fused
-kernel of :mod:`.kernel` for Call 2; Call 1 stays SDPA). ``"auto"`` picks Triton for CUDA tensors when
-Triton is installed, else PyTorch. Tensors are ``[T, H, d]`` (packed tokens, heads, head dim); keys and
-values may have fewer heads ``H_kv`` (grouped-query attention, query head ``h`` reads KV head
+Backends: ``"torch"`` (PyTorch, any device: on CPU Call 2 is two fused flash-attention calls — context and
+decoded — merged by their log-sum-exp; elsewhere, and for fp64, one joint softmax recomputed in backward) and
+``"triton"`` (the fused kernel of :mod:`.kernel` for Call 2; Call 1 stays SDPA). ``"auto"`` picks Triton for
+CUDA tensors when Triton is installed, else PyTorch. Tensors are ``[T, H, d]`` (packed tokens, heads, head
+dim); keys and values may have fewer heads ``H_kv`` (grouped-query attention, query head ``h`` reads KV head
 ``h // (H / H_kv)``).
 """
 
@@ -30,7 +31,6 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch.utils.checkpoint import checkpoint
 
 from .packing import SharedPromptBatch
 
@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 _BACKENDS = ("auto", "torch", "triton")
+#: On CPU (fp32/fp16/bf16), run Call 2 of the torch backend as two fused flash calls merged by LSE; else (fp64,
+#: other devices) the joint-softmax reference with recomputation. Module-level switch for tests and benchmarks.
+_USE_CPU_FLASH = hasattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu_backward")
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)  # float64: torch backend only
 
 
@@ -161,6 +164,113 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
     return out[valid].to(q_dec.dtype)
 
 
+class _RecomputedDecodedAttention(torch.autograd.Function):
+    """:func:`decoded_attention_reference` that stores only its inputs and recomputes in backward (what
+    ``torch.utils.checkpoint`` does, without its machinery)."""
+
+    @staticmethod
+    def forward(ctx, q_dec, k_ctx, v_ctx, k_dec, v_dec, seq_lens, scale):
+        ctx.save_for_backward(q_dec, k_ctx, v_ctx, k_dec, v_dec)
+        ctx.seq_lens, ctx.scale = seq_lens, scale
+        return decoded_attention_reference(q_dec, k_ctx, v_ctx, k_dec, v_dec, seq_lens, scale)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        inputs = [t.detach().requires_grad_() for t in ctx.saved_tensors]
+        with torch.enable_grad():
+            out = decoded_attention_reference(*inputs, ctx.seq_lens, ctx.scale)
+        grads = torch.autograd.grad(out, inputs, grad_out)
+        return (*grads, None, None)
+
+
+class _MergedFlashDecodedAttention(torch.autograd.Function):
+    r"""Call 2 on CPU as two fused flash-attention calls merged by their log-sum-exp (CPU tensors only).
+
+    Context part: all responses' queries against the shared $K_c$ in *one* call, no mask (query heads of a GQA
+    group folded into the sequence axis, so $K_c$ is neither repeated per head nor per response).
+    Decoded part: responses padded to ``R_max``, causal. Merge:
+    $\mathrm{lse} = \log(e^{\mathrm{lse}_c} + e^{\mathrm{lse}_d})$,
+    $O = e^{\mathrm{lse}_c - \mathrm{lse}} O_c + e^{\mathrm{lse}_d - \mathrm{lse}} O_d$.
+    Backward: each part's flash backward run with the *merged* $O$ and lse gives that part's exact share of
+    $dQ$ and its own $dK, dV$ (the FA2 split-KV identity: $P_x = e^{S_x - \mathrm{lse}}$,
+    $dS_x = P_x \odot (dO V_x^	op - \mathrm{rowsum}(dO \odot O))$). Only inputs, $O$ and lse are stored.
+    """
+
+    @staticmethod
+    def _layouts(q_dec, seq_lens, hk):
+        n, r_max = len(seq_lens), max(seq_lens)
+        lens = torch.tensor(seq_lens)
+        offs = torch.arange(r_max)
+        valid = offs[None, :] < lens[:, None]
+        rows = torch.where(valid, (torch.cumsum(lens, 0) - lens)[:, None] + offs[None, :], 0)
+        return n, r_max, valid, rows
+
+    @staticmethod
+    def forward(ctx, q_dec, k_ctx, v_ctx, k_dec, v_dec, seq_lens, scale):
+        flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+        t, h, d = q_dec.shape
+        hk = k_ctx.shape[1]
+        g = h // hk
+        n, r_max, valid, rows = _MergedFlashDecodedAttention._layouts(q_dec, seq_lens, hk)
+        # context: [1, H_kv, G·ΣR, d] queries (heads of a group folded into the sequence) vs [1, H_kv, P, d]
+        qc = q_dec.view(t, hk, g, d).permute(1, 2, 0, 3).reshape(1, hk, g * t, d)
+        kc, vc = k_ctx.transpose(0, 1)[None], v_ctx.transpose(0, 1)[None]
+        o_c, lse_c = flash(qc, kc, vc, 0.0, False, scale=scale)
+        o_c = o_c.view(hk, g, t, d).permute(2, 0, 1, 3).reshape(t, h, d)
+        lse_c = lse_c.view(hk, g, t).permute(2, 0, 1).reshape(t, h)
+        # decoded: [N, H, R_max, d], causal (right padding is invisible to real queries)
+        qp = q_dec[rows].transpose(1, 2)
+        kp = k_dec[rows].repeat_interleave(g, dim=2).transpose(1, 2)
+        vp = v_dec[rows].repeat_interleave(g, dim=2).transpose(1, 2)
+        o_dp, lse_dp = flash(qp, kp, vp, 0.0, True, scale=scale)
+        o_d, lse_d = o_dp.transpose(1, 2)[valid], lse_dp.transpose(1, 2)[valid]  # [ΣR, H, d], [ΣR, H]
+        # merge the two partial softmaxes
+        lse = torch.logaddexp(lse_c, lse_d)
+        out = (torch.exp(lse_c - lse)[..., None] * o_c.float() + torch.exp(lse_d - lse)[..., None] * o_d.float())
+        out = out.to(q_dec.dtype)
+        ctx.save_for_backward(q_dec, k_ctx, v_ctx, k_dec, v_dec, out, lse, lse_dp)
+        ctx.seq_lens, ctx.scale = seq_lens, scale
+        return out
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        flash_bwd = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu_backward
+        q_dec, k_ctx, v_ctx, k_dec, v_dec, out, lse, lse_dp = ctx.saved_tensors
+        scale = ctx.scale
+        t, h, d = q_dec.shape
+        hk = k_ctx.shape[1]
+        g = h // hk
+        n, r_max, valid, rows = _MergedFlashDecodedAttention._layouts(q_dec, ctx.seq_lens, hk)
+        grad_out = grad_out.contiguous().to(q_dec.dtype)
+
+        def fold(x):  # [ΣR, H, ...] -> [1, H_kv, G·ΣR, ...]
+            return x.view(t, hk, g, *x.shape[2:]).permute(1, 2, 0, *range(3, x.dim() + 1)) \
+                .reshape(1, hk, g * t, *x.shape[2:])
+
+        qc = fold(q_dec)
+        kc, vc = k_ctx.transpose(0, 1)[None], v_ctx.transpose(0, 1)[None]
+        dqc, dkc, dvc = flash_bwd(fold(grad_out), qc, kc, vc, fold(out), fold(lse).contiguous(), 0.0, False,
+                                  scale=scale)
+        dq = dqc.view(hk, g, t, d).permute(2, 0, 1, 3).reshape(t, h, d)
+        # decoded part in the padded layout; padded rows get dO = 0 and keep their own (finite) lse
+        qp = q_dec[rows].transpose(1, 2)
+        kp = k_dec[rows].repeat_interleave(g, dim=2).transpose(1, 2)
+        vp = v_dec[rows].repeat_interleave(g, dim=2).transpose(1, 2)
+        dop = torch.zeros(n, r_max, h, d, dtype=q_dec.dtype)
+        dop[valid] = grad_out
+        op = torch.zeros(n, r_max, h, d, dtype=q_dec.dtype)
+        op[valid] = out
+        lsep = lse_dp.transpose(1, 2).clone()
+        lsep[valid] = lse.to(lsep.dtype)
+        dqp, dkp, dvp = flash_bwd(dop.transpose(1, 2), qp, kp, vp, op.transpose(1, 2),
+                                  lsep.transpose(1, 2).contiguous(), 0.0, True, scale=scale)
+        dq = dq + dqp.transpose(1, 2)[valid]
+        # repeated KV heads: sum the G query heads' contributions back onto their KV head
+        dkd = dkp.transpose(1, 2).reshape(n, r_max, hk, g, d).sum(3)[valid]
+        dvd = dvp.transpose(1, 2).reshape(n, r_max, hk, g, d).sum(3)[valid]
+        return (dq, dkc[0].transpose(0, 1), dvc[0].transpose(0, 1), dkd, dvd, None, None)
+
+
 def _dualkv_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch,
                   scale: float) -> torch.Tensor:
     pieces = []
@@ -169,10 +279,12 @@ def _dualkv_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: Shar
         dec = slice(slices[0].start, slices[-1].stop)
         pieces.append(_prompt_attention(q[ctx], k[ctx], v[ctx], scale))
         args = (q[dec], k[ctx], v[ctx], k[dec], v[dec], [s.stop - s.start for s in slices], scale)
-        if torch.is_grad_enabled() and q.requires_grad | k.requires_grad | v.requires_grad:
+        if q.device.type == "cpu" and q.dtype != torch.float64 and _USE_CPU_FLASH:
+            pieces.append(_MergedFlashDecodedAttention.apply(*args))
+        elif torch.is_grad_enabled() and q.requires_grad | k.requires_grad | v.requires_grad:
             # Like FlashAttention, keep only the inputs for backward and recompute the probabilities there:
             # the [N, H, R_max, P + R_max] score tensor is never stored across forward and backward.
-            pieces.append(checkpoint(decoded_attention_reference, *args, use_reentrant=False))
+            pieces.append(_RecomputedDecodedAttention.apply(*args))
         else:
             pieces.append(decoded_attention_reference(*args))
     return torch.cat(pieces, dim=0)
