@@ -154,3 +154,16 @@ def test_property_generated_games(n, seed, kind):
     game = LinearAnonymousGame.random(n, seed, kind)
     res = solve_exact(game)
     assert game.max_regret(res.profile) == 0
+
+
+def test_huge_denominators_switch_to_fraction_path():
+    primes = [p for p in range(1000, 3000) if all(p % d for d in range(2, int(p ** 0.5) + 1))][:120]
+    # distinct prime denominators in a and b: thresholds and gains have common denominators > 256 bits
+    a = [Fraction((-1) ** i * (i + 1), p) for i, p in enumerate(primes[:60])]
+    b = [Fraction(30 * q - i * q // 2, q) + Fraction(1, q) for i, q in enumerate(primes[60:])]
+    game = LinearAnonymousGame(a, b)
+    assert game._int_gains is None
+    res = solve_exact(game)
+    assert res.certificate["backend"] == "fraction"
+    assert game.max_regret(res.profile) == 0
+    assert solve_exact(game, backend="int").profile == res.profile
