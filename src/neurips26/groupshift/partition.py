@@ -56,7 +56,7 @@ class Primitive:
 
     def apply(self, partition: GroupPartition) -> GroupPartition:
         """The partition after this primitive; ``ValueError`` if a source is not a group of ``partition``."""
-        current = {tuple(int(i) for i in g) for g in partition.groups}
+        current = set(partition.keys())
         for src in self.sources:
             if src not in current:
                 raise ValueError(f"{self.kind}: source group {src} is not a group of the partition")
@@ -76,7 +76,7 @@ class GroupPartition:
         n_features: ``d``.
     """
 
-    __slots__ = ("groups", "labels_", "n_features", "_keys")
+    __slots__ = ("groups", "labels_", "n_features", "_keys", "_sizes")
 
     def __init__(self, groups: Sequence[np.ndarray], n_features: int):
         # Internal: callers use from_labels / from_lists, which validate.
@@ -89,7 +89,10 @@ class GroupPartition:
         object.__setattr__(self, "groups", ordered)
         object.__setattr__(self, "labels_", labels)
         object.__setattr__(self, "n_features", int(n_features))
-        object.__setattr__(self, "_keys", tuple(tuple(int(i) for i in g) for g in ordered))
+        object.__setattr__(self, "_keys", tuple(tuple(g.tolist()) for g in ordered))
+        sizes = np.array([g.size for g in ordered], dtype=np.int64)
+        sizes.setflags(write=False)
+        object.__setattr__(self, "_sizes", sizes)
 
     def __setattr__(self, name, value):  # immutability
         raise AttributeError("GroupPartition is immutable")
@@ -109,8 +112,9 @@ class GroupPartition:
             raise ValueError(f"labels must be a non-empty 1-D sequence (one label per feature), got shape "
                              f"{arr.shape}")
         _, inverse = np.unique(arr, return_inverse=True)
-        groups = [np.flatnonzero(inverse == k) for k in range(int(inverse.max()) + 1)]
-        return cls(groups, arr.size)
+        order = np.argsort(inverse, kind="stable")  # features grouped by label, ascending within a group
+        bounds = np.flatnonzero(np.diff(inverse[order])) + 1
+        return cls(np.split(order, bounds), arr.size)
 
     @classmethod
     def from_lists(cls, groups: Sequence[Sequence[int]], n_features: int) -> GroupPartition:
@@ -161,7 +165,7 @@ class GroupPartition:
     @property
     def sizes(self) -> np.ndarray:
         """``int64 [n_groups]``: the number of features of each group."""
-        return np.array([g.size for g in self.groups], dtype=np.int64)
+        return self._sizes
 
     def keys(self) -> tuple[Group, ...]:
         """Each group as a sorted tuple of feature indices (hashable)."""
@@ -220,8 +224,7 @@ class GroupPartition:
         old_keys, new_keys = set(self._keys), set(other._keys)
         prims: list[Primitive] = []
         # Phase S: g ∈ G \ G' -> its M-pieces, by binary splits taking off the largest piece first.
-        for g in self.groups:
-            key = tuple(int(i) for i in g)
+        for g, key in zip(self.groups, self._keys):
             if key in new_keys:
                 continue
             pieces = [meet.groups[k] for k in np.unique(meet.labels_[g])]
@@ -235,8 +238,7 @@ class GroupPartition:
                 prims.append(Primitive("split", (rest,), (piece_key, remainder)))
                 rest = remainder
         # Phase M: M-pieces of g' ∈ G' \ G are merged pairwise (largest first) into g'.
-        for g in other.groups:
-            key = tuple(int(i) for i in g)
+        for g, key in zip(other.groups, other._keys):
             if key in old_keys:
                 continue
             pieces = [meet.groups[k] for k in np.unique(meet.labels_[g])]
