@@ -33,6 +33,7 @@ def _xy():
 
 @pytest.mark.parametrize("kwargs, exc, match", [
     ({"alpha": -0.1}, ValueError, "alpha"),
+    ({"alpha": 0.0}, ValueError, "alpha must be > 0"),
     ({"p": 1.0}, ValueError, "p must be > 1"),
     ({"p": 0.5}, ValueError, "p must be > 1"),
     ({"p": "two"}, TypeError, "p must be"),

@@ -7,9 +7,9 @@ Why: groupings change (domain knowledge, upstream features); retraining from scr
 optimum, and a plain warm start still pays for global passes it does not need.
 How: ``G -> G'`` is decomposed through the meet of the two partitions into binary splits then pairwise merges
 (:meth:`GroupPartition.transition_to`). Each primitive's new groups are tested in closed form (dual feasibility
-and the group's Fenchel-Young gap, on the changed coordinates only); groups that pass keep their weights
-untouched, the rest seed a working set for block coordinate descent, and every run ends with the global
-duality gap ``<= tol · P(0)``: the proof that the new optimum was recovered. Parts marked inferred in
+and the group's Fenchel-Young gap, on the changed coordinates only); when all pass, the coefficients are kept
+as they are; otherwise active-set Newton (p = 2) or working-set BCD re-solves locally. Every run ends with the
+global duality gap ``<= tol · P(0)``: the proof that the new optimum was recovered. Parts marked inferred in
 README.md are our reconstruction (the paper's text and code were not found).
 """
 

@@ -533,7 +533,10 @@ def validate_alpha(alpha: Any) -> float:
         raise TypeError(f"alpha must be a real number >= 0, got {type(alpha).__name__}")
     alpha = float(alpha)
     if not math.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha must be a finite number >= 0, got {alpha}")
+        raise ValueError(f"alpha must be a finite number > 0, got {alpha}")
+    if alpha == 0:
+        raise ValueError("alpha must be > 0: at alpha=0 the problem is unregularised and the group duality-gap "
+                         "certificate is undefined (use sklearn.linear_model.LinearRegression)")
     return alpha
 
 
