@@ -212,7 +212,10 @@ def test_hugging_face_llama_from_config_through_both_phases():
     assert got == pytest.approx(float(want), rel=1e-5)
 
 
-def test_ddp_two_processes_equal_one_process(tmp_path):
+@pytest.mark.parametrize("untied", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_ddp_two_processes_equal_one_process(tmp_path, monkeypatch, untied):
+    # untied: the input embedding is used only outside the DDP forward in phase 1 (still all-reduced)
+    monkeypatch.setenv("TST_DDP_UNTIED", "1" if untied else "0")
     sys.path.insert(0, str(Path(__file__).parent))
     from tst_ddp_worker import toy_run
 

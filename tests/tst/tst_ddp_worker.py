@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import torch
@@ -18,7 +19,8 @@ GLOBAL_BATCH, L, STEPS, S, R = 4, 8, 4, 2, 0.5
 
 def toy_run(rank: int = 0, world_size: int = 1, ddp: bool = False) -> dict:
     torch.manual_seed(0)
-    model = Llama(LlamaConfig(vocab_size=53, d_model=32, n_layers=2, n_heads=4, max_seq_len=16))
+    tie = os.environ.get("TST_DDP_UNTIED") != "1"
+    model = Llama(LlamaConfig(vocab_size=53, d_model=32, n_layers=2, n_heads=4, max_seq_len=16, tie_embeddings=tie))
     tokens = torch.randint(0, 53, (2000,), generator=torch.Generator().manual_seed(1))
     if ddp:
         model = torch.nn.parallel.DistributedDataParallel(model)
