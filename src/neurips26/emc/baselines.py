@@ -251,6 +251,7 @@ class GCAL:
         torch.manual_seed(seed)
         try:
             self.vgae = _MemoryVGAE(self.model.in_dim, syn_ratio)
+            self._rng_state = torch.random.get_rng_state()  # GCAL's own stream: dropout, Gumbel, noise
         finally:
             torch.random.set_rng_state(state)
         self.memory_: list[tuple[Tensor, Tensor]] = []
@@ -291,8 +292,21 @@ class GCAL:
         optimizer.step()
 
     def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
-        """Adapt to one unlabeled domain (``epochs`` epochs) and return its predictions ``[n]``."""
+        """Adapt to one unlabeled domain (``epochs`` epochs) and return its predictions ``[n]``.
+
+        Random draws (dropout, Gumbel noise, reparameterisation) come from the instance's own CPU RNG
+        stream, so results depend on ``seed`` only, not on what ran before.
+        """
         x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim, name="target graph")
+        outer = torch.random.get_rng_state()
+        torch.random.set_rng_state(self._rng_state)
+        try:
+            return self._adapt(x, ei)
+        finally:
+            self._rng_state = torch.random.get_rng_state()
+            torch.random.set_rng_state(outer)
+
+    def _adapt(self, x: Tensor, ei: Tensor) -> Tensor:
         self.vgae.train()
         mem_opt = torch.optim.Adam(self.vgae.parameters(), lr=self.lr_mem, weight_decay=self.wd_mem)
         for epoch in range(self.epochs):
