@@ -3,7 +3,8 @@
 Cases: scikit-learn's breast_cancer (measurement <-> statistic groups; least squares, plus logistic at
 full scale), digits (pixel rows -> columns, rows -> 2×2 tiles), spline-expanded diabetes (feature groups <->
 |corr| clusters) and a synthetic n=500, d=2000 problem (split, merge, move, inactive merge, cyclic shift,
-random repartition), at λ = {0.3, 0.1(, 0.03)}·λ_max(G'). Every method stops at duality gap <= 1e-9·P(0).
+random repartition), at λ = {0.3, 0.1(, 0.03 at full scale, not for the synthetic global transitions)}·λ_max(G').
+Every method stops at duality gap <= 1e-9·P(0).
 Work is counted in flops (n per column touched + n·d per full gap pass + block Lipschitz constants); wall
 time is reported as within-run ratios (noisy on a shared 2-core machine).
 """
@@ -131,6 +132,8 @@ def run(ctx: CheckContext) -> CheckOutput:
         for dataset, X, y, transitions, lams, p, loss in _case_list(ctx, seed, i == 0):
             for name, kind, old, new in transitions:
                 for lam_rel in lams:
+                    if dataset == "synthetic" and kind == "global" and lam_rel < 0.1:
+                        continue  # budget: these take thousands of epochs for every method in numpy
                     r = cases.run_case(X, y, old, new, lam_rel, p=p, loss=loss, tol=TOL,
                                        ablation=ctx.scale in ("full", "gpu"))
                     r.pop("coef_groupshift")
@@ -223,4 +226,4 @@ def run(ctx: CheckContext) -> CheckOutput:
 
 
 PAPER = Paper(id="P07", slug="groupshift", claims=CLAIMS, run=run,
-              default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})
+              default_seeds={"smoke": 1, "quick": 1, "full": 2, "gpu": 2})
