@@ -119,7 +119,7 @@ def run(ctx: CheckContext) -> CheckOutput:
     gcal_epochs = ctx.pick({"smoke": 6, "quick": 20, "full": 20})
     long_n, long_t = ctx.pick({"smoke": (300, 6), "quick": (500, 30), "full": (1000, 40), "gpu": (1000, 40)})
     source_epochs = ctx.pick({"smoke": 40, "quick": 100, "full": 100})
-    memory_domains = ctx.pick({"smoke": 1, "quick": 2, "full": 3})
+    memory_domains = ctx.pick({"smoke": 1, "quick": 1, "full": 2})
 
     cells: dict[str, dict[str, dict[str, Any]]] = {}
     diff, t_ratio, m_ratio = [], [], []
