@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -108,8 +109,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _default_triton_interpreter() -> None:
+    """Without a CUDA device, Triton kernels can only run in its interpreter, and the interpreter is
+    chosen when triton is first imported: set ``TRITON_INTERPRET=1`` before anything imports it,
+    unless the user decided otherwise."""
+    if "TRITON_INTERPRET" in os.environ or "triton" in sys.modules:
+        return
+    import torch
+
+    if not torch.cuda.is_available():
+        os.environ["TRITON_INTERPRET"] = "1"
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in ("list", "report", "-h", "--help"):
+        _default_triton_interpreter()
     if argv and argv[0] not in ("list", "check", "report") and not argv[0].startswith("-"):
         try:
             entry = lookup(argv[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from pathlib import Path
 
 from .catalog import CATALOG, CatalogEntry, lookup
 from .spec import Paper
@@ -14,11 +15,14 @@ def _check_module_name(slug: str) -> str:
 
 
 def is_implemented(entry: CatalogEntry) -> bool:
-    """True when the paper's package ships a ``check`` module (without importing it)."""
-    try:
-        return importlib.util.find_spec(_check_module_name(entry.slug)) is not None
-    except ModuleNotFoundError:
-        return False
+    """True when the paper's package ships a ``check`` module.
+
+    Looks for the file instead of calling ``find_spec`` on the submodule, which would import the paper
+    package (and its heavy dependencies) just to list it.
+    """
+    package = importlib.util.find_spec("neurips26")
+    locations = package.submodule_search_locations if package else None
+    return any((Path(location) / entry.slug / "check.py").is_file() for location in (locations or []))
 
 
 def load_paper(name: str) -> Paper:
