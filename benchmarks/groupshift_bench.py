@@ -4,7 +4,8 @@ For each problem/transition/λ (p = 2, squared loss, X standardised, y centred, 
   * our three refits (same BCD + certificate; stop at duality gap <= tol · P(0)), wall time, epochs, flops;
   * skglm ``GroupLasso`` cold and warm (``warm_start=True`` with ``coef_`` preset to the old optimum), wall time
     with its numba JIT compiled beforehand (one warm-up fit, not timed), at ``tol=1e-10`` on its own KKT score;
-  * agreement: |P_skglm - P_ours| / P_ours and our duality gap evaluated at skglm's solution.
+  * agreement: |P_skglm - P_ours| / P_ours and our duality gap evaluated at skglm's solution;
+  * coldN: an extra baseline, retraining with BCD to 1e-4·P(0) then the same active-set Newton step groupshift uses.
 
 Wall time: median of ``--repeats`` runs, single thread recommended (``OMP_NUM_THREADS=1``). On a shared 2-core
 machine absolute times are noisy: read the ratios within one run. Our solver is numpy (Python loop over groups),
@@ -23,7 +24,7 @@ from functools import partial
 import numpy as np
 
 from neurips26.groupshift import cases, duality_gap, group_lambda_max, groupshift, skglm_group_lasso, solve_group_l1
-from neurips26.groupshift.baselines import cold_refit, warm_refit
+from neurips26.groupshift.baselines import cold_newton_refit, cold_refit, warm_refit
 
 
 def _timed(fn, repeats, cache=None):
@@ -64,10 +65,11 @@ def main(argv: list[str] | None = None) -> int:
 
     header = (f"{'problem':16s} {'transition':22s} {'λ/λmax':>6s} | {'gs ms':>8s} {'warm ms':>8s} {'cold ms':>8s} "
               f"{'skW ms':>8s} {'skC ms':>8s} | {'cold/gs':>7s} {'warm/gs':>7s} {'skC/gs':>7s} {'skW/gs':>7s} | "
-              f"{'flops c/gs':>10s} {'ep gs/w/c':>12s} | {'|ΔP|/P sk':>9s} {'gap@sk/tol':>10s}")
+              f"{'coldN/gs':>8s} {'flops c/gs':>10s} {'flops cN/gs':>11s} {'ep gs/w/c':>12s} | "
+              f"{'|ΔP|/P sk':>9s} {'gap@sk/tol':>10s}")
     print(header)
     print("-" * len(header))
-    ratios: dict[str, list[float]] = {k: [] for k in ("cold", "warm", "skC", "skW", "flops")}
+    ratios: dict[str, list[float]] = {k: [] for k in ("cold", "warm", "skC", "skW", "coldN", "flops", "flopsN")}
     for pname, X, y, transitions in problems:
         for tname, _kind, old, new in transitions:
             for lam_rel in lams:
@@ -79,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
                     old_group_scores=first.extra["scores"]), args.repeats, cache)
                 t_w, warm = _timed(partial(warm_refit, X, y, first.coef, new, lam, tol=args.tol), args.repeats, cache)
                 t_c, cold = _timed(partial(cold_refit, X, y, new, lam, tol=args.tol), args.repeats)
+                t_cn, coldn = _timed(partial(cold_newton_refit, X, y, new, lam, tol=args.tol), args.repeats)
                 t_skc, skc = _timed(partial(skglm_group_lasso, X, y, new, lam, tol=1e-10), args.repeats)
                 t_skw, skw = _timed(partial(skglm_group_lasso, X, y, new, lam, tol=1e-10, w0=first.coef),
                                     args.repeats)
@@ -86,12 +89,13 @@ def main(argv: list[str] | None = None) -> int:
                 p_sk = _objective(X, y, skc.coef_, new, lam)
                 gap_sk = duality_gap(X, y, skc.coef_, new, lam) / info["tol_abs"]
                 r = {"cold": t_c / t_gs, "warm": t_w / t_gs, "skC": t_skc / t_gs, "skW": t_skw / t_gs,
-                     "flops": cold.n_flops / info["n_flops"]}
+                     "coldN": t_cn / t_gs, "flops": cold.n_flops / info["n_flops"],
+                     "flopsN": coldn.n_flops / info["n_flops"]}
                 for k, v in r.items():
                     ratios[k].append(v)
                 print(f"{pname:16s} {tname:22s} {lam_rel:6.2f} | {1e3 * t_gs:8.2f} {1e3 * t_w:8.2f} {1e3 * t_c:8.2f} "
                       f"{1e3 * t_skw:8.2f} {1e3 * t_skc:8.2f} | {r['cold']:7.2f} {r['warm']:7.2f} {r['skC']:7.2f} "
-                      f"{r['skW']:7.2f} | {r['flops']:10.2f} "
+                      f"{r['skW']:7.2f} | {r['coldN']:8.2f} {r['flops']:10.2f} {r['flopsN']:11.2f} "
                       f"{info['n_epochs']:>3d}/{warm.n_epochs:>3d}/{cold.n_epochs:>4d} | "
                       f"{abs(p_sk - p_ours) / p_ours:9.1e} {gap_sk:10.2f}")
     print("-" * len(header))

@@ -143,3 +143,15 @@ def test_newton_and_plain_local_bcd_reach_the_same_certified_optimum():
     assert i1["dual_gap"] <= i1["tol_abs"] and i2["dual_gap"] <= i2["tol_abs"]
     assert abs(i1["primal"] - i2["primal"]) <= 1e-9 * i2["primal"]
     assert not i2["newton"]["used"]
+
+
+def test_cold_newton_baseline_reaches_the_certified_optimum():
+    from neurips26.groupshift.baselines import cold_newton_refit
+
+    X, y = _data(seed=9)
+    part = GroupPartition.contiguous(4, 40)
+    lam = 0.1 * group_lambda_max(X, y, part)
+    ref = cold_refit(X, y, part, lam, tol=1e-10)
+    res = cold_newton_refit(X, y, part, lam, tol=1e-10)
+    assert res.dual_gap <= res.tol_abs
+    assert abs(res.primal - ref.primal) <= 1e-9 * ref.primal

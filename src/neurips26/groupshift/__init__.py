@@ -13,7 +13,7 @@ global duality gap ``<= tol · P(0)``: the proof that the new optimum was recove
 README.md are our reconstruction (the paper's text and code were not found).
 """
 
-from .baselines import cold_refit, skglm_group_lasso, warm_refit
+from .baselines import cold_newton_refit, cold_refit, skglm_group_lasso, warm_refit
 from .estimators import GroupL1Classifier, GroupL1Regressor
 from .partition import GroupPartition, Primitive, apply_primitives
 from .shift import groupshift, homotopy_tangent
@@ -41,6 +41,7 @@ __all__ = [
     "prox_group_norm",
     "group_norms",
     "cold_refit",
+    "cold_newton_refit",
     "warm_refit",
     "skglm_group_lasso",
 ]

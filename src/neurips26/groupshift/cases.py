@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .baselines import cold_refit, warm_refit
+from .baselines import cold_newton_refit, cold_refit, warm_refit
 from .partition import GroupPartition
 from .shift import groupshift
 from .solver import group_lambda_max, group_norms, solve_group_l1
@@ -149,6 +149,10 @@ def run_case(X: np.ndarray, y: np.ndarray, old: GroupPartition, new: GroupPartit
                                        "epochs": info_nn["n_epochs"], "primal": info_nn["primal"],
                                        "gap": info_nn["dual_gap"], "tol_abs": info_nn["tol_abs"]}
         out["speedup_vs_cold_no_newton"] = cold.n_flops / info_nn["n_flops"]
+        if p == 2.0 and loss == "squared":
+            cn = cold_newton_refit(X, y, new, lam, tol=tol)
+            out["cold_newton"] = {"flops": cn.n_flops, "epochs": cn.n_epochs, "primal": cn.primal, "gap": cn.dual_gap}
+            out["speedup_vs_cold_newton"] = cn.n_flops / info["n_flops"]
     out["rel_obj_diff"] = abs(info["primal"] - cold.primal) / abs(cold.primal)
     out["certified"] = bool(info["converged"] and info["dual_gap"] <= info["tol_abs"])
     out["same_support"] = _support(w, new) == _support(cold.coef, new)

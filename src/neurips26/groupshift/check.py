@@ -193,6 +193,9 @@ def run(ctx: CheckContext) -> CheckOutput:
             [r["speedup_vs_cold_no_newton"] for r in p2])) if p2 and "speedup_vs_cold_no_newton" in p2[0]
         else "not run at this scale (full only)",
         "median_flops_ratio_by_kind": {k: med(v, "speedup_vs_cold") for k, v in by("kind", p2).items()},
+        "median_flops_ratio_cold_newton_over_groupshift": float(statistics.median(
+            [r["speedup_vs_cold_newton"] for r in p2 if "speedup_vs_cold_newton" in r]))
+        if any("speedup_vs_cold_newton" in r for r in p2) else "not run at this scale (full only)",
         "cases": [{k: (v if not isinstance(v, np.generic) else v.item()) for k, v in r.items()} for r in rows],
     }
     plots = []
