@@ -366,7 +366,7 @@ def _plot(ctx: CheckContext, metrics: dict):
         ax1.bar(np.arange(len(tasks)) + 0.27 * (i - 1), [acc[t][v] for t in tasks], 0.27, label=v)
     ax1.set_xticks(range(len(tasks)), tasks)
     ax1.set_ylabel("query accuracy (%)")
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=8, loc="upper right", bbox_to_anchor=(1.0, 0.8))
     ax1.set_title("associative recall (1 layer)")
     losses = metrics["lm_val_loss"]
     ax2.bar(list(losses), list(losses.values()), color=["C0", "C1", "C2"])
