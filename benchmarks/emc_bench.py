@@ -35,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.domains < 1 or args.n_nodes < 10 or args.gcal_epochs < 1:
         print("emc_bench: --domains >= 1, --n-nodes >= 10 and --gcal-epochs >= 1 required", file=sys.stderr)
         return 2
-    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
     if args.dataset == "csbm":
         stream = csbm_stream(n_domains=args.domains, n_nodes=args.n_nodes, seed=args.seed)
     else:

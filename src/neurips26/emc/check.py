@@ -110,6 +110,17 @@ def _run_stream(stream: list[Any], seed: int, gcal_epochs: int, memory_domains: 
 
 
 def run(ctx: CheckContext) -> CheckOutput:
+    # one intra-op thread: these graphs are small, and on a shared 2-core machine a second OpenMP
+    # thread mostly spins (10x slower here); restored afterwards
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return _run(ctx)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _run(ctx: CheckContext) -> CheckOutput:
     device = "cuda" if ctx.device.startswith("cuda") or ctx.scale == "gpu" else "cpu"
     if device == "cuda" and not torch.cuda.is_available():
         device = "cpu"
