@@ -158,7 +158,7 @@ class EMC:
     # ------------------------------------------------------------------ memory
     def _make_crystal(self, label: int, mean: Tensor, cov: Tensor, weight: float, domain: int) -> Crystal:
         r = min(self.rank, mean.shape[0])
-        cov = cov + self._eps * torch.eye(mean.shape[0], dtype=cov.dtype)
+        cov = cov + self._eps * torch.eye(mean.shape[0], dtype=cov.dtype, device=cov.device)
         return Crystal(label=label, mean=mean, factor=_low_rank_factor(cov, r),
                        points=crystallize(mean, cov, r), weight=weight, domain=domain)
 
@@ -193,8 +193,8 @@ class EMC:
     def _refit(self) -> None:
         # g_t: W = (Z^T D Z + lambda I)^{-1} Z^T D Y on the bank points (standardised, intercept)
         points = torch.cat([c.points for c in self.bank_])
-        targets = torch.zeros(points.shape[0], self.n_classes)
-        weights = torch.empty(points.shape[0])
+        targets = torch.zeros(points.shape[0], self.n_classes, device=points.device)
+        weights = torch.empty(points.shape[0], device=points.device)
         row = 0
         for c in self.bank_:
             k = c.points.shape[0]
