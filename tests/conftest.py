@@ -1,4 +1,6 @@
-"""Test-wide settings: a fixed, small torch thread count (2-core CI machines) and the Agg backend."""
+"""Test-wide settings: a fixed, small torch thread count (2-core CI machines), the Agg backend, no hub
+access, and Triton's CPU interpreter when there is no CUDA device (it must be chosen before the first
+``import triton``, which is why it is set here, before any test module is imported)."""
 
 import os
 
@@ -6,5 +8,8 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import torch  # noqa: E402
+
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
