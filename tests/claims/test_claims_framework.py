@@ -179,3 +179,29 @@ def test_runs_do_not_overwrite_each_other(monkeypatch, tmp_path):
     second, _ = _run_with(monkeypatch, tmp_path, paper)
     assert first != second and (first / "effbench.json").exists() and (second / "effbench.json").exists()
     assert Path(first).parent == Path(second).parent
+
+
+def test_torch_threads_restores_the_previous_count_even_on_error():
+    import torch
+
+    from neurips26.claims import torch_threads
+
+    before = torch.get_num_threads()
+    with pytest.raises(RuntimeError):
+        with torch_threads(1):
+            assert torch.get_num_threads() == 1
+            raise RuntimeError("inside")
+    assert torch.get_num_threads() == before
+
+
+def test_save_figure_writes_into_the_paper_folder_and_closes(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from neurips26.claims import CheckContext
+
+    ctx = CheckContext(scale="smoke", seeds=[0], device="cpu", out_dir=tmp_path / "p")
+    fig, ax = plt.subplots()
+    ax.plot([0, 1])
+    path = ctx.save_figure(fig, "a.png")
+    assert path == tmp_path / "p" / "a.png" and path.stat().st_size > 0
+    assert not plt.fignum_exists(fig.number)

@@ -307,10 +307,7 @@ def _plots(ctx: CheckContext, c2: dict[str, Any], c3: dict[str, Any]) -> list:
     ax.set_ylabel("solve CPU time (s, shared 2-core CPU)")
     ax.set_title("exact NE: time vs n (hard games)")
     ax.legend()
-    fig.tight_layout()
-    path = ctx.plot_path("time_vs_n.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = ctx.save_figure(fig, "time_vs_n.png", dpi=120)
     paths.append(path)
 
     fig, ax = plt.subplots(figsize=(5.5, 4))
@@ -329,10 +326,7 @@ def _plots(ctx: CheckContext, c2: dict[str, Any], c3: dict[str, Any]) -> list:
     ax.set_ylabel("steps to an exact eps-NE")
     ax.set_title("dynamics: steps vs 1/eps")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = ctx.plot_path("steps_vs_inv_eps.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = ctx.save_figure(fig, "steps_vs_inv_eps.png", dpi=120)
     paths.append(path)
     return paths
 

@@ -9,7 +9,7 @@ from .catalog import CATALOG, CatalogEntry, lookup
 from .records import new_run_dir, write_json_atomic
 from .registry import implemented, is_implemented, load_paper, resolve
 from .report import load_records, write_report
-from .runner import configure_threads, decide_claims, run_checks, run_paper, verdict_table
+from .runner import configure_threads, decide_claims, run_checks, run_paper, torch_threads, verdict_table
 from .spec import (
     SCALE_BUDGET_S,
     SCALES,
@@ -28,6 +28,6 @@ __all__ = [
     "CATALOG", "CatalogEntry", "CheckContext", "CheckOutput", "Claim", "Evidence", "Paper",
     "SCALES", "SCALE_BUDGET_S", "ScaleRefused", "Verdict", "configure_threads", "decide_claims",
     "implemented", "inconclusive", "is_implemented", "load_paper", "load_records", "lookup",
-    "new_run_dir", "resolve", "run_checks", "run_paper", "supported_if", "verdict_table",
+    "new_run_dir", "resolve", "run_checks", "run_paper", "supported_if", "torch_threads", "verdict_table",
     "write_json_atomic", "write_report",
 ]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,6 +36,23 @@ def configure_threads() -> int:
         raise ValueError(f"OMP_NUM_THREADS must be a positive integer, got {raw!r}") from err
     torch.set_num_threads(threads)
     return threads
+
+
+@contextmanager
+def torch_threads(n: int) -> Iterator[None]:
+    """Run a block on ``n`` torch intra-op threads, restoring the previous count afterwards.
+
+    Tiny models and small graphs run faster on one thread when the other core is busy (a second
+    OpenMP thread mostly spins); checks and solvers use ``with torch_threads(1): ...`` for them.
+    """
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 @dataclass

@@ -145,6 +145,16 @@ class CheckContext:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         return self.out_dir / name
 
+    def save_figure(self, fig: Any, name: str, *, dpi: int = 120) -> Path:
+        """Lay out, save (``name`` like ``loss.png``) and close a matplotlib figure; returns its path."""
+        import matplotlib.pyplot as plt
+
+        path = self.plot_path(name)
+        fig.tight_layout()
+        fig.savefig(path, dpi=dpi)
+        plt.close(fig)
+        return path
+
     def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
         """Wrap a loop with a progress bar on stderr (plain per-step lines when not a terminal)."""
         from tqdm.auto import tqdm

@@ -128,18 +128,6 @@ def median_time(fn: Callable[[], object], *, warmup: int, reps: int, device: tor
     return statistics.median(times)
 
 
-class single_thread:
-    """Context manager: run torch ops on one intra-op thread, restoring the previous count afterwards."""
-
-    def __enter__(self) -> single_thread:
-        self._prev = torch.get_num_threads()
-        torch.set_num_threads(1)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        torch.set_num_threads(self._prev)
-
-
 def max_rel_grad_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:
     """max over parameters of ``max|a - b| / max|b|`` (0/0 counts as 0)."""
     worst = 0.0

@@ -18,11 +18,20 @@ import sys
 import numpy as np
 import torch
 
-from neurips26.claims import CheckContext, CheckOutput, Claim, Evidence, Paper, inconclusive, supported_if
+from neurips26.claims import (
+    CheckContext,
+    CheckOutput,
+    Claim,
+    Evidence,
+    Paper,
+    inconclusive,
+    supported_if,
+    torch_threads,
+)
 from neurips26.claims.spec import Verdict
 from neurips26.nn.llama import Llama, LlamaConfig
 
-from ._measure import PolicyUpdate, max_rel_grad_diff, median_time, single_thread, synthetic_groups
+from ._measure import PolicyUpdate, max_rel_grad_diff, median_time, synthetic_groups
 from .attention import dualkv_attention
 from .baselines import build_flex_block_mask, flex_dualkv_attention, prefix_grouper_attention
 from .packing import pack_shared_prompt, token_reduction_ratio
@@ -269,7 +278,7 @@ def _speed_and_memory(seed: int, *, n: int, p: int, reps: int, warmup: int, arms
         if reps:
             # one thread, process CPU time: the 2 cores are shared by several jobs, so wall time mostly measures
             # waiting; the wall-clock median is kept alongside for reference
-            with single_thread():
+            with torch_threads(1):
                 out[f"time_{arm}_s"] = median_time(lambda a=arm: upd.step(a), warmup=warmup, reps=reps,
                                                    clock="process")
                 out[f"wall_{arm}_s"] = median_time(lambda a=arm: upd.step(a), warmup=0, reps=1)
@@ -468,10 +477,7 @@ def _plot(ctx: CheckContext, sweep: list[dict]):
     ax.set_xlabel("rho = N(P+R)/(P+NR)")
     ax.set_ylabel("policy-update speedup (CPU)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = ctx.plot_path("dualkv_speedup_vs_rho.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = ctx.save_figure(fig, "dualkv_speedup_vs_rho.png", dpi=120)
     return path
 
 

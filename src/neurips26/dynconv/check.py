@@ -374,10 +374,7 @@ def _plot(ctx: CheckContext, metrics: dict):
     ax2.set_ylim(lo - 0.1, max(losses.values()) + 0.05)
     ax2.set_ylabel("val loss (nats/char)")
     ax2.set_title("tiny shakespeare LM")
-    fig.tight_layout()
-    path = ctx.plot_path("dynconv.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = ctx.save_figure(fig, "dynconv.png", dpi=120)
     return path
 
 

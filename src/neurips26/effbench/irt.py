@@ -20,6 +20,8 @@ from typing import Literal
 
 import numpy as np
 
+from neurips26.claims import torch_threads
+
 from ._validation import check_matrix
 
 
@@ -69,13 +71,8 @@ def fit_irt_2pl(S, dims: int = 1, *, optimizer: Literal["lbfgs", "adam"] = "lbfg
         raise ValueError(f"steps must be >= 1, got {steps!r}")
     m, n = S.shape
     # small problems: one intra-op thread is faster than two fighting for cores (restored below)
-    threads = torch.get_num_threads()
-    if m * n * dims <= 2_000_000:
-        torch.set_num_threads(1)
-    try:
+    with torch_threads(1 if m * n * dims <= 2_000_000 else torch.get_num_threads()):
         return _fit(torch, S, dims, optimizer, n_steps, lr, prior_b_scale, int(random_state))
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _fit(torch, S, dims, optimizer, n_steps, lr, prior_b_scale, random_state) -> IRTParams:

@@ -15,7 +15,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurips26.claims import CheckContext, CheckOutput, Claim, Evidence, Paper, Verdict, inconclusive, supported_if
+from neurips26.claims import (
+    CheckContext,
+    CheckOutput,
+    Claim,
+    Evidence,
+    Paper,
+    Verdict,
+    inconclusive,
+    supported_if,
+    torch_threads,
+)
 
 from .baselines import GCAL, DirectClosedForm, SourceOnly, TentGraph
 from .emc import EMC
@@ -112,12 +122,8 @@ def _run_stream(stream: list[Any], seed: int, gcal_epochs: int, memory_domains: 
 def run(ctx: CheckContext) -> CheckOutput:
     # one intra-op thread: these graphs are small, and on a shared 2-core machine a second OpenMP
     # thread mostly spins (10x slower here); restored afterwards
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         return _run(ctx)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run(ctx: CheckContext) -> CheckOutput:
@@ -178,10 +184,7 @@ def _run(ctx: CheckContext) -> CheckOutput:
         ax.set_ylabel("accuracy after the last domain")
         ax.set_title(f"CSBM, {long_t} domains: final-row accuracy (seed {ctx.seeds[0]})")
         ax.legend()
-        fig.tight_layout()
-        path = ctx.plot_path("long_stream_final_row.png")
-        fig.savefig(path, dpi=100)
-        plt.close(fig)
+        path = ctx.save_figure(fig, "long_stream_final_row.png", dpi=100)
         plots.append(path)
     except Exception as err:  # plotting is optional
         ctx.log(f"plot skipped: {err}")

@@ -216,10 +216,7 @@ def run(ctx: CheckContext) -> CheckOutput:
                       rotation=90, fontsize=6)
         ax.set_ylabel("flops ratio (×)")
         ax.legend(fontsize=7)
-        fig.tight_layout()
-        path = ctx.plot_path("flops_ratios.png")
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
+        path = ctx.save_figure(fig, "flops_ratios.png", dpi=120)
         plots.append(path)
     notes = [f"all methods stop at duality gap <= {TOL:g}·P(0); flops = n per column touched + n·d per full "
              "gap pass + n|g|²+|g|³ per block Lipschitz constant; warm start gets the old fit's Lipschitz cache",

@@ -27,6 +27,7 @@ from neurips26.claims import (
     Verdict,
     inconclusive,
     supported_if,
+    torch_threads,
 )
 
 from .attack import WLIA, UpdateAttack
@@ -199,14 +200,8 @@ def _plot_rnr(table: list[dict[str, Any]], path) -> None:
 
 def run(ctx: CheckContext) -> CheckOutput:
     # Tiny models: one intra-op thread is ~30x faster than two when the other core is busy (OpenMP spin).
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with torch_threads(1):
         return _run(ctx)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def _run(ctx: CheckContext) -> CheckOutput:

@@ -247,10 +247,7 @@ def _plot(ctx: CheckContext, rows: list[dict], ns: list[int], dims: list[int]):
     ax.set_ylabel("seconds per update")
     ax.set_title("P14: amortised update time")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    path = ctx.plot_path("update_time_loglog.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    path = ctx.save_figure(fig, "update_time_loglog.png", dpi=120)
     return path
 
 
