@@ -13,3 +13,10 @@ if not torch.cuda.is_available():
     os.environ.setdefault("TRITON_INTERPRET", "1")
 
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "2")))
+
+# CI runs hypothesis derandomized (same examples every run, so a landing never hinges on luck);
+# locally each run explores new examples. Select with HYPOTHESIS_PROFILE=ci.
+from hypothesis import settings  # noqa: E402
+
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
