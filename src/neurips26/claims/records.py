@@ -42,6 +42,7 @@ def write_json_atomic(path: Path, data: Any, *, overwrite: bool = False) -> Path
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, 0o644)  # mkstemp creates 0600; records are meant to be shared and read
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(data, handle, indent=2, default=_json_default, allow_nan=True)
             handle.write("\n")

@@ -122,6 +122,7 @@ def write_report(run_dir: Path) -> tuple[Path, Path]:
 
 def _write_text_atomic(path: Path, text: str) -> Path:
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    os.fchmod(fd, 0o644)
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(text)
     os.replace(tmp, path)
