@@ -176,9 +176,18 @@ def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropou
     if not 1 <= drift_dims <= d:
         raise ValueError(f"drift_dims: expected an integer in [1, {d}], got {drift_dims!r}")
     rng = np.random.default_rng(seed)
-    order = _bfs_order(n, ei_all, rng)
-    order = order[y_all[order] >= 0]
-    blocks = np.array_split(order, n_domains + 1)
+    classes = np.unique(y_all[y_all >= 0])
+    for _ in range(20):
+        order = _bfs_order(n, ei_all, rng)
+        order = order[y_all[order] >= 0]
+        blocks = np.array_split(order, n_domains + 1)
+        # the labeled source must contain every class (nothing label-free can learn an unseen class);
+        # a BFS block is topically concentrated, so redraw the roots until it does
+        if np.isin(classes, y_all[blocks[0]]).all():
+            break
+    else:
+        raise ValueError(f"n_domains: with {n_domains} domains the source block of {name} never contained "
+                         f"every class in 20 draws; use fewer domains")
     subspace = rng.choice(d, size=drift_dims, replace=False)
     offset = np.zeros(drift_dims)
     stream: list[Data] = []
@@ -201,7 +210,12 @@ def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropou
         if t == 0:
             train = torch.zeros(len(nodes), dtype=torch.bool)
             k = int(round(train_fraction * len(nodes)))
-            train[torch.from_numpy(rng.permutation(len(nodes))[:k])] = True
+            perm = rng.permutation(len(nodes))
+            train[torch.from_numpy(perm[:k])] = True
+            # every class keeps at least one labeled source node (first one in the permutation)
+            labels = y_all[nodes]
+            for c in classes[~np.isin(classes, labels[perm[:k]])]:
+                train[int(perm[np.nonzero(labels[perm] == c)[0][0]])] = True
             data.train_mask, data.test_mask = train, ~train
         stream.append(data)
     return stream
