@@ -209,4 +209,4 @@ def _run(ctx: CheckContext) -> CheckOutput:
 
 
 PAPER = Paper(id="P02", slug="emc", claims=CLAIMS, run=run,
-              default_seeds={"smoke": 1, "quick": 3, "full": 5, "gpu": 5})
+              default_seeds={"smoke": 1, "quick": 3, "full": 3, "gpu": 5})
