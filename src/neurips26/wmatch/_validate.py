@@ -49,7 +49,8 @@ def check_wasserstein_p(p: object) -> int:
 
 
 def lp_distance(X: np.ndarray, y: np.ndarray, p: float) -> np.ndarray:
-    """ℓ_p distances between the rows of ``X: [n, d]`` (or one row ``[d]``) and ``y: [d]``."""
+    """ℓ_p distances between the rows of ``X: [n, d]`` and ``y``: one point ``[d]`` (broadcast) or
+    paired rows ``[n, d]``; shape ``[n]``."""
     diff = np.abs(X - y)
     if math.isinf(p):
         return diff.max(axis=-1)

@@ -14,7 +14,15 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ._validate import check_norm_p, check_point, check_points, check_side, check_wasserstein_p, lp_cost_matrix
+from ._validate import (
+    check_norm_p,
+    check_point,
+    check_points,
+    check_side,
+    check_wasserstein_p,
+    lp_cost_matrix,
+    lp_distance,
+)
 from .ann import make_ann
 
 
@@ -80,9 +88,11 @@ class _PointStore:
         return ids_a, stack(ids_a), ids_b, stack(ids_b)
 
     def _pairs_cost(self, pairs: list[tuple[int, int]]) -> float:
-        total = sum(float(lp_cost_matrix(self._points[a][0][None], self._points[b][0][None], self.norm_p,
-                                         self.wasserstein_p)[0, 0]) for a, b in pairs)
-        return total ** (1.0 / self.wasserstein_p)
+        if not pairs:
+            return 0.0
+        A = np.stack([self._points[a][0] for a, _ in pairs])
+        B = np.stack([self._points[b][0] for _, b in pairs])
+        return float((lp_distance(A, B, self.norm_p) ** self.wasserstein_p).sum() ** (1.0 / self.wasserstein_p))
 
 
 class RecomputeBaseline(_PointStore):

@@ -33,7 +33,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from ._validate import check_norm_p, check_point, check_points, check_side, check_wasserstein_p, lp_cost_matrix
+from ._validate import (
+    check_norm_p,
+    check_point,
+    check_points,
+    check_side,
+    check_wasserstein_p,
+    lp_cost_matrix,
+    lp_distance,
+)
 from .ann import make_ann
 
 Key = tuple[int, ...]
@@ -211,7 +219,7 @@ class DynamicWassersteinMatcher:
             return 0.0
         A = np.stack([self._points[a][0] for a, _ in pairs])
         B = np.stack([self._points[b][0] for _, b in pairs])
-        d = _rowwise_lp(A, B, self.norm_p)
+        d = lp_distance(A, B, self.norm_p)
         return float((d**self.wasserstein_p).sum() ** (1 / self.wasserstein_p))
 
     def partner(self, pid: int) -> int | None:
@@ -338,7 +346,7 @@ class DynamicWassersteinMatcher:
                 rows, cols, units = self._transport_greedy(S, D, s_amt, d_amt, level + 1)
                 self.stats["greedy_solves"] += 1
             # cost = Σ_{ij} f_ij ‖c_i − c_j‖_p^w over the (few) non-zero flows
-            dist = _rowwise_lp(S[rows], D[cols], self.norm_p)
+            dist = lp_distance(S[rows], D[cols], self.norm_p)
             cell.cost = float((units * dist**self.wasserstein_p).sum())
             cell.flows = [(supply[i][0], demand[j][0], int(u)) for i, j, u in zip(rows, cols, units)]
         self._total += cell.cost - old
@@ -387,12 +395,6 @@ class DynamicWassersteinMatcher:
                 upper[key] = [pid for child in sorted(pool) for pid in pool[child]]
             surplus = upper
         return pairs
-
-
-def _rowwise_lp(X: np.ndarray, Y: np.ndarray, p: float) -> np.ndarray:
-    """``‖X_i − Y_i‖_p`` for paired rows, shape ``[n]``."""
-    diff = np.abs(X - Y)
-    return diff.max(1) if math.isinf(p) else (diff**p).sum(1) ** (1 / p)
 
 
 def _transport_exact(C: np.ndarray, supply: np.ndarray, demand: np.ndarray) -> np.ndarray:
