@@ -1,12 +1,14 @@
 """The ``neurips26`` command: ``list``, ``check``, ``report`` and each paper's own tools.
 
     neurips26 list
-    neurips26 check [SLUG ...|all] [--scale smoke|quick|full|gpu] [--seeds N] [--out DIR]
-    neurips26 report RUN_DIR
+    neurips26 check [SLUG ...|all] [--scale smoke|quick|full|gpu] [--seeds N] [--out DIR] [--download]
+    neurips26 report RUN_DIR|OUT_DIR [--compare OTHER_RUN_DIR]
+    neurips26 data list|fetch NAME|all|verify|path NAME
     neurips26 <slug> ...          # a paper's tools, e.g. ``neurips26 effbench select ...``
 
-Exit codes: 0 when every check ran (a "not supported" verdict is a result, not an error),
-1 when a check crashed, 2 for bad usage or input.
+Exit codes: 0 when every check ran or skipped claims whose data is absent (a "not supported" verdict
+is a result, not an error), 1 when a check or one of its claims crashed, 2 for bad usage or input
+(one line on stderr).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import os
 import sys
 from pathlib import Path
 
+from . import __version__
 from .claims import CATALOG, SCALES, is_implemented, resolve, run_checks, verdict_table, write_report
 from .claims.catalog import lookup
-from .claims.report import load_records
+from .claims.report import interrupted_runs, load_records, render_comparison, resolve_run_dir
 
 
 def _paper_cli(slug: str):
@@ -45,12 +48,45 @@ def _cmd_list(_: argparse.Namespace) -> int:
     return 0
 
 
+def _usage_error(command: str, message: str) -> int:
+    print(f"neurips26 {command}: {message}", file=sys.stderr)
+    return 2
+
+
+def _check_out_root(out: str) -> str | None:
+    """Why ``--out`` cannot hold run folders, or None when it can (created if missing)."""
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        return f"--out must be a folder, but {root} is an existing file"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return f"--out {root} cannot be created: {err.strerror or err}"
+    if not os.access(root, os.W_OK | os.X_OK):
+        return f"--out {root} is not writable"
+    return None
+
+
+def _clean_stale_temp_files(root: Path) -> None:
+    """Remove temporary record files a killed run left behind (``.<name>.*.tmp``)."""
+    for tmp in root.glob("*/.*.tmp"):
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
 def _cmd_check(args: argparse.Namespace) -> int:
     try:
         entries = resolve(args.papers)
     except ValueError as err:
-        print(f"neurips26 check: {err}", file=sys.stderr)
-        return 2
+        return _usage_error("check", str(err))
+    raw_threads = os.environ.get("OMP_NUM_THREADS", "2")
+    if not raw_threads.isdigit() or int(raw_threads) < 1:
+        return _usage_error("check", f"OMP_NUM_THREADS must be a positive integer, got {raw_threads!r}")
+    problem = _check_out_root(args.out)
+    if problem:
+        return _usage_error("check", problem)
     missing = [entry.slug for entry in entries if not is_implemented(entry)]
     if missing:
         print(f"neurips26 check: not implemented yet: {', '.join(missing)} (see `neurips26 list`)",
@@ -59,12 +95,22 @@ def _cmd_check(args: argparse.Namespace) -> int:
     if not entries:
         print("neurips26 check: no paper is implemented yet", file=sys.stderr)
         return 2
+    _clean_stale_temp_files(Path(args.out))
+    if args.download:
+        fetch = _data_function("fetch_all")
+        if fetch is None:
+            return _usage_error("check", "--download needs neurips26.data.fetch_all, which this install lacks")
+        fetch()
     run_dir, runs = run_checks(entries, scale=args.scale, out_root=Path(args.out), n_seeds=args.seeds,
                                show_progress=not args.no_progress)
     print(verdict_table([run.record for run in runs]))
     md_path, _ = write_report(run_dir)
     print(f"\nrun folder: {run_dir}\nreport: {md_path}")
-    if any(run.status == "error" for run in runs):
+    skipped = [f"{run.entry.slug} {claim['id']}: {claim.get('fix') or claim['reason']}"
+               for run in runs for claim in run.record.get("claims", []) if claim["verdict"] == "skipped"]
+    if skipped:
+        print("\nskipped for absent data (run the fix, then check again):\n  " + "\n  ".join(skipped))
+    if any(run.status == "error" or run.claim_errors for run in runs):
         return 1
     if all(run.status == "refused" for run in runs):
         return 2
@@ -73,13 +119,34 @@ def _cmd_check(args: argparse.Namespace) -> int:
 
 def _cmd_report(args: argparse.Namespace) -> int:
     try:
-        md_path, html_path = write_report(Path(args.run_dir))
-    except (FileNotFoundError, ValueError) as err:
-        print(f"neurips26 report: {err}", file=sys.stderr)
-        return 2
-    print(verdict_table(load_records(Path(args.run_dir))))
+        for run in interrupted_runs(Path(args.run_dir)):
+            print(f"note: {run} was interrupted (it still carries its in-progress marker)", file=sys.stderr)
+        run_dir = resolve_run_dir(Path(args.run_dir))
+        md_path, html_path = write_report(run_dir)
+        records = load_records(run_dir)
+        other = load_records(Path(args.compare)) if args.compare else None
+    except (FileNotFoundError, ValueError, KeyError, TypeError) as err:
+        return _usage_error("report", str(err).replace("\n", " "))
+    print(verdict_table(records))
     print(f"\nwrote {md_path} and {html_path}")
+    if other is not None:
+        print("\n" + render_comparison(other, records, name_a=Path(args.compare).name, name_b=run_dir.name))
     return 0
+
+
+def _data_function(name: str):
+    """A function of ``neurips26.data`` (``fetch_all``, the ``cli.main``), or None if absent."""
+    try:
+        module = importlib.import_module("neurips26.data" if name != "cli" else "neurips26.data.cli")
+    except ModuleNotFoundError:
+        return None
+    return getattr(module, "main" if name == "cli" else name, None)
+
+
+def _paper_tools() -> list[str]:
+    """Slugs of the implemented papers that ship a ``cli`` module."""
+    here = Path(__file__).resolve().parent
+    return [entry.slug for entry in CATALOG if (here / entry.slug / "cli.py").is_file()]
 
 
 def _positive_int(text: str) -> int:
@@ -93,8 +160,10 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="neurips26", description=__doc__.split("\n\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser = argparse.ArgumentParser(prog="neurips26", description=__doc__.split("\n\n")[0],
+                                     epilog=__doc__.split("\n\n")[-1])
+    parser.add_argument("--version", action="version", version=f"neurips26 {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="the 19 papers and which are implemented").set_defaults(func=_cmd_list)
     check = sub.add_parser("check", help="run claim checks into a new run folder")
     check.add_argument("papers", nargs="*", default=["all"], help="slugs or ids (default: all)")
@@ -102,10 +171,17 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--seeds", type=_positive_int, default=None, help="number of seeds (default: per paper)")
     check.add_argument("--out", default="runs", help="parent folder of run folders (default ./runs)")
     check.add_argument("--no-progress", action="store_true", help="no progress bars")
+    check.add_argument("--download", action="store_true",
+                       help="fetch every registered dataset first (canonical URLs; needs the internet)")
     check.set_defaults(func=_cmd_check)
     report = sub.add_parser("report", help="render report.md and report.html of a run folder")
-    report.add_argument("run_dir")
+    report.add_argument("run_dir", help="a run folder, or the --out folder of check (its newest run)")
+    report.add_argument("--compare", metavar="OTHER_RUN", help="list the verdicts and numbers that changed")
     report.set_defaults(func=_cmd_report)
+    # Dispatched in main() before parsing; listed here so --help shows every command.
+    sub.add_parser("data", help="list, fetch, verify and locate datasets (neurips26 data --help)", add_help=False)
+    for slug in _paper_tools():
+        sub.add_parser(slug, help=f"{slug}'s own tools (neurips26 {slug} --help)", add_help=False)
     return parser
 
 
@@ -125,6 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] not in ("list", "report", "-h", "--help"):
         _default_triton_interpreter()
+    if argv and argv[0] == "data":
+        tool = _data_function("cli")
+        if tool is None:
+            return _usage_error("data", "this install has no data tools (neurips26.data.cli)")
+        return int(tool(argv[1:]) or 0)
     if argv and argv[0] not in ("list", "check", "report") and not argv[0].startswith("-"):
         try:
             entry = lookup(argv[0])

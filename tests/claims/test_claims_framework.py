@@ -140,21 +140,34 @@ def test_run_writes_a_complete_record_and_report_with_embedded_plot(monkeypatch,
         assert key in record
     assert record["seeds"] == [0, 1, 2]  # the default for quick
     assert record["claims"][0]["measured"]["mean"] == pytest.approx(2.0)
-    assert record["plots"] == ["effbench/line.png"]
+    assert record["plots"] == [{"path": "effbench/line.png", "caption": ""}]
     md, html = write_report(run_dir)
     assert "| P12 `effbench` | C1 | **supported**" in md.read_text()
     assert "data:image/png;base64," in html.read_text()
     assert "supported" in verdict_table([record])
 
 
-def test_crash_becomes_an_error_record(monkeypatch, tmp_path):
+def test_a_crashing_v1_run_makes_its_claims_inconclusive_with_the_error(monkeypatch, tmp_path):
     def run(ctx):
         raise RuntimeError("boom")
 
     run_dir, runs = _run_with(monkeypatch, tmp_path, _toy_paper(run))
-    assert runs[0].status == "error"
+    assert runs[0].status == "ok" and runs[0].claim_errors == 2
     record = json.loads((run_dir / "effbench.json").read_text())
-    assert "RuntimeError: boom" in record["error"] and "Traceback" in record["traceback"]
+    for claim in record["claims"][:2]:  # C3 is decided at full only: never measured
+        assert claim["verdict"] == "inconclusive"
+        assert "RuntimeError: boom" in claim["error"] and "Traceback" in claim["traceback"]
+
+
+def test_a_paper_that_cannot_load_becomes_an_error_record(monkeypatch, tmp_path):
+    from neurips26.claims import catalog, runner
+
+    def broken(slug):
+        raise ImportError("no such module")
+
+    monkeypatch.setattr(runner, "load_paper", broken)
+    _, runs = runner.run_checks([catalog.lookup("effbench")], scale="quick", out_root=tmp_path)
+    assert runs[0].status == "error" and "ImportError: no such module" in runs[0].record["error"]
 
 
 def test_gpu_scale_is_refused_without_cuda(monkeypatch, tmp_path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import secrets
@@ -31,11 +32,50 @@ def new_run_dir(root: Path, scale: str) -> Path:
     raise RuntimeError(f"could not create a new run folder under {root}")
 
 
-def write_json_atomic(path: Path, data: Any, *, overwrite: bool = False) -> Path:
-    """Write JSON to ``path`` via a temporary file and ``os.replace`` (readers never see half a file).
+#: Version of the record layout; the contract test validates records against it.
+RECORD_SCHEMA = 2
+#: Written into a run folder when the run starts and removed when it ends: a killed run keeps it.
+IN_PROGRESS = ".in-progress"
 
+
+def mark_in_progress(run_dir: Path) -> Path:
+    """Create the run's in-progress marker (pid and start time) and return its path."""
+    marker = Path(run_dir) / IN_PROGRESS
+    marker.write_text(json.dumps({"pid": os.getpid(), "started": utc_now()}) + "\n", encoding="utf-8")
+    return marker
+
+
+def strict_json(data: Any, *, _path: str = "$", _found: list[str] | None = None) -> tuple[Any, list[str]]:
+    """A copy of ``data`` that strict JSON parsers accept: NaN and ±inf become ``None``.
+
+    Returns the copy and the JSON paths of the values replaced, so the record can say which they were.
+    """
+    import numpy as np
+
+    found = [] if _found is None else _found
+    if isinstance(data, dict):
+        return {str(k): strict_json(v, _path=f"{_path}.{k}", _found=found)[0] for k, v in data.items()}, found
+    if isinstance(data, list | tuple):
+        return [strict_json(v, _path=f"{_path}[{i}]", _found=found)[0] for i, v in enumerate(data)], found
+    if isinstance(data, np.ndarray):
+        return strict_json(data.tolist(), _path=_path, _found=found)
+    if isinstance(data, np.generic):
+        data = data.item()
+    if isinstance(data, float) and not math.isfinite(data):
+        found.append(f"{_path} = {data}")
+        return None, found
+    return data, found
+
+
+def write_json_atomic(path: Path, data: Any, *, overwrite: bool = False) -> Path:
+    """Write strict JSON to ``path`` via a temporary file and a rename (readers never see half a file).
+
+    Non-finite numbers are written as ``null``; a dict gets a ``non_finite`` list naming them.
     With ``overwrite=False`` an existing file raises ``FileExistsError`` instead of being replaced.
     """
+    data, replaced = strict_json(data)
+    if replaced and isinstance(data, dict):
+        data["non_finite"] = data.get("non_finite", []) + replaced
     path = Path(path)
     if not overwrite and path.exists():
         raise FileExistsError(f"refusing to overwrite the existing record {path}")
@@ -44,7 +84,7 @@ def write_json_atomic(path: Path, data: Any, *, overwrite: bool = False) -> Path
     try:
         os.fchmod(fd, 0o644)  # mkstemp creates 0600; records are meant to be shared and read
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, default=_json_default, allow_nan=True)
+            json.dump(data, handle, indent=2, default=_json_default, allow_nan=False)
             handle.write("\n")
             handle.flush()
             os.fsync(handle.fileno())

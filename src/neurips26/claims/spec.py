@@ -1,19 +1,23 @@
-"""What a claim check declares before it runs, and what it hands back.
+"""What a claim check declares before it runs, and what each claim's measurement hands back.
 
 A paper's ``check.py`` builds one :class:`Paper` with its :class:`Claim` list at import time, so every
-criterion is fixed in code before any experiment runs. The run function receives a
-:class:`CheckContext` and returns a :class:`CheckOutput`: metrics, plots and one :class:`Evidence`
-per claim. The framework (not the paper) then applies each claim's ``decide`` to its evidence.
+criterion is fixed in code before any experiment runs. Each claim carries a rule (from
+:mod:`neurips26.claims.rules`, which also writes the criterion sentence) and a ``measure(ctx)`` that
+returns its :class:`Evidence`. The framework, not the paper, runs each measurement on its own and
+applies the rule. See ``docs/CHECK_TEMPLATE.md``.
 
-    CLAIMS = [Claim(id="C1", statement="...", paper_value="2.34 pp", metric="RMSE (pp)",
-                    criterion="mean RMSE of A below B by more than 1 SE",
-                    decide=lambda ev: supported_if(ev.mean < 0, "...")), ...]
-    PAPER = Paper(id="P12", slug="effbench", claims=CLAIMS, run=run, default_seeds={...})
+    def measure_c1(ctx: CheckContext) -> Evidence:
+        return Evidence(values=[speedup(seed) for seed in ctx.seeds], unit="x")
+
+    CLAIMS = (Claim(id="C1", statement="...", paper_value="2.16x", metric="speed-up vs dense (x)",
+                    rule=rules.threshold(">=", 2.0, min_n=3), measure=measure_c1),)
+    PAPER = Paper(id="P15", slug="dasa", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 3})
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +28,9 @@ import numpy as np
 SCALES: tuple[str, ...] = ("smoke", "quick", "full", "gpu")
 #: Wall-clock budget per paper and scale, in seconds (2 CPU cores; ``gpu``: one H200).
 SCALE_BUDGET_S: dict[str, int] = {"smoke": 30, "quick": 120, "full": 900, "gpu": 480}
-VerdictLabel = Literal["supported", "not supported", "inconclusive"]
-VERDICTS: tuple[str, ...] = ("supported", "not supported", "inconclusive")
+VerdictLabel = Literal["supported", "not supported", "inconclusive", "skipped"]
+#: ``skipped`` is set by the framework only, when a claim's data cannot be had (never by a rule).
+VERDICTS: tuple[str, ...] = ("supported", "not supported", "inconclusive", "skipped")
 
 T = TypeVar("T")
 
@@ -55,28 +60,63 @@ def inconclusive(reason: str) -> Verdict:
 class Evidence:
     """What a run measured for one claim.
 
-    ``values`` holds one number per seed (or per cell; say which in ``unit``/``details``); the
-    record reports their mean and spread. ``details`` carries anything else the decision or a reader
-    needs (per-dataset tables, counts), as JSON-serialisable data.
+    ``values`` holds one number per seed (or per cell; say which in ``unit``/``details``): any sequence
+    of real numbers, numpy arrays included; the record reports their mean and spread. Non-finite values
+    are refused (a NaN usually means a bug upstream) unless ``allow_missing=True``, where ``None``/NaN
+    marks a value that could not be measured: it is kept in the record as ``null`` and left out of the
+    statistics. ``details`` carries anything else the decision or a reader needs (per-dataset tables,
+    counts), as JSON-serialisable data; :func:`neurips26.claims.rules.on` decides on one of its entries.
     """
 
-    values: Sequence[float]
+    values: Sequence[float | None]
     unit: str = ""
     details: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    allow_missing: bool = False
+
+    def __post_init__(self) -> None:
+        raw = self.values
+        if isinstance(raw, np.ndarray):
+            raw = raw.ravel().tolist()
+        if isinstance(raw, str | bytes) or not isinstance(raw, Iterable):
+            raise TypeError(f"Evidence values must be a sequence of numbers, got {type(self.values).__name__}")
+        clean: list[float | None] = []
+        for i, value in enumerate(raw):
+            if value is None and self.allow_missing:
+                clean.append(None)
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float | np.number):
+                raise TypeError(f"Evidence values[{i}] must be a real number, got {value!r}")
+            number = float(value)
+            if not math.isfinite(number):
+                if not self.allow_missing:
+                    raise ValueError(f"Evidence values[{i}] is {number}: non-finite values are refused "
+                                     "(pass allow_missing=True where a value may be missing)")
+                clean.append(None)
+                continue
+            clean.append(number)
+        self.values = clean
+        if not isinstance(self.details, dict):
+            raise TypeError(f"Evidence details must be a dict, got {type(self.details).__name__}")
+
+    @property
+    def finite(self) -> list[float]:
+        """The measured values, missing ones left out."""
+        return [v for v in self.values if v is not None]
 
     @property
     def n(self) -> int:
-        return len(self.values)
+        """How many values were measured (missing ones not counted)."""
+        return len(self.finite)
 
     @property
     def mean(self) -> float:
-        return float(np.mean(self.values)) if self.values else math.nan
+        return float(np.mean(self.finite)) if self.finite else math.nan
 
     @property
     def std(self) -> float:
         """Sample standard deviation (ddof=1); 0 for a single value."""
-        return float(np.std(self.values, ddof=1)) if len(self.values) > 1 else 0.0
+        return float(np.std(self.finite, ddof=1)) if self.n > 1 else 0.0
 
     @property
     def sem(self) -> float:
@@ -84,40 +124,67 @@ class Evidence:
         return self.std / math.sqrt(self.n) if self.n > 1 else 0.0
 
     def summary(self) -> str:
-        if not self.values:
+        if not self.finite:
             return "not measured"
         text = f"{self.mean:.4g}"
         if self.n > 1:
             text += f" ± {self.std:.2g} (n={self.n})"
+        missing = len(self.values) - self.n
+        if missing:
+            text += f", {missing} missing"
         return f"{text} {self.unit}".strip()
 
 
 @dataclass(frozen=True)
 class Claim:
-    """A claim of the paper and the pre-registered rule that decides it.
+    """A claim of the paper, how it is measured, and the pre-registered rule that decides it.
 
     Attributes:
         id: short id, unique within the paper (``C1``).
         statement: what the paper says, in one or two sentences.
         paper_value: the paper's number, as text (with its unit and setting).
         metric: what we measure for it (with unit).
-        criterion: the decision rule in words; ``decide`` implements exactly this.
-        decide: maps the run's :class:`Evidence` to a :class:`Verdict`. Fixed before the run.
+        rule: a rule from :mod:`neurips26.claims.rules`; it decides and renders the criterion sentence,
+            so a threshold is written once. Fixed before the run.
+        measure: ``measure(ctx) -> Evidence``, run by the framework on its own: an exception in it
+            makes this claim inconclusive and leaves the others alone.
+        context: optional words put before the rule's sentence in the criterion ("on every stream: ").
         scales: scales at which the claim is decided; elsewhere it is ``inconclusive`` ("not run").
+        criterion, decide: the v1 form (sentence and function written separately); give ``rule`` instead.
     """
 
     id: str
     statement: str
     paper_value: str
     metric: str
-    criterion: str
-    decide: Callable[[Evidence], Verdict]
+    criterion: str = ""
+    decide: Callable[[Evidence], Verdict] | None = None
     scales: tuple[str, ...] = SCALES
+    rule: Any = None
+    measure: Callable[[CheckContext], Evidence] | None = None
+    context: str = ""
+
+    def __post_init__(self) -> None:
+        if self.rule is not None:
+            if self.decide is not None or self.criterion:
+                raise ValueError(f"claim {self.id}: give either rule= or criterion=/decide=, not both")
+            if not callable(self.rule) or not isinstance(getattr(self.rule, "criterion", None), str):
+                raise TypeError(f"claim {self.id}: rule must come from neurips26.claims.rules")
+            text = f"{self.context.rstrip()} {self.rule.criterion}".strip()
+            object.__setattr__(self, "criterion", text)
+            object.__setattr__(self, "decide", self.rule)
+        elif self.decide is None or not self.criterion:
+            raise ValueError(f"claim {self.id}: a claim needs rule= (or both criterion= and decide=)")
+        if self.measure is not None and not callable(self.measure):
+            raise TypeError(f"claim {self.id}: measure must be callable, got {type(self.measure).__name__}")
+        bad = [s for s in self.scales if s not in SCALES]
+        if bad:
+            raise ValueError(f"claim {self.id}: unknown scales {bad}; scales are {SCALES}")
 
 
 @dataclass
 class CheckOutput:
-    """What a paper's run function returns."""
+    """What a v1 ``run(ctx)`` returns (v2 checks give each claim a ``measure`` instead)."""
 
     evidence: dict[str, Evidence]
     metrics: dict[str, Any] = field(default_factory=dict)
@@ -129,30 +196,64 @@ class ScaleRefused(Exception):
     """Raised by a run function (or the framework) when a paper cannot run at the requested scale."""
 
 
+def _tqdm_log(message: str) -> None:
+    """Print a log line without breaking progress bars (tqdm.write moves them out of the way)."""
+    from tqdm.auto import tqdm
+
+    tqdm.write(message, file=sys.stderr)
+
+
 @dataclass
 class CheckContext:
-    """What a run function gets: scale, seeds, device, a private output folder and progress helpers."""
+    """What a claim's ``measure`` gets: scale, seeds, device, a private output folder, progress and
+    logging helpers, a cache shared by the paper's claims, and places for metrics, notes and plots."""
 
     scale: str
     seeds: list[int]
     device: str
     out_dir: Path
-    log: Callable[[str], None] = print
+    log: Callable[[str], None] = _tqdm_log
     show_progress: bool = True
+    metrics: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    plots: list[dict[str, str]] = field(default_factory=list)
+    _cache: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def cache(self, key: str, compute: Callable[[], T]) -> T:
+        """``compute()`` once per run and key; later claims get the same object.
+
+        A failed computation is remembered too: every claim that needs it fails with the same error
+        (and the expensive step is not retried claim after claim).
+        """
+        if key not in self._cache:
+            try:
+                self._cache[key] = ("ok", compute())
+            except Exception as err:
+                self._cache[key] = ("error", err)
+        status, value = self._cache[key]
+        if status == "error":
+            raise value
+        return value
+
+    def note(self, text: str) -> None:
+        """A sentence for the record's notes (what a reader needs beside the verdicts)."""
+        self.notes.append(str(text))
 
     def plot_path(self, name: str) -> Path:
         """A path inside this paper's folder of the run, for a figure (``name`` like ``loss.png``)."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
         return self.out_dir / name
 
-    def save_figure(self, fig: Any, name: str, *, dpi: int = 120) -> Path:
-        """Lay out, save (``name`` like ``loss.png``) and close a matplotlib figure; returns its path."""
+    def save_figure(self, fig: Any, name: str, *, caption: str = "", dpi: int = 120) -> Path:
+        """Lay out, save (``name`` like ``loss.png``) and close a matplotlib figure; the plot and its
+        caption are added to the record. Returns its path."""
         import matplotlib.pyplot as plt
 
         path = self.plot_path(name)
         fig.tight_layout()
         fig.savefig(path, dpi=dpi)
         plt.close(fig)
+        self.plots.append({"path": str(path), "caption": caption})
         return path
 
     def progress(self, iterable: Iterable[T], desc: str, total: int | None = None) -> Iterator[T]:
@@ -180,16 +281,16 @@ class Paper:
 
     Attributes:
         id, slug: must match the catalog (``P12``, ``effbench``).
-        claims: declared before the run; ids unique.
-        run: ``run(ctx) -> CheckOutput``.
+        claims: declared before the run; ids unique. Each claim with a ``measure`` is measured on its own.
         default_seeds: number of seeds per scale, e.g. ``{"smoke": 1, "quick": 3, "full": 5}``.
         scales: scales the check supports; ``gpu`` additionally requires CUDA.
+        run: v1 only: ``run(ctx) -> CheckOutput`` measuring the claims that have no ``measure``.
     """
 
     id: str
     slug: str
     claims: tuple[Claim, ...]
-    run: Callable[[CheckContext], CheckOutput]
+    run: Callable[[CheckContext], CheckOutput] | None = None
     default_seeds: Mapping[str, int] = field(
         default_factory=lambda: {"smoke": 1, "quick": 3, "full": 5, "gpu": 5})
     scales: tuple[str, ...] = SCALES
@@ -198,3 +299,6 @@ class Paper:
         ids = [claim.id for claim in self.claims]
         if len(set(ids)) != len(ids):
             raise ValueError(f"{self.slug}: claim ids must be unique, got {ids}")
+        unmeasured = [claim.id for claim in self.claims if claim.measure is None]
+        if unmeasured and self.run is None:
+            raise ValueError(f"{self.slug}: claims {unmeasured} have no measure and the paper has no run()")

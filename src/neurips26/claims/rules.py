@@ -1,0 +1,355 @@
+"""Composable decision rules: a criterion is written once, as code that also renders its own sentence.
+
+A rule is a callable ``rule(evidence) -> Verdict`` with a ``criterion`` attribute, the sentence a report
+shows. Rules read :class:`~neurips26.claims.spec.Evidence`: its ``values`` (one number per seed or per
+cell), or, through :func:`on`, one entry of its ``details``. Every rule refuses to decide on too few
+values (``min_n``) and says so.
+
+    rule = all_of(threshold(">=", 2.0, min_n=3),                    # mean speed-up >= 2 over >= 3 seeds
+                  on("slope", threshold("<=", 0.2, stat="max")))   # and every fitted slope <= 0.2
+    rule.criterion   # "mean >= 2 (n >= 3); and slope: max <= 0.2"
+    rule(evidence)   # Verdict("supported", "mean 2.31 >= 2; slope: max 0.17 <= 0.2")
+
+Outcomes: ``supported``, ``not supported`` (the criterion's refutation holds) or ``inconclusive``
+(too little evidence, or a result between support and refutation).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .spec import Evidence, Verdict
+
+_OPS: dict[str, Callable[[float, float], bool]] = {
+    ">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
+_STATS: dict[str, Callable[[np.ndarray], float]] = {
+    "mean": lambda v: float(np.mean(v)), "median": lambda v: float(np.median(v)),
+    "min": lambda v: float(np.min(v)), "max": lambda v: float(np.max(v))}
+#: "all"/"any" test every value against the bound instead of one statistic.
+_QUANTIFIERS = ("all", "any")
+
+
+class Rule:
+    """Base class: ``criterion`` (a sentence) and ``__call__(evidence) -> Verdict``."""
+
+    criterion: str = ""
+
+    def __call__(self, evidence: Evidence) -> Verdict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.criterion!r})"
+
+
+def _check_op(op: str) -> str:
+    if op not in _OPS:
+        raise ValueError(f"op must be one of {sorted(_OPS)}, got {op!r}")
+    return op
+
+
+def _check_bound(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.number) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _check_min_n(min_n: int) -> int:
+    if isinstance(min_n, bool) or not isinstance(min_n, int) or min_n < 1:
+        raise ValueError(f"min_n must be a positive integer, got {min_n!r}")
+    return min_n
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4g}"
+
+
+def _finite(values: Sequence[float]) -> np.ndarray:
+    """The values a rule decides on: missing (None/NaN, only where Evidence allows them) are dropped."""
+    arr = np.array([np.nan if v is None else v for v in values], dtype=float)
+    return arr[np.isfinite(arr)]
+
+
+def _too_few(n: int, min_n: int) -> Verdict | None:
+    if n < min_n:
+        return Verdict("inconclusive", f"only {n} value(s), the criterion needs at least {min_n}")
+    return None
+
+
+@dataclass(frozen=True, repr=False)
+class _Threshold(Rule):
+    op: str
+    value: float
+    stat: str
+    min_n: int
+    refute: tuple[str, float] | None
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        text = f"{self._subject()} {self.op} {_fmt(self.value)}"
+        if self.min_n > 1:
+            text += f" (n >= {self.min_n})"
+        if self.refute is not None:
+            text += f"; refuted if {self._subject()} {self.refute[0]} {_fmt(self.refute[1])}"
+        return text
+
+    def _subject(self) -> str:
+        return {"all": "every value", "any": "some value"}.get(self.stat, self.stat)
+
+    def _holds(self, values: np.ndarray, op: str, bound: float) -> tuple[bool, str]:
+        test = _OPS[op]
+        if self.stat in _QUANTIFIERS:
+            hits = [test(float(v), bound) for v in values]
+            ok = all(hits) if self.stat == "all" else any(hits)
+            return ok, f"{sum(hits)} of {len(hits)} values {op} {_fmt(bound)}"
+        measured = _STATS[self.stat](values)
+        return test(measured, bound), f"{self.stat} {_fmt(measured)}"
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        values = _finite(evidence.values)
+        if (few := _too_few(len(values), self.min_n)) is not None:
+            return few
+        ok, said = self._holds(values, self.op, self.value)
+        if ok:
+            return Verdict("supported", f"{said}; needs {self.op} {_fmt(self.value)}")
+        if self.refute is None:
+            return Verdict("not supported", f"{said}; needs {self.op} {_fmt(self.value)}")
+        refuted, said_r = self._holds(values, *self.refute)
+        if refuted:
+            return Verdict("not supported", f"{said_r}; refuted when {self.refute[0]} {_fmt(self.refute[1])}")
+        return Verdict("inconclusive", f"{said}: neither {self.op} {_fmt(self.value)} (supported) nor "
+                                       f"{self.refute[0]} {_fmt(self.refute[1])} (refuted)")
+
+
+def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
+              refute: tuple[str, float] | None = None) -> Rule:
+    """Supported when ``stat(values) op value``.
+
+    Args:
+        op: ``">"``, ``">="``, ``"<"`` or ``"<="``.
+        value: the bound, in the evidence's unit.
+        stat: ``"mean"``, ``"median"``, ``"min"``, ``"max"``, or ``"all"``/``"any"`` (every / some value).
+        min_n: fewer values than this make the claim inconclusive.
+        refute: ``(op, value)``: when given, a failed threshold is ``not supported`` only if this
+            condition holds (on the same statistic) and ``inconclusive`` otherwise.
+    """
+    _check_op(op)
+    if stat not in _STATS and stat not in _QUANTIFIERS:
+        raise ValueError(f"stat must be one of {sorted(_STATS) + list(_QUANTIFIERS)}, got {stat!r}")
+    if refute is not None:
+        if not (isinstance(refute, tuple) and len(refute) == 2):
+            raise ValueError(f"refute must be an (op, value) pair, got {refute!r}")
+        refute = (_check_op(refute[0]), _check_bound("refute value", refute[1]))
+    return _Threshold(op, _check_bound("value", value), stat, _check_min_n(min_n), refute)
+
+
+@dataclass(frozen=True, repr=False)
+class _AtLeast(Rule):
+    k: float
+    op: str
+    value: float
+    min_n: int
+
+    def _needed(self, n: int) -> int:
+        return math.ceil(self.k * n - 1e-9) if isinstance(self.k, float) else int(self.k)
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        share = f"{self.k:.3g} of the" if isinstance(self.k, float) else f"{self.k} of the"
+        text = f"at least {share} values {self.op} {_fmt(self.value)}"
+        return text + (f" (n >= {self.min_n})" if self.min_n > 1 else "")
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        values = _finite(evidence.values)
+        if (few := _too_few(len(values), self.min_n)) is not None:
+            return few
+        hits = int(sum(_OPS[self.op](float(v), self.value) for v in values))
+        needed = self._needed(len(values))
+        said = f"{hits} of {len(values)} values {self.op} {_fmt(self.value)} (needs {needed})"
+        return Verdict("supported" if hits >= needed else "not supported", said)
+
+
+def at_least(k: int | float, op: str, value: float, *, min_n: int = 1) -> Rule:
+    """Supported when at least ``k`` values satisfy ``value_i op value``.
+
+    ``k`` is a count (int) or a fraction of the values in (0, 1] (float, e.g. ``2/3``).
+    """
+    _check_op(op)
+    if isinstance(k, bool) or not isinstance(k, int | float):
+        raise ValueError(f"k must be an int count or a float fraction, got {k!r}")
+    if isinstance(k, int) and k < 1:
+        raise ValueError(f"k as a count must be >= 1, got {k}")
+    if isinstance(k, float) and not 0.0 < k <= 1.0:
+        raise ValueError(f"k as a fraction must lie in (0, 1], got {k}")
+    min_n = _check_min_n(min_n)
+    if isinstance(k, int):
+        min_n = max(min_n, k)
+    return _AtLeast(k, op, _check_bound("value", value), min_n)
+
+
+@dataclass(frozen=True, repr=False)
+class _BeyondSE(Rule):
+    m: float
+    direction: str
+    reference: float
+    min_n: int
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        sign = ">" if self.direction == "greater" else "<"
+        ref = _fmt(self.reference)
+        return (f"mean {sign} {ref} by more than {_fmt(self.m)} standard errors (n >= {self.min_n}); "
+                f"refuted if beyond {_fmt(self.m)} SE the other way; inconclusive in between")
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        values = _finite(evidence.values)
+        if (few := _too_few(len(values), self.min_n)) is not None:
+            return few
+        mean = float(np.mean(values))
+        se = float(np.std(values, ddof=1) / math.sqrt(len(values)))
+        delta = (mean - self.reference) * (1 if self.direction == "greater" else -1)
+        said = f"mean {_fmt(mean)}, SE {_fmt(se)}: {_fmt(delta / se) if se > 0 else 'inf'} SE from {_fmt(self.reference)}"
+        if se == 0.0:  # identical values: the sign alone decides
+            label = "supported" if delta > 0 else "not supported" if delta < 0 else "inconclusive"
+            return Verdict(label, f"mean {_fmt(mean)} with zero spread over {len(values)} values")
+        if delta > self.m * se:
+            return Verdict("supported", said)
+        if delta < -self.m * se:
+            return Verdict("not supported", said)
+        return Verdict("inconclusive", said + f" (within {_fmt(self.m)} SE)")
+
+
+def beyond_se(m: float = 2.0, *, direction: str = "greater", reference: float = 0.0, min_n: int = 2) -> Rule:
+    """A paired difference decided against its standard error.
+
+    Values are per-seed differences (method minus baseline, in the direction the claim favours when
+    ``direction="greater"``). Supported when the mean exceeds ``reference`` by more than ``m`` standard
+    errors in ``direction``; not supported when it lies more than ``m`` SE the other way; else inconclusive.
+    """
+    if direction not in ("greater", "less"):
+        raise ValueError(f"direction must be 'greater' or 'less', got {direction!r}")
+    m = _check_bound("m", m)
+    if m < 0:
+        raise ValueError(f"m must be >= 0, got {m}")
+    min_n = _check_min_n(min_n)
+    if min_n < 2:
+        raise ValueError(f"min_n must be >= 2 for a standard error, got {min_n}")
+    return _BeyondSE(m, direction, _check_bound("reference", reference), min_n)
+
+
+def _combine(rules: Sequence[Rule], *, all_needed: bool, evidence: Evidence) -> Verdict:
+    verdicts = [rule(evidence) for rule in rules]
+    labels = [v.label for v in verdicts]
+    reason = "; ".join(v.reason for v in verdicts)
+    if all_needed:
+        label = ("supported" if all(x == "supported" for x in labels) else
+                 "not supported" if "not supported" in labels else "inconclusive")
+    else:
+        label = ("supported" if "supported" in labels else
+                 "not supported" if all(x == "not supported" for x in labels) else "inconclusive")
+    return Verdict(label, reason)
+
+
+@dataclass(frozen=True, repr=False)
+class _AllOf(Rule):
+    rules: tuple[Rule, ...]
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        return "; and ".join(rule.criterion for rule in self.rules)
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        return _combine(self.rules, all_needed=True, evidence=evidence)
+
+
+@dataclass(frozen=True, repr=False)
+class _AnyOf(Rule):
+    rules: tuple[Rule, ...]
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        return "; or ".join(f"({rule.criterion})" for rule in self.rules)
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        return _combine(self.rules, all_needed=False, evidence=evidence)
+
+
+def _check_rules(rules: Sequence[Any]) -> tuple[Rule, ...]:
+    if not rules:
+        raise ValueError("needs at least one rule")
+    for rule in rules:
+        if not isinstance(rule, Rule):
+            raise TypeError(f"expected rules from neurips26.claims.rules, got {type(rule).__name__}")
+    return tuple(rules)
+
+
+def all_of(*rules: Rule) -> Rule:
+    """Supported iff every rule is; not supported if any is not; otherwise inconclusive."""
+    return _AllOf(_check_rules(rules))
+
+
+def any_of(*rules: Rule) -> Rule:
+    """Supported if some rule is; not supported if every rule is not; otherwise inconclusive."""
+    return _AnyOf(_check_rules(rules))
+
+
+@dataclass(frozen=True, repr=False)
+class _On(Rule):
+    key: str
+    rule: Rule
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        return f"{self.key}: {self.rule.criterion}"
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        if self.key not in evidence.details:
+            return Verdict("inconclusive", f"{self.key}: not measured")
+        raw = evidence.details[self.key]
+        values = list(raw) if isinstance(raw, list | tuple | np.ndarray) else [raw]
+        sub = Evidence(values=values, unit=evidence.unit, allow_missing=True)
+        verdict = self.rule(sub)
+        return Verdict(verdict.label, f"{self.key}: {verdict.reason}")
+
+
+def on(key: str, rule: Rule) -> Rule:
+    """Apply ``rule`` to ``evidence.details[key]`` (a number or a list of numbers)."""
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"key must be a non-empty string, got {key!r}")
+    return _On(key, _check_rules([rule])[0])
+
+
+@dataclass(frozen=True, repr=False)
+class _Custom(Rule):
+    text: str
+    decide: Callable[[Evidence], Verdict]
+    min_n: int
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        return self.text
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        if (few := _too_few(len(_finite(evidence.values)), self.min_n)) is not None:
+            return few
+        verdict = self.decide(evidence)
+        if not isinstance(verdict, Verdict):
+            raise TypeError(f"a custom rule must return a Verdict, got {type(verdict).__name__}")
+        return verdict
+
+
+def custom(criterion: str, decide: Callable[[Evidence], Verdict], *, min_n: int = 1) -> Rule:
+    """A rule the others cannot express: ``criterion`` in words, ``decide`` implements exactly it."""
+    if not isinstance(criterion, str) or not criterion.strip():
+        raise ValueError("criterion must be a non-empty sentence")
+    if not callable(decide):
+        raise TypeError(f"decide must be callable, got {type(decide).__name__}")
+    return _Custom(criterion, decide, _check_min_n(min_n))
+
+
+__all__ = ["Rule", "all_of", "any_of", "at_least", "beyond_se", "custom", "on", "threshold"]
