@@ -1,0 +1,90 @@
+"""Input layers every decoder shares: per-day affine recalibration and causal Gaussian smoothing.
+
+Both follow the Willett et al. (2023) PyTorch baseline (cffan/neural_seq_decoder), with one change we
+made for streaming use: the baseline smooths with a symmetric Gaussian (it sees the future), ours uses
+only past bins (inferred; required for a causal decoder).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+
+def validate_inputs(x: Tensor, day_idx: Tensor | None, n_in: int, n_days: int) -> Tensor:
+    """Check ``x [B, T, n_in]`` (finite floats) and ``day_idx [B]`` (ints in 0..n_days-1); returns day_idx."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"x must be a torch.Tensor [B, T, {n_in}], got {type(x).__name__}")
+    if x.dim() != 3 or x.shape[-1] != n_in:
+        raise ValueError(f"x must have shape [B, T, {n_in}] (n_in={n_in}), got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise TypeError(f"x must be floating point, got dtype {x.dtype}")
+    if x.shape[1] < 1:
+        raise ValueError(f"x must have at least one time bin, got T={x.shape[1]}")
+    if not torch.isfinite(x).all():
+        raise ValueError("x contains NaN or infinite values")
+    if day_idx is None:
+        if n_days != 1:
+            raise ValueError(f"day_idx is required when n_days > 1 (n_days={n_days})")
+        return torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
+    day_idx = torch.as_tensor(day_idx, device=x.device)
+    if day_idx.dtype.is_floating_point or day_idx.dtype == torch.bool:
+        raise TypeError(f"day_idx must be an integer tensor [B], got dtype {day_idx.dtype}")
+    if day_idx.shape != (x.shape[0],):
+        raise ValueError(f"day_idx must have shape [B]=({x.shape[0]},), got {tuple(day_idx.shape)}")
+    if day_idx.numel() and (int(day_idx.min()) < 0 or int(day_idx.max()) >= n_days):
+        raise ValueError(f"day_idx values must be in 0..{n_days - 1}, got min {int(day_idx.min())}, "
+                         f"max {int(day_idx.max())}")
+    return day_idx.long()
+
+
+class DayInputLayer(nn.Module):
+    """Per-day affine map, identity-initialised, then softsign: $x' = \\mathrm{softsign}(A_d x + c_d)$.
+
+    ``x [B, T, F], day_idx [B] -> [B, T, F]``. Excluded from "core" parameters (see
+    :func:`count_core_params`).
+    """
+
+    def __init__(self, n_features: int, n_days: int) -> None:
+        super().__init__()
+        self.n_days = n_days
+        self.weight = nn.Parameter(torch.eye(n_features).repeat(n_days, 1, 1))  # [days, F, F]
+        self.bias = nn.Parameter(torch.zeros(n_days, 1, n_features))  # [days, 1, F]
+
+    def forward(self, x: Tensor, day_idx: Tensor) -> Tensor:
+        # x'_{b,t} = softsign(A_{d_b} x_{b,t} + c_{d_b})
+        return F.softsign(torch.bmm(x, self.weight[day_idx]) + self.bias[day_idx])
+
+
+class CausalGaussianSmoothing(nn.Module):
+    """Causal smoothing along time with a half-Gaussian kernel of width ``sigma`` bins.
+
+    $\\tilde x_t = \\sum_{m=0}^{M} w_m x_{t-m}$, $w_m \\propto \\exp(-m^2 / 2\\sigma^2)$,
+    $M = \\lceil 3\\sigma \\rceil$,
+    zeros before t = 0 (renormalised so that early bins keep their scale). ``sigma=0`` is the identity.
+    ``[B, T, F] -> [B, T, F]``.
+    """
+
+    def __init__(self, sigma: float = 2.0) -> None:
+        if not isinstance(sigma, (int, float)) or isinstance(sigma, bool) or sigma < 0 or not math.isfinite(sigma):
+            raise ValueError(f"smooth_sigma must be a finite number >= 0, got {sigma!r}")
+        super().__init__()
+        self.sigma = float(sigma)
+        taps = int(math.ceil(3 * sigma)) + 1 if sigma > 0 else 1
+        m = torch.arange(taps, dtype=torch.float32)
+        w = torch.exp(-(m**2) / (2 * max(sigma, 1e-12) ** 2)) if sigma > 0 else torch.ones(1)
+        self.register_buffer("kernel", (w / w.sum()).flip(0))  # conv correlates: lag m at tap M - m
+
+    def forward(self, x: Tensor) -> Tensor:
+        if self.kernel.numel() == 1:
+            return x
+        taps = self.kernel.numel()
+        b, t, f = x.shape
+        k = self.kernel.to(x.dtype).view(1, 1, taps)
+        xs = F.conv1d(F.pad(x.transpose(1, 2).reshape(b * f, 1, t), (taps - 1, 0)), k)
+        # the same sum over an all-ones signal: the weight that fell inside [0, t]
+        norm = F.conv1d(F.pad(x.new_ones(1, 1, t), (taps - 1, 0)), k)
+        return (xs / norm).view(b, f, t).transpose(1, 2)
