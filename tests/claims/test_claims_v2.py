@@ -75,6 +75,15 @@ def test_threshold_refute_band_gives_inconclusive_between():
     assert rule.criterion == "mean >= 2; refuted if mean < 1"
 
 
+def test_threshold_otherwise_inconclusive_for_preconditions():
+    rule = rules.on("n_max", rules.threshold(">=", 1e5, otherwise="inconclusive"))
+    assert rule(_ev(1.0, n_max=1e4)).label == "inconclusive"
+    assert rule(_ev(1.0, n_max=1e5)).label == "supported"
+    assert rule.criterion == "n_max: mean >= 1e+05 (else inconclusive)"
+    with pytest.raises(ValueError):
+        rules.threshold(">", 0, otherwise="maybe")
+
+
 def test_min_n_guard_makes_too_little_evidence_inconclusive():
     rule = rules.threshold(">", 0.0, min_n=3)
     verdict = rule(_ev(1.0, 2.0))

@@ -88,6 +88,7 @@ class _Threshold(Rule):
     stat: str
     min_n: int
     refute: tuple[str, float] | None
+    otherwise: str = "not supported"
 
     @property
     def criterion(self) -> str:  # type: ignore[override]
@@ -96,6 +97,8 @@ class _Threshold(Rule):
             text += f" (n >= {self.min_n})"
         if self.refute is not None:
             text += f"; refuted if {self._subject()} {self.refute[0]} {_fmt(self.refute[1])}"
+        elif self.otherwise == "inconclusive":
+            text += " (else inconclusive)"
         return text
 
     def _subject(self) -> str:
@@ -118,7 +121,7 @@ class _Threshold(Rule):
         if ok:
             return Verdict("supported", f"{said}; needs {self.op} {_fmt(self.value)}")
         if self.refute is None:
-            return Verdict("not supported", f"{said}; needs {self.op} {_fmt(self.value)}")
+            return Verdict(self.otherwise, f"{said}; needs {self.op} {_fmt(self.value)}")
         refuted, said_r = self._holds(values, *self.refute)
         if refuted:
             return Verdict("not supported", f"{said_r}; refuted when {self.refute[0]} {_fmt(self.refute[1])}")
@@ -127,7 +130,7 @@ class _Threshold(Rule):
 
 
 def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
-              refute: tuple[str, float] | None = None) -> Rule:
+              refute: tuple[str, float] | None = None, otherwise: str = "not supported") -> Rule:
     """Supported when ``stat(values) op value``.
 
     Args:
@@ -137,7 +140,13 @@ def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
         min_n: fewer values than this make the claim inconclusive.
         refute: ``(op, value)``: when given, a failed threshold is ``not supported`` only if this
             condition holds (on the same statistic) and ``inconclusive`` otherwise.
+        otherwise: the verdict when the threshold fails and no ``refute`` is given: ``"not supported"``
+            (default) or ``"inconclusive"`` (a precondition such as "n reached 1e5", not a refutation).
     """
+    if otherwise not in ("not supported", "inconclusive"):
+        raise ValueError(f"otherwise must be 'not supported' or 'inconclusive', got {otherwise!r}")
+    if refute is not None and otherwise != "not supported":
+        raise ValueError("give refute= or otherwise=, not both")
     _check_op(op)
     if stat not in _STATS and stat not in _QUANTIFIERS:
         raise ValueError(f"stat must be one of {sorted(_STATS) + list(_QUANTIFIERS)}, got {stat!r}")
@@ -145,7 +154,7 @@ def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
         if not (isinstance(refute, tuple) and len(refute) == 2):
             raise ValueError(f"refute must be an (op, value) pair, got {refute!r}")
         refute = (_check_op(refute[0]), _check_bound("refute value", refute[1]))
-    return _Threshold(op, _check_bound("value", value), stat, _check_min_n(min_n), refute)
+    return _Threshold(op, _check_bound("value", value), stat, _check_min_n(min_n), refute, otherwise)
 
 
 @dataclass(frozen=True, repr=False)
