@@ -46,12 +46,13 @@ def jacobian_bound(problem: Any) -> float:
     return L
 
 
-def _setup(problem: Any, x0: Any, y0: Any, tol: Any, max_rounds: Any, callback: Any):
+def _setup(problem: Any, x0: Any, y0: Any, tol: Any, max_rounds: Any, callback: Any,
+           counter: CostCounter | None = None):
     tol, max_rounds = check_tol(tol, max_rounds)
     d_x, d_y = problem_dims(problem, x0, y0)
     like = getattr(problem, "A", None)
     x, y = as_vector(x0, d_x, "x0", like=like), as_vector(y0, d_y, "y0", like=like)
-    c = CostCounter(problem)
+    c = counter if counter is not None else CostCounter(problem)
     return x, y, c, StopRule(c, (x, y), tol, max_rounds, callback)
 
 
@@ -76,9 +77,10 @@ def _px(p: Callable | None, v: Any) -> Any:
 
 
 def extragradient(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float = 1e-6,
-                  max_rounds: int = 10**6, callback: Callable | None = None) -> SaddleResult:
+                  max_rounds: int = 10**6, callback: Callable | None = None,
+                  counter: CostCounter | None = None) -> SaddleResult:
     """Extragradient; 2 rounds and 2 calls per agent per iteration (see the module docstring)."""
-    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback)
+    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback, counter)
     eta = check_step("lr", 1.0 / (2 * jacobian_bound(problem)) if lr is None else lr)
     px, py = _projector(problem, "project_x"), _projector(problem, "project_y")
     gx, gy, done = _first(c, stop, x, y, px, py)
@@ -96,12 +98,13 @@ def extragradient(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, to
 
 
 def optimistic_gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float = 1e-6,
-                   max_rounds: int = 10**6, callback: Callable | None = None) -> SaddleResult:
+                   max_rounds: int = 10**6, callback: Callable | None = None,
+                  counter: CostCounter | None = None) -> SaddleResult:
     """Optimistic GDA / extrapolation from the past; 1 round and 1 call per agent per iteration.
 
     The stopping test is evaluated on z_k (distance) or on F(z½_k) (residual, the gradient each agent holds).
     """
-    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback)
+    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback, counter)
     eta = check_step("lr", 1.0 / (4 * jacobian_bound(problem)) if lr is None else lr)
     px, py = _projector(problem, "project_x"), _projector(problem, "project_y")
     gx, gy = c.grad_x(x, y), c.grad_y(x, y)  # F(z½_{−1}) := F(z_0)
@@ -118,9 +121,9 @@ def optimistic_gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, t
 
 
 def gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float = 1e-6, max_rounds: int = 10**6,
-        callback: Callable | None = None) -> SaddleResult:
+        callback: Callable | None = None, counter: CostCounter | None = None) -> SaddleResult:
     """Simultaneous gradient descent–ascent; 1 round and 1 call per agent per iteration; η = μ/L²."""
-    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback)
+    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback, counter)
     if lr is None:
         mu = min(need_constant(problem, "mu_x", why="the GDA step μ/L²", positive=False),
                  need_constant(problem, "mu_y", why="the GDA step μ/L²", positive=False))
@@ -141,7 +144,8 @@ def gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float =
 
 
 def decoupled_sgda(problem: Any, x0: Any, y0: Any, *, local_steps: int = 20, lr: float | None = None,
-                   tol: float = 1e-6, max_rounds: int = 10**6, callback: Callable | None = None) -> SaddleResult:
+                   tol: float = 1e-6, max_rounds: int = 10**6, callback: Callable | None = None,
+                  counter: CostCounter | None = None) -> SaddleResult:
     """Decoupled SGDA (deterministic gradients): per round, each player takes K = ``local_steps`` steps
 
         x ← x − γ ∇_x f(x, ŷ),   y ← y + γ ∇_y f(x̂, y)
@@ -151,7 +155,7 @@ def decoupled_sgda(problem: Any, x0: Any, y0: Any, *, local_steps: int = 20, lr:
     """
     if isinstance(local_steps, bool) or not isinstance(local_steps, int) or local_steps < 1:
         raise ValueError(f"local_steps must be a positive integer, got {local_steps!r}")
-    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback)
+    x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback, counter)
     if lr is None:
         L = max(need_constant(problem, "L_xx", why="the step 1/(2 max(L_xx, L_yy))", positive=False),
                 need_constant(problem, "L_yy", why="the step 1/(2 max(L_xx, L_yy))", positive=False))
