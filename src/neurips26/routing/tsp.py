@@ -1,0 +1,139 @@
+r"""TSP instances, tours and their lengths: the problem side of the routing package.
+
+An instance is ``X`` of shape ``[B, n, 2]`` (``B`` instances of ``n`` cities in the plane); a tour is a
+permutation ``pi`` of ``0..n-1`` (shape ``[B, n]``), closed implicitly by returning from ``pi_{n-1}`` to
+``pi_0``. Its length is
+
+$$L(\pi) = \sum_{k=0}^{n-1} d(x_{\pi_k}, x_{\pi_{(k+1) \bmod n}}),$$
+
+with $d$ the Euclidean distance (``rounding="none"``, the convention for random instances) or TSPLIB's
+EUC_2D ``nint`` distance $\lfloor d + 0.5 \rfloor$ (``rounding="nint_half_up"``; not ``np.rint``, which rounds
+half to even and does not reproduce the published optima).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+ROUNDINGS = ("none", "nint_half_up")
+
+__all__ = ["ROUNDINGS", "as_instances", "check_tours", "distance_matrix", "make_tsp_instances", "optimality_gap",
+           "random_tours", "tour_length"]
+
+
+# ------------------------------------------------------------------------------------------ validation
+def as_instances(X: Any, *, name: str = "X", min_nodes: int = 3) -> np.ndarray:
+    """Validate coordinates and return them as a float64 numpy array ``[B, n, 2]``.
+
+    Accepts numpy arrays, torch tensors and nested lists; a single instance ``[n, 2]`` is refused (add the
+    batch axis) so that shapes stay unambiguous.
+    """
+    if isinstance(X, torch.Tensor):
+        X = X.detach().cpu().numpy()
+    try:
+        arr = np.asarray(X)
+    except Exception as err:  # ragged lists
+        raise TypeError(f"{name} must be an array of shape [B, n, 2], got {type(X).__name__}: {err}") from None
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
+    if arr.ndim != 3 or arr.shape[-1] != 2:
+        raise ValueError(f"{name} must have shape [B, n, 2] (batch, cities, xy), got shape {tuple(arr.shape)}")
+    if arr.shape[0] < 1:
+        raise ValueError(f"{name} must hold at least one instance, got shape {tuple(arr.shape)}")
+    if arr.shape[1] < min_nodes:
+        raise ValueError(f"{name} must have n >= {min_nodes} cities, got n = {arr.shape[1]}")
+    arr = arr.astype(np.float64, copy=False)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite, got {int((~np.isfinite(arr)).sum())} NaN/inf coordinates")
+    return arr
+
+
+def check_tours(tours: Any, batch: int, n: int, *, name: str = "tours") -> np.ndarray:
+    """Validate that ``tours`` is ``[batch, n]`` integer permutations of ``0..n-1``; returns int64 numpy."""
+    if isinstance(tours, torch.Tensor):
+        tours = tours.detach().cpu().numpy()
+    arr = np.asarray(tours)
+    if not np.issubdtype(arr.dtype, np.integer):
+        raise TypeError(f"{name} must hold integers (node indices), got dtype {arr.dtype}")
+    if arr.shape != (batch, n):
+        raise ValueError(f"{name} must have shape [{batch}, {n}] to match X, got {tuple(arr.shape)}")
+    ok = (np.sort(arr, axis=1) == np.arange(n)).all(axis=1)
+    if not ok.all():
+        bad = int(np.flatnonzero(~ok)[0])
+        raise ValueError(f"{name} must be permutations of 0..{n - 1}; row {bad} is not: {arr[bad].tolist()}")
+    return arr.astype(np.int64, copy=False)
+
+
+def _check_rounding(rounding: str) -> None:
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
+
+
+# ------------------------------------------------------------------------------------------ instances
+def make_tsp_instances(n_instances: int, n_nodes: int, seed: int) -> np.ndarray:
+    """Uniform random TSP instances in the unit square: float32 ``[n_instances, n_nodes, 2]``.
+
+    ``seed`` fixes the instances (numpy ``default_rng``): the same arguments always give the same array.
+    """
+    for arg, value, low in (("n_instances", n_instances, 1), ("n_nodes", n_nodes, 3)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{arg} must be an integer >= {low}, got {value!r}")
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    rng = np.random.default_rng(int(seed))
+    return rng.random((int(n_instances), int(n_nodes), 2), dtype=np.float32)
+
+
+def distance_matrix(X: Any, rounding: str = "none") -> np.ndarray:
+    """Pairwise distances ``[B, n, n]`` (float64): Euclidean, or TSPLIB nint $\\lfloor d + 0.5\\rfloor$."""
+    _check_rounding(rounding)
+    X = as_instances(X, min_nodes=1)
+    diff = X[:, :, None, :] - X[:, None, :, :]
+    # d_ij = sqrt((x_i - x_j)^2 + (y_i - y_j)^2)
+    dist = np.sqrt((diff**2).sum(-1))
+    return np.floor(dist + 0.5) if rounding == "nint_half_up" else dist
+
+
+def random_tours(batch: int, n: int, seed: int) -> np.ndarray:
+    """Uniformly random permutations ``[batch, n]`` (int64), the no-skill reference for gaps."""
+    rng = np.random.default_rng(seed)
+    return np.argsort(rng.random((batch, n)), axis=1).astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------ lengths
+def tour_length(X: Any, tours: Any, rounding: str = "none") -> Any:
+    r"""Closed-tour length $\sum_k d(x_{\pi_k}, x_{\pi_{k+1 \bmod n}})$ per instance: ``[B]``.
+
+    Returns a float64 numpy array for numpy/list input and a float tensor (dtype of ``X``, or float32) for
+    torch input; tours must be permutations.
+    """
+    _check_rounding(rounding)
+    torch_in = isinstance(X, torch.Tensor) or isinstance(tours, torch.Tensor)
+    Xn = as_instances(X)
+    pi = check_tours(tours, Xn.shape[0], Xn.shape[1])
+    pts = np.take_along_axis(Xn, pi[:, :, None], axis=1)  # [B, n, 2] in tour order
+    nxt = np.roll(pts, -1, axis=1)
+    seg = np.sqrt(((pts - nxt) ** 2).sum(-1))  # [B, n] edge lengths
+    if rounding == "nint_half_up":
+        seg = np.floor(seg + 0.5)
+    out = seg.sum(axis=1)
+    if torch_in:
+        dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else torch.float32
+        return torch.as_tensor(out, dtype=dtype)
+    return out
+
+
+def optimality_gap(length: Any, ref: Any) -> np.ndarray:
+    r"""Gap in percent, $100\,(L - L^\star)/L^\star$, elementwise; ``ref`` must be positive."""
+    length = np.asarray(length.detach().cpu() if isinstance(length, torch.Tensor) else length, dtype=np.float64)
+    ref = np.asarray(ref.detach().cpu() if isinstance(ref, torch.Tensor) else ref, dtype=np.float64)
+    if length.shape != ref.shape and ref.ndim != 0:
+        raise ValueError(f"length and ref must have the same shape, got {length.shape} and {ref.shape}")
+    if not (np.isfinite(length).all() and np.isfinite(ref).all()):
+        raise ValueError("length and ref must be finite")
+    if (ref <= 0).any():
+        raise ValueError(f"ref must be positive (a reference tour length), got min {float(ref.min())}")
+    return 100.0 * (length - ref) / ref
