@@ -168,3 +168,14 @@ def test_dro_against_primal_minimisation():
         assert r.converged
         np.testing.assert_allclose(r.x, ref, atol=1e-5)
         assert abs(r.y.sum() - 1) < 1e-12 and r.y.min() >= 0
+
+
+def test_torch_backend_matches_numpy_solution():
+    torch = pytest.importorskip("torch")
+    g = QuadraticGame.random(6, 0.2, 8.0, 0.2, 8.0, 1.0, seed=0, backend="torch")
+    K = np.block([[g.A.numpy(), g.B.numpy()], [g.B.numpy().T, -g.C.numpy()]])
+    z = scipy.linalg.solve(K, np.concatenate([-g.a.numpy(), g.c.numpy()]))
+    for solve in (decoupled_method, extragradient):
+        r = solve(g, torch.zeros(6, dtype=torch.float64), torch.zeros(6, dtype=torch.float64), tol=1e-8)
+        assert r.converged and isinstance(r.x, torch.Tensor)
+        np.testing.assert_allclose(np.concatenate([r.x.numpy(), r.y.numpy()]), z, atol=1e-7 * np.linalg.norm(z))
