@@ -179,3 +179,18 @@ def test_tiny_training_run_lowers_ctc_loss():
     assert after.loss < before and 0.0 <= after.per <= 1.0 + 1e-9
     with pytest.raises(ValueError, match="batch_size"):
         train_ctc(model, data, steps=1, batch_size=100)
+
+
+def test_causal_smoothing_matches_direct_sum():
+    from neurips26.snndelay import CausalGaussianSmoothing
+
+    sm = CausalGaussianSmoothing(1.5).double()
+    x = torch.randn(2, 9, 3, dtype=torch.float64)
+    m = np.arange(6)
+    w = np.exp(-(m**2) / (2 * 1.5**2))
+    ref = np.zeros((2, 9, 3))
+    for t in range(9):
+        lags = [k for k in m if t - k >= 0]
+        ref[:, t] = sum(w[k] * x[:, t - k].numpy() for k in lags) / sum(w[k] for k in lags)
+    np.testing.assert_allclose(sm(x).numpy(), ref, rtol=1e-6)  # kernel stored in float32
+    assert torch.equal(CausalGaussianSmoothing(0.0)(x), x)

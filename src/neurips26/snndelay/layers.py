@@ -79,12 +79,16 @@ class CausalGaussianSmoothing(nn.Module):
         self.register_buffer("kernel", (w / w.sum()).flip(0))  # conv correlates: lag m at tap M - m
 
     def forward(self, x: Tensor) -> Tensor:
-        if self.kernel.numel() == 1:
-            return x
         taps = self.kernel.numel()
-        b, t, f = x.shape
-        k = self.kernel.to(x.dtype).view(1, 1, taps)
-        xs = F.conv1d(F.pad(x.transpose(1, 2).reshape(b * f, 1, t), (taps - 1, 0)), k)
-        # the same sum over an all-ones signal: the weight that fell inside [0, t]
-        norm = F.conv1d(F.pad(x.new_ones(1, 1, t), (taps - 1, 0)), k)
-        return (xs / norm).view(b, f, t).transpose(1, 2)
+        if taps == 1:
+            return x
+        w = self.kernel.flip(0).to(x.dtype)  # w[m]: weight of lag m
+        t = x.shape[1]
+        out = w[0] * x
+        norm = torch.full((t,), float(w[0]), dtype=x.dtype, device=x.device)
+        for m in range(1, min(taps, t)):
+            # \tilde x_t += w_m x_{t-m}   (a sum of shifted copies: cheaper than a depthwise conv1d on CPU)
+            out = out + w[m] * F.pad(x, (0, 0, m, 0))[:, :t]
+            norm[m:] += w[m]
+        # renormalise by the weight that fell inside [0, t]
+        return out / norm.view(1, t, 1)

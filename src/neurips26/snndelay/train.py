@@ -66,7 +66,7 @@ def train_ctc(model: nn.Module, data: SpeechBCIData, *, steps: int, batch_size: 
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
         sched.step()
-        result.losses.append(float(loss))
+        result.losses.append(float(loss.detach()))
         result.steps += 1
         if time_budget_s is not None and time.perf_counter() - start >= time_budget_s:
             break
