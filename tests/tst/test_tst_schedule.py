@@ -56,3 +56,31 @@ def test_wsd():
     assert f(80) == pytest.approx(1.0) and f(90) == pytest.approx(0.5) and f(99) == pytest.approx(0.05)
     with pytest.raises(ValueError):
         wsd_lr_lambda(100, warmup_fraction=0.9, decay_fraction=0.2)
+
+
+def _wsd_closed_form(step: int, total: int, warmup_fraction: float, decay_fraction: float) -> float:
+    """The WSD multiplier written out independently: ramp (t+1)/W, flat 1, linear decay (T-t)/D."""
+    warmup = max(1, round(warmup_fraction * total)) if warmup_fraction > 0 else 0
+    decay = round(decay_fraction * total)
+    if step < warmup:
+        return (step + 1) / warmup
+    if decay > 0 and step >= total - decay:
+        return max(0.0, (total - step) / decay)
+    return 1.0
+
+
+@pytest.mark.parametrize("total", [1, 2, 7, 40, 100, 240, 401])
+@pytest.mark.parametrize("warmup_fraction,decay_fraction", [(0.05, 0.2), (0.0, 0.2), (0.25, 0.25), (0.1, 0.0),
+                                                             (0.0, 1.0), (0.5, 0.5)])
+def test_wsd_is_nn_train_wsd_on_a_grid(total, warmup_fraction, decay_fraction):
+    """tst's multiplier equals nn.train's WSD schedule (and the closed form) at every step, bit for bit."""
+    from neurips26.nn.train import lr_at, lr_lambda
+
+    ours = wsd_lr_lambda(total, warmup_fraction=warmup_fraction, decay_fraction=decay_fraction)
+    warmup = max(1, round(warmup_fraction * total)) if warmup_fraction > 0 else 0
+    shared = lr_lambda(total_steps=total, schedule="wsd", warmup_steps=warmup, decay_fraction=decay_fraction)
+    for step in range(total):
+        expected = _wsd_closed_form(step, total, warmup_fraction, decay_fraction)
+        assert ours(step) == shared(step) == expected
+        assert lr_at(step, total_steps=total, peak_lr=3e-3, schedule="wsd", warmup_steps=warmup,
+                     decay_fraction=decay_fraction) == pytest.approx(3e-3 * expected, rel=1e-15)

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from neurips26.nn.train import lr_lambda
+
 Phase = Literal["superposition", "recovery"]
 
 
@@ -80,23 +82,18 @@ class TSTSchedule:
 
 def wsd_lr_lambda(total_steps: int, *, warmup_fraction: float = 0.05,
                   decay_fraction: float = 0.2) -> Callable[[int], float]:
-    """Warmup-Stable-Decay multiplier for ``torch.optim.lr_scheduler.LambdaLR``: linear warmup over the
+    r"""Warmup-Stable-Decay multiplier for ``torch.optim.lr_scheduler.LambdaLR``: linear warmup over the
     first ``warmup_fraction`` of the steps, flat, then linear decay to 0 over the last ``decay_fraction``.
+
+    A thin wrapper of :func:`neurips26.nn.train.lr_lambda` (``schedule="wsd"``) with the step counts TST
+    uses: $W = \max(1, \mathrm{round}(w T))$ warm-up steps (0 when $w = 0$) and $D = \mathrm{round}(f T)$
+    decay steps, so the multiplier is $(t+1)/W$ for $t < W$, $(T - t)/D$ for $t \ge T - D$, else 1.
     The schedule does not restart at the TST phase switch (inferred from the paper's setup)."""
-    if not isinstance(total_steps, int) or total_steps < 1:
+    if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps < 1:
         raise ValueError(f"total_steps must be a positive int, got {total_steps!r}")
     if not (0 <= warmup_fraction < 1 and 0 <= decay_fraction <= 1 and warmup_fraction + decay_fraction <= 1):
         raise ValueError(f"need 0 <= warmup_fraction, decay_fraction and their sum <= 1, got "
                          f"{warmup_fraction}, {decay_fraction}")
     warmup = max(1, round(warmup_fraction * total_steps)) if warmup_fraction > 0 else 0
-    decay = round(decay_fraction * total_steps)
-    decay_start = total_steps - decay
-
-    def factor(step: int) -> float:
-        if step < warmup:
-            return (step + 1) / warmup
-        if step >= decay_start and decay > 0:
-            return max(0.0, (total_steps - step) / decay)
-        return 1.0
-
-    return factor
+    return lr_lambda(total_steps=total_steps, schedule="wsd", warmup_steps=warmup,
+                     decay_fraction=float(decay_fraction))
