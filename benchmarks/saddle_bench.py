@@ -76,8 +76,8 @@ def main() -> None:
     for L in args.lxx:
         g = QuadraticGame.random(args.d, 0.1, L, 0.1, L, 1.0, args.seed)
         z = np.zeros(args.d)
-        ours, t_ours = timed(lambda: decoupled_method(g, z, z, tol=args.tol))
-        eg, t_eg = timed(lambda: extragradient(g, z, z, tol=args.tol))
+        ours, t_ours = timed(lambda g=g, z=z: decoupled_method(g, z, z, tol=args.tol))
+        eg, t_eg = timed(lambda g=g, z=z: extragradient(g, z, z, tol=args.tol))
         lr = eg.info["lr"]
         peer = cooper_extrasgd(g, lr, args.tol, max_iters=eg.iterations + 10)
         print(f"{L:6g} | {ours.rounds:7d} {ours.max_calls:7d} {t_ours:7.3f} | {eg.rounds:7d} {eg.max_calls:7d} "

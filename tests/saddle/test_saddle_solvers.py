@@ -146,7 +146,7 @@ def test_project_simplex_against_bisection():
         v = rng.standard_normal(7) * 3
         p = project_simplex(v)
         # τ solves Σ max(v − τ, 0) = 1 (bisection, independent of the sort)
-        tau = scipy.optimize.brentq(lambda t: np.maximum(v - t, 0).sum() - 1, v.min() - 1, v.max())
+        tau = scipy.optimize.brentq(lambda t, v=v: np.maximum(v - t, 0).sum() - 1, v.min() - 1, v.max())
         np.testing.assert_allclose(p, np.maximum(v - tau, 0), atol=1e-12)
 
 

@@ -175,10 +175,10 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
         x_k, y_k = x, y
         # 1. local prox problems, in parallel and without communication
         if inner == "agd":
-            xh, gx_old, kx = agd_prox(lambda v: c.grad_x(v, y_k), x_k, eta_x, L_xx, mu_x, sigma=sigma,
+            xh, gx_old, kx = agd_prox(lambda v, y_k=y_k: c.grad_x(v, y_k), x_k, eta_x, L_xx, mu_x, sigma=sigma,
                                       rule=inner_rule, g0=gx, project=proj_x)
             # player Y minimises −f(x_k, ·) + ‖· − y_k‖²/(2η_y): its ∇h is −∇_y f
-            yh, gy_neg, ky = agd_prox(lambda v: -c.grad_y(x_k, v), y_k, eta_y, L_yy, mu_y, sigma=sigma,
+            yh, gy_neg, ky = agd_prox(lambda v, x_k=x_k: -c.grad_y(x_k, v), y_k, eta_y, L_yy, mu_y, sigma=sigma,
                                       rule=inner_rule, g0=None if gy is None else -gy, project=proj_y)
             gy_old = None if gy_neg is None else -gy_neg
             inner_calls += max(kx, ky)
@@ -263,7 +263,7 @@ def decoupled_method_vi(game: Any, x0s: Any, *, eta: float | None = None, theta:
         half, g_old = [], []
         for i in range(n):
 
-            def grad_i(v, i=i):
+            def grad_i(v, i=i, old=old):
                 # ∇h_i(v) = F_i(v, x_{−i}^k)
                 return c.grad(i, old[:i] + [v] + old[i + 1:])
 

@@ -84,9 +84,10 @@ def _player(rank: int, problem: Any, x0: np.ndarray, y0: np.ndarray, steps: dict
         while not converged and rounds < max_rounds:
             m_k, o_k = mine, other
             if is_x:
-                half, g_old, _ = agd_prox(lambda v: own_grad(v, o_k), m_k, eta, L, mu, sigma=sigma, rule=rule, g0=g)
+                half, g_old, _ = agd_prox(lambda v, o_k=o_k: own_grad(v, o_k), m_k, eta, L, mu, sigma=sigma,
+                                          rule=rule, g0=g)
             else:
-                half, g_neg, _ = agd_prox(lambda v: -own_grad(v, o_k), m_k, eta, L, mu, sigma=sigma, rule=rule,
+                half, g_neg, _ = agd_prox(lambda v, o_k=o_k: -own_grad(v, o_k), m_k, eta, L, mu, sigma=sigma, rule=rule,
                                           g0=None if g is None else -g)
                 g_old = -g_neg
             o_half = _swap(half, n_other, rank)
