@@ -76,10 +76,11 @@ def test_threshold_refute_band_gives_inconclusive_between():
 
 
 def test_threshold_otherwise_inconclusive_for_preconditions():
-    rule = rules.on("n_max", rules.threshold(">=", 1e5, otherwise="inconclusive"))
+    rule = rules.on("n_max", rules.threshold(">=", 1e5, stat="value", otherwise="inconclusive"))
     assert rule(_ev(1.0, n_max=1e4)).label == "inconclusive"
-    assert rule(_ev(1.0, n_max=1e5)).label == "supported"
-    assert rule.criterion == "n_max: mean >= 1e+05 (else inconclusive)"
+    verdict = rule(_ev(1.0, n_max=1e5))
+    assert verdict.label == "supported" and verdict.reason == "n_max 1e+05; needs >= 1e+05"
+    assert rule.criterion == "n_max >= 1e+05 (else inconclusive)"
     with pytest.raises(ValueError):
         rules.threshold(">", 0, otherwise="maybe")
 
@@ -233,7 +234,7 @@ def test_one_failing_claim_never_sinks_the_others(monkeypatch, tmp_path):
         raise ZeroDivisionError("bad luck")
 
     def needs_data(ctx):
-        raise DatasetNotFoundError("planetoid/cora is absent")
+        raise DatasetNotFoundError("planetoid/cora", [], "neurips26 data fetch planetoid/cora")
 
     paper = _v2_paper(
         Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0, min_n=3), measure=good),
@@ -247,6 +248,7 @@ def test_one_failing_claim_never_sinks_the_others(monkeypatch, tmp_path):
     assert by_id["C2"]["verdict"] == "inconclusive" and "ZeroDivisionError: bad luck" in by_id["C2"]["error"]
     assert "Traceback" in by_id["C2"]["traceback"]
     assert by_id["C3"]["verdict"] == "skipped" and "error" not in by_id["C3"]
+    assert by_id["C3"]["fix"] == "neurips26 data fetch planetoid/cora"
     assert by_id["C4"]["verdict"] == "inconclusive" and "not decided" in by_id["C4"]["reason"]
     assert runs[0].claim_errors == 1 and not (run_dir / IN_PROGRESS).exists()
 

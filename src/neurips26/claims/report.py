@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 from .records import IN_PROGRESS
-from .runner import verdict_table
 
 _CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:auto;padding:0 12px;color:#222}"
         "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:4px 8px;"

@@ -33,6 +33,8 @@ _STATS: dict[str, Callable[[np.ndarray], float]] = {
     "min": lambda v: float(np.min(v)), "max": lambda v: float(np.max(v))}
 #: "all"/"any" test every value against the bound instead of one statistic.
 _QUANTIFIERS = ("all", "any")
+#: "value": the evidence is one number (a count, a maximum n); rendered by its name under :func:`on`.
+_STATS["value"] = _STATS["mean"]
 
 
 class Rule:
@@ -102,7 +104,7 @@ class _Threshold(Rule):
         return text
 
     def _subject(self) -> str:
-        return {"all": "every value", "any": "some value"}.get(self.stat, self.stat)
+        return {"all": "every value", "any": "some value", "value": "value"}.get(self.stat, self.stat)
 
     def _holds(self, values: np.ndarray, op: str, bound: float) -> tuple[bool, str]:
         test = _OPS[op]
@@ -136,7 +138,9 @@ def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
     Args:
         op: ``">"``, ``">="``, ``"<"`` or ``"<="``.
         value: the bound, in the evidence's unit.
-        stat: ``"mean"``, ``"median"``, ``"min"``, ``"max"``, or ``"all"``/``"any"`` (every / some value).
+        stat: ``"mean"``, ``"median"``, ``"min"``, ``"max"``, ``"all"``/``"any"`` (every / some value), or
+            ``"value"`` for evidence that is one number (``on("games", threshold(">=", 1000, stat="value"))``
+            reads "games >= 1000").
         min_n: fewer values than this make the claim inconclusive.
         refute: ``(op, value)``: when given, a failed threshold is ``not supported`` only if this
             condition holds (on the same statistic) and ``inconclusive`` otherwise.
@@ -222,10 +226,10 @@ class _BeyondSE(Rule):
         mean = float(np.mean(values))
         se = float(np.std(values, ddof=1) / math.sqrt(len(values)))
         delta = (mean - self.reference) * (1 if self.direction == "greater" else -1)
-        said = f"mean {_fmt(mean)}, SE {_fmt(se)}: {_fmt(delta / se) if se > 0 else 'inf'} SE from {_fmt(self.reference)}"
         if se == 0.0:  # identical values: the sign alone decides
             label = "supported" if delta > 0 else "not supported" if delta < 0 else "inconclusive"
             return Verdict(label, f"mean {_fmt(mean)} with zero spread over {len(values)} values")
+        said = f"mean {_fmt(mean)}, SE {_fmt(se)}: {_fmt(delta / se)} SE from {_fmt(self.reference)}"
         if delta > self.m * se:
             return Verdict("supported", said)
         if delta < -self.m * se:
@@ -312,9 +316,13 @@ class _On(Rule):
     key: str
     rule: Rule
 
+    def _named(self, text: str) -> str:
+        # "value >= 1000" of a single-number detail reads "games >= 1000"
+        return self.key + text[len("value"):] if text.startswith("value ") else f"{self.key}: {text}"
+
     @property
     def criterion(self) -> str:  # type: ignore[override]
-        return f"{self.key}: {self.rule.criterion}"
+        return self._named(self.rule.criterion)
 
     def __call__(self, evidence: Evidence) -> Verdict:
         if self.key not in evidence.details:
@@ -323,7 +331,7 @@ class _On(Rule):
         values = list(raw) if isinstance(raw, list | tuple | np.ndarray) else [raw]
         sub = Evidence(values=values, unit=evidence.unit, allow_missing=True)
         verdict = self.rule(sub)
-        return Verdict(verdict.label, f"{self.key}: {verdict.reason}")
+        return Verdict(verdict.label, self._named(verdict.reason))
 
 
 def on(key: str, rule: Rule) -> Rule:

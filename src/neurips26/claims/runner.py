@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -13,11 +12,11 @@ from typing import Any
 
 from .catalog import CatalogEntry
 from .records import (
+    RECORD_SCHEMA,
     device_description,
     library_versions,
-    monotonic,
-    RECORD_SCHEMA,
     mark_in_progress,
+    monotonic,
     new_run_dir,
     utc_now,
     write_json_atomic,
@@ -124,8 +123,10 @@ def _failed_claim(claim: Claim, exc: BaseException, evidence: Evidence | None = 
 
 
 def _is_data_miss(exc: BaseException) -> bool:
-    from neurips26.data import DatasetNotFoundError
-
+    try:
+        from neurips26.data import DatasetNotFoundError
+    except ImportError:  # a broken data package must not hide the claim's own error
+        return False
     return isinstance(exc, DatasetNotFoundError)
 
 
