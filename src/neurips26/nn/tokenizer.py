@@ -41,17 +41,20 @@ def default_cache_dir() -> Path:
 class BPETokenizer:
     """A trained byte-level BPE vocabulary (thin wrapper over ``tokenizers.Tokenizer``).
 
-    Build one with :func:`train_bpe_tokenizer` or :meth:`from_file`. No special tokens: ids are
-    ``0 .. vocab_size - 1`` and the first 256 are the byte alphabet.
+    Build one with :func:`train_bpe_tokenizer` or :meth:`from_file`. Trained ones have no special tokens:
+    ids are ``0 .. vocab_size - 1`` and the first 256 are the byte alphabet. A pretrained vocabulary (e.g.
+    :func:`neurips26.nn.load_smollm2`) names its special ids in ``special_tokens`` (``{"eos": 2, ...}``).
     """
 
-    def __init__(self, tokenizer: object, *, path: Path | None = None) -> None:
+    def __init__(self, tokenizer: object, *, path: Path | None = None,
+                 special_tokens: dict[str, int] | None = None) -> None:
         from tokenizers import Tokenizer
 
         if not isinstance(tokenizer, Tokenizer):
             raise TypeError(f"tokenizer must be a tokenizers.Tokenizer, got {type(tokenizer).__name__}")
         self._tok = tokenizer
         self.path = path
+        self.special_tokens: dict[str, int] = dict(special_tokens or {})
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> BPETokenizer:
