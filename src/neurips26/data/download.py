@@ -98,7 +98,7 @@ def _stream(response, tmp: Path, *, url: str, total: int | None, start: float, d
             if time.monotonic() - start > deadline:
                 raise DownloadError(f"{url}: gave up after the {deadline:g} s deadline ({received} bytes read)")
             try:
-                chunk = response.read(_CHUNK)
+                chunk = response.read1(_CHUNK)  # what is there: the deadline is checked between reads
             except (TimeoutError, socket.timeout) as exc:
                 raise DownloadError(f"{url}: the server stopped answering (read time-out, {received} bytes "
                                     "read)") from exc

@@ -57,6 +57,5 @@ def requires_dataset(*names: str):
     for name in names:
         get_dataset(name)  # unknown names fail loudly at import
     missing = [n for n in names if not is_available(n)]
-    if missing and not data_required():
-        return pytest.mark.skip(reason="; ".join(_reason(n) for n in missing))
-    return pytest.mark.usefixtures()  # a no-op mark
+    reason = "; ".join(_reason(n) for n in missing)
+    return pytest.mark.skipif(bool(missing) and not data_required(), reason=reason or "data present")
