@@ -45,6 +45,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_error(404)
             return
         self.send_response(200)
+        self.send_header("Content-Type", "text/html" if path.endswith("/") else "application/octet-stream")
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
