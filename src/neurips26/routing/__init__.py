@@ -46,7 +46,6 @@ from .tsp import (
 )
 
 
-
 def load_tsplib_small() -> list:
     """TSPLIB EUC_2D instances n <= 300 (dicts: ``name``, ``n``, ``optimal_cost`` with nint distances,
     ``coords``), via :func:`neurips26.data.load_tsplib_small`."""

@@ -172,7 +172,10 @@ class TSPDecoderOnly(nn.Module):
 
     def score(self, emb: torch.Tensor, first: torch.Tensor, last: torch.Tensor,
               remaining: torch.Tensor) -> torch.Tensor:
-        """Logits ``[B, m]`` for the next node among ``remaining`` (``emb`` ``[B, n, d]``, ``first``/``last`` ``[B]``)."""
+        """Logits ``[B, m]`` for the next node among ``remaining``.
+
+        ``emb`` ``[B, n, d]`` from :meth:`encode`; ``first``/``last`` ``[B]``; ``remaining`` ``[B, m]``.
+        """
         B, _, d = emb.shape
         rows = torch.arange(B, device=emb.device)
         e_first = self.first_proj(emb[rows, first])[:, None]  # [B, 1, d]
