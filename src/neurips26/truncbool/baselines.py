@@ -1,0 +1,268 @@
+"""What TruncPL-GD is compared against.
+
+* :class:`NaiveBooleanProduct`: ``ẑ = logit(x̄)``, ignoring the truncation (biased under truncation).
+  Fitted on *untruncated* samples it is the untruncated MLE, the minimax reference line
+  (:class:`UntruncatedBooleanProduct`, same estimator, named for that use).
+* :class:`TruncatedMLESGD`: our re-implementation of the FKT'20-style algorithm in delphi.ai's
+  ``TruncatedBernoulli`` (we do not depend on delphi): projected SGD on the truncated negative
+  log-likelihood, whose gradient ``E_{z,S}[x] - x`` needs *model samples at the current parameter*,
+  drawn by rejection from ``μ_z`` (about ``1/μ_z(S)`` oracle calls per draw).
+* :class:`ExactTruncatedMLE`: the truncated MLE itself, by enumerating S (``n ≤ 20``) and projected Newton;
+  the statistical-efficiency gold standard.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+
+from .estimator import _check_positive
+from .pseudolikelihood import check_samples
+from .samplers import ENUM_MAX_N, RejectionLimitError, as_rng, enumerate_set, rejection_sample
+
+__all__ = ["NaiveBooleanProduct", "UntruncatedBooleanProduct", "TruncatedMLESGD", "ExactTruncatedMLE",
+           "RejectionLimitError"]
+
+
+def _clipped_logit(mean: np.ndarray, width: float) -> np.ndarray:
+    """``clip(logit(p), -W, W)`` with ``p ∈ {0, 1}`` mapped to ``∓W``."""
+    with np.errstate(divide="ignore"):
+        z = np.log(mean) - np.log1p(-mean)
+    return np.clip(z, -width, width)
+
+
+def _binary(X: Any, name: str = "X") -> np.ndarray:
+    """0/1 samples without a membership check (for estimators that do not know S)."""
+    return check_samples(X, lambda A: np.ones(A.shape[0], dtype=bool), name)
+
+
+class NaiveBooleanProduct:
+    """``ẑ_i = clip(logit(mean_t x_ti), ±W)``: the product MLE that ignores the truncation.
+
+    Args:
+        width_bound: ``W > 0`` (keeps all-0 / all-1 columns finite).
+
+    Attributes: natural_params_ ``[n]``, probs_ ``[n]``.
+    """
+
+    def __init__(self, width_bound: float = 8.0):
+        self.width_bound = width_bound
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"width_bound": self.width_bound}
+
+    def fit(self, X: Any, y: Any = None) -> NaiveBooleanProduct:
+        """Fit on ``X [m, n]`` in {0, 1}; returns ``self``."""
+        width = _check_positive(self.width_bound, "width_bound")
+        Xb = _binary(X)
+        self.natural_params_ = _clipped_logit(Xb.mean(axis=0), width)
+        self.probs_ = expit(self.natural_params_)
+        return self
+
+
+class UntruncatedBooleanProduct(NaiveBooleanProduct):
+    """The untruncated MLE, fitted on fresh samples of ``μ_{z*}`` (no truncation): the minimax line."""
+
+
+class TruncatedMLESGD:
+    """Projected SGD on the truncated NLL with rejection-sampled model draws (FKT'20 / delphi.ai style).
+
+    ``ℓ(z) = -⟨z, x̄⟩ + log Σ_{x∈S} e^{⟨z,x⟩}``, ``∇ℓ(z) = E_{z,S}[x] - x̄``; each step estimates it by
+    ``ȳ - x̄_batch`` with ``batch_size`` data rows and ``batch_size`` draws ``y ∼ μ_{z,S}`` (rejection from
+    ``μ_z``, every candidate costs one oracle call). Step ``η_t = lr/√t``; after each step, projection onto
+    the ℓ2 ball of radius ``ρ = radius · log(1/√α)`` around the naive logits ``z_0`` (``α``: the mass lower
+    bound, as delphi's ``alpha``), intersected with ``[-W, W]^n``. The run is cut into ``n_phases``; a phase
+    that ends on the ball's surface grows ``ρ`` by ×1.5 (delphi's rule). The output is the average of the
+    iterates of the last half of the run (Polyak-Ruppert; inferred, it favours the baseline).
+
+    Args:
+        oracle: membership oracle of S.
+        lr: ``η_0``. batch_size: data rows and model draws per step. radius: ``r`` of the ball.
+        alpha: a lower bound on ``μ_{z*}(S)`` (``None``: no ball, only the box).
+        n_steps: SGD steps. n_phases: phases for the radius rule. width_bound: ``W``.
+        max_tries: cap on rejection candidates per step (:class:`RejectionLimitError` beyond it).
+        max_oracle_calls: optional cap on the total (same error beyond it).
+        random_state: seed or Generator.
+
+    Attributes: natural_params_, probs_, n_oracle_calls_, n_steps_, radius_ (final ρ), trajectory_ (list of
+    ``{"step", "oracle_calls", "z_avg"}`` at steps 1, 2, 4, ... and the last; ``z_avg`` averages the iterates
+    after the previous checkpoint).
+    """
+
+    def __init__(self, oracle: Any = None, lr: float = 0.1, batch_size: int = 10, radius: float = 1.0,
+                 alpha: float | None = None, n_steps: int = 2000, n_phases: int = 4, width_bound: float = 8.0,
+                 max_tries: int = 10**6, max_oracle_calls: int | None = None, random_state: Any = None):
+        self.oracle = oracle
+        self.lr = lr
+        self.batch_size = batch_size
+        self.radius = radius
+        self.alpha = alpha
+        self.n_steps = n_steps
+        self.n_phases = n_phases
+        self.width_bound = width_bound
+        self.max_tries = max_tries
+        self.max_oracle_calls = max_oracle_calls
+        self.random_state = random_state
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {k: getattr(self, k) for k in ("oracle", "lr", "batch_size", "radius", "alpha", "n_steps",
+                                              "n_phases", "width_bound", "max_tries", "max_oracle_calls",
+                                              "random_state")}
+
+    def _validated(self) -> tuple:
+        if self.oracle is None or not callable(self.oracle):
+            raise TypeError(f"oracle must be a callable membership oracle, got {self.oracle!r}")
+        lr = _check_positive(self.lr, "lr")
+        radius = _check_positive(self.radius, "radius")
+        width = _check_positive(self.width_bound, "width_bound")
+        ints = {}
+        for name in ("batch_size", "n_steps", "n_phases", "max_tries"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
+            ints[name] = int(v)
+        if self.alpha is not None:
+            a = _check_positive(self.alpha, "alpha")
+            if a >= 1:
+                raise ValueError(f"alpha (a lower bound on μ(S)) must be in (0, 1), got {self.alpha!r}")
+        cap = self.max_oracle_calls
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1):
+            raise ValueError(f"max_oracle_calls must be None or an int >= 1, got {cap!r}")
+        return lr, radius, width, ints
+
+    def fit(self, X: Any, y: Any = None) -> TruncatedMLESGD:
+        """Fit on ``X [m, n]`` (rows in S); returns ``self``."""
+        lr, radius, width, ints = self._validated()
+        Xb = check_samples(X, self.oracle).astype(np.float64)
+        rng = as_rng(self.random_state)
+        m, n = Xb.shape
+        z0 = _clipped_logit(Xb.mean(axis=0), width)
+        # ρ = r · log(1/√α); without α, no ball (ρ = ∞)
+        rho = radius * 0.5 * np.log(1.0 / self.alpha) if self.alpha is not None else np.inf
+        z = z0.copy()
+        calls, total = 0, ints["n_steps"]
+        phase_len = max(1, total // ints["n_phases"])
+        running = np.zeros(n)  # Σ of iterates since the last checkpoint
+        tail_sum, tail_from = np.zeros(n), total // 2
+        trajectory, last_ck = [], 0
+        rate = None  # running acceptance rate, only to size the rejection batches
+        for t in range(1, total + 1):
+            batch = Xb[rng.integers(0, m, ints["batch_size"])]
+            try:
+                draws, tries = rejection_sample(z, self.oracle, ints["batch_size"], rng, ints["max_tries"],
+                                                rate_hint=rate)
+            except RejectionLimitError as err:
+                raise RejectionLimitError(f"TruncatedMLESGD step {t}: {err}") from None
+            calls += tries
+            rate = 0.8 * rate + 0.2 * ints["batch_size"] / tries if rate is not None else ints["batch_size"] / tries
+            if self.max_oracle_calls is not None and calls > self.max_oracle_calls:
+                raise RejectionLimitError(f"TruncatedMLESGD used {calls} oracle calls by step {t}, over "
+                                          f"max_oracle_calls = {self.max_oracle_calls}")
+            # z ← Π(z - η_t (ȳ - x̄_batch)),  η_t = η_0 / √t
+            z = z - lr / np.sqrt(t) * (draws.mean(axis=0) - batch.mean(axis=0))
+            z = self._project(z, z0, rho, width)
+            running += z
+            if t > tail_from:
+                tail_sum += z
+            if t % phase_len == 0 and np.isfinite(rho) and np.linalg.norm(z - z0) >= rho * (1 - 1e-9):
+                rho *= 1.5
+            if t & (t - 1) == 0 or t == total:
+                trajectory.append({"step": t, "oracle_calls": calls, "z_avg": running / (t - last_ck)})
+                running, last_ck = np.zeros(n), t
+        self.natural_params_ = tail_sum / (total - tail_from)
+        self.probs_ = expit(self.natural_params_)
+        self.n_oracle_calls_ = int(calls)
+        self.n_steps_ = total
+        self.radius_ = float(rho)
+        self.trajectory_ = trajectory
+        return self
+
+    @staticmethod
+    def _project(z: np.ndarray, center: np.ndarray, rho: float, width: float) -> np.ndarray:
+        """Onto the ball ``‖z - z_0‖_2 ≤ ρ`` then the box (alternating once; exact when one is inactive)."""
+        d = z - center
+        nrm = np.linalg.norm(d)
+        if nrm > rho:
+            z = center + d * (rho / nrm)
+        return np.clip(z, -width, width)
+
+
+class ExactTruncatedMLE:
+    """The truncated MLE by enumeration of S (``n ≤ 20``) and projected Newton on ``[-W, W]^n``.
+
+    ``f(z) = log Σ_{x∈S} e^{⟨z,x⟩} - ⟨z, x̄⟩``, ``∇f = E_{z,S}[x] - x̄``, ``∇²f = Cov_{z,S}(x)``.
+    At the optimum (inside the box) the truncated mean matches the sample mean.
+
+    Args:
+        oracle: membership oracle of S. width_bound: ``W``. tol: on the projected gradient (∞-norm).
+        max_iter: Newton iterations.
+
+    Attributes: natural_params_, probs_, n_iter_, converged_, n_oracle_calls_ (``2^n``, the enumeration).
+    """
+
+    def __init__(self, oracle: Any = None, width_bound: float = 8.0, tol: float = 1e-10, max_iter: int = 200):
+        self.oracle = oracle
+        self.width_bound = width_bound
+        self.tol = tol
+        self.max_iter = max_iter
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"oracle": self.oracle, "width_bound": self.width_bound, "tol": self.tol, "max_iter": self.max_iter}
+
+    def fit(self, X: Any, y: Any = None) -> ExactTruncatedMLE:
+        """Fit on ``X [m, n]`` (rows in S, ``n ≤ 20``); returns ``self``."""
+        if self.oracle is None or not callable(self.oracle):
+            raise TypeError(f"oracle must be a callable membership oracle, got {self.oracle!r}")
+        width = _check_positive(self.width_bound, "width_bound")
+        tol = _check_positive(self.tol, "tol")
+        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int | np.integer) or self.max_iter < 1:
+            raise ValueError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
+        Xb = check_samples(X, self.oracle)
+        n = Xb.shape[1]
+        if n > ENUM_MAX_N:
+            raise ValueError(f"ExactTruncatedMLE enumerates S and needs n <= {ENUM_MAX_N}, got n = {n}")
+        pts = enumerate_set(self.oracle, n).astype(np.float64)  # [|S|, n]
+        xbar = Xb.mean(axis=0)
+        z, it, ok = self._newton(pts, xbar, width, tol, int(self.max_iter))
+        self.natural_params_, self.n_iter_, self.converged_ = z, it, ok
+        self.probs_ = expit(z)
+        self.n_oracle_calls_ = int(2 ** n + Xb.shape[0])
+        return self
+
+    @staticmethod
+    def _objective(z: np.ndarray, pts: np.ndarray, xbar: np.ndarray):
+        logw = pts @ z
+        top = logw.max()
+        w = np.exp(logw - top)
+        zsum = w.sum()
+        w /= zsum
+        f = np.log(zsum) + top - z @ xbar
+        mean = w @ pts
+        return f, mean - xbar, (pts * w[:, None]).T @ pts - np.outer(mean, mean)
+
+    def _newton(self, pts, xbar, width, tol, max_iter):
+        z = np.zeros(pts.shape[1])
+        for it in range(1, max_iter + 1):
+            f, g, H = self._objective(z, pts, xbar)
+            # active bounds: at -W pushing down or at +W pushing up
+            active = ((z <= -width) & (g > 0)) | ((z >= width) & (g < 0))
+            pg = np.where(active, 0.0, g)
+            if np.max(np.abs(pg)) <= tol:
+                return z, it - 1, True
+            free = ~active
+            d = np.zeros_like(z)
+            Hf = H[np.ix_(free, free)] + 1e-12 * np.eye(int(free.sum()))
+            d[free] = -np.linalg.solve(Hf, g[free])
+            step = 1.0
+            while True:  # Armijo backtracking on the projected path
+                z_new = np.clip(z + step * d, -width, width)
+                f_new = self._objective(z_new, pts, xbar)[0]
+                if f_new <= f + 1e-4 * g @ (z_new - z) or step < 1e-12:
+                    break
+                step *= 0.5
+            if np.max(np.abs(z_new - z)) <= 1e-15:
+                return z_new, it, np.max(np.abs(pg)) <= max(tol, 1e-8)
+            z = z_new
+        return z, max_iter, False
