@@ -86,12 +86,11 @@ def verify_file(path: Path, *, sha256: str | None, size: int | None = None,
                                 f"{content_sha256}") from exc
         raise ChecksumError(f"{path}: its arrays do not match the registered digest {content_sha256}; "
                             "the file is corrupt or a different version")
-    if size is not None and actual_size != size:
-        raise ChecksumError(f"{path}: {actual_size} bytes, the registered size is {size}; "
-                            "the file is truncated or a different version")
-    if sha256:
-        raise ChecksumError(f"{path}: sha256 {sha256_file(path)} does not match the registered {sha256}; "
-                            "the file is corrupt or a different version")
+    if sha256 or size is not None:
+        got = f"sha256 {sha256_file(path)}, {actual_size} bytes"
+        want = f"sha256 {sha256 or '(any)'}, {size if size is not None else '(any)'} bytes"
+        raise ChecksumError(f"{path}: {got} does not match the registered {want}; "
+                            "the file is corrupt, truncated or a different version")
 
 
 @contextlib.contextmanager
