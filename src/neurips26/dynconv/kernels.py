@@ -227,21 +227,6 @@ def _lowrank_bwd_dx_kernel(z_ptr, u_ptr, s_ptr, st_ptr, dy_ptr, dx_ptr, T, D, R,
              mask=m)
 
 
-def require_runnable(x: torch.Tensor) -> None:
-    """Raise unless the kernels can run on ``x`` (CUDA tensor, or CPU tensor in interpreter mode)."""
-    if x.is_cuda and not INTERPRET:
-        return
-    if not x.is_cuda and INTERPRET:
-        return
-    if INTERPRET:
-        raise RuntimeError(f"backend='triton': triton runs in interpreter mode (TRITON_INTERPRET=1), which "
-                           f"takes CPU tensors, but x is on {x.device}; unset TRITON_INTERPRET or use "
-                           "backend='torch'")
-    raise RuntimeError(f"backend='triton' needs a CUDA tensor, got x on {x.device}; on CPU set "
-                       "TRITON_INTERPRET=1 before triton is first imported (slow, for tests) or use "
-                       "backend='torch'/'auto'")
-
-
 def _pow2_at_least(n: int, low: int) -> int:
     return max(low, triton.next_power_of_2(n))
 

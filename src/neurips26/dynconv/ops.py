@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-BACKENDS = ("auto", "torch", "triton")
+from neurips26.nn.backend import BACKENDS, resolve_backend, triton_available
 
 
 # --------------------------------------------------------------------------------------------------
@@ -146,24 +146,19 @@ def reference_lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.
 # dispatch
 # --------------------------------------------------------------------------------------------------
 
-def _triton_usable(x: torch.Tensor) -> bool:
-    if not x.is_cuda:
-        return False
-    try:
-        from . import kernels
-    except ImportError:
-        return False
-    return not kernels.INTERPRET  # interpreter mode is for CPU tensors (tests), not the fast path
-
-
 def _resolve(backend: str, x: torch.Tensor) -> str:
-    if backend == "auto":
-        return "triton" if _triton_usable(x) else "torch"
-    if backend == "triton":
+    """``"torch"`` or ``"triton"`` for this call, through :func:`neurips26.nn.backend.resolve_backend`.
+
+    ``"auto"`` takes the kernels only for CUDA tensors with Triton installed and not in the CPU
+    interpreter; a forced ``"triton"`` imports :mod:`.kernels` (whose ``INTERPRET`` flag triton fixed at
+    its import) and raises a ``RuntimeError`` saying why when they cannot run on ``x``. No dtype rule here:
+    the kernels accumulate in fp32 and store in the input dtype."""
+    interpreted = None
+    if triton_available() and (backend == "triton" or (backend == "auto" and x.is_cuda)):
         from . import kernels
 
-        kernels.require_runnable(x)
-    return backend
+        interpreted = kernels.INTERPRET
+    return resolve_backend(backend, device=x.device, what="dynamic conv", interpreted=interpreted)
 
 
 def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor | None = None,
