@@ -14,7 +14,7 @@ Three implementations of the same map (``backend=``):
   (exact; (D+1) times the dense FLOPs during training; the spec's implementation).
 * ``"gather"``: build the delayed copies $x_{t-k}$ once, ``[B, T, D+1, in]``, and contract them with the
   one-hot-masked weights as one matmul over the flattened ``(D+1)·in`` axis; same FLOPs as ``conv``, as a
-  plain GEMM (slower than ``conv`` in our CPU benchmark: 7.6x vs 5.7x ``nn.Linear`` at D = 8).
+  plain GEMM (slower than ``conv`` in our CPU benchmark: 11.7x vs 9.0x ``nn.Linear`` fwd+bwd at D = 8).
 
 ``"auto"`` uses ``conv`` (or a plain linear when ``max_delay == 0``).
 Event-driven inference cost is unchanged by the delays: each spike still reaches each target once; the
