@@ -125,6 +125,14 @@ def test_combinators_follow_their_truth_tables():
     assert rules.any_of(no, no)(ev).label == "not supported"
 
 
+def test_provided_gates_on_a_precondition():
+    rule = rules.provided(rules.on("n", rules.threshold(">=", 2000, stat="value")), rules.threshold(">=", 100))
+    assert rule(_ev(50.0, n=200)).label == "inconclusive"  # not "not supported": n too small to say
+    assert rule(_ev(50.0, n=2000)).label == "not supported"
+    assert rule(_ev(150.0, n=2000)).label == "supported"
+    assert rule.criterion == "provided n >= 2000 (else inconclusive): mean >= 100"
+
+
 def test_on_reads_details_and_says_when_a_key_is_missing():
     rule = rules.on("slope", rules.threshold("<=", 0.2, stat="max"))
     assert rule(_ev(1.0, slope=[0.1, 0.15])).label == "supported"

@@ -312,6 +312,30 @@ def any_of(*rules: Rule) -> Rule:
 
 
 @dataclass(frozen=True, repr=False)
+class _Provided(Rule):
+    precondition: Rule
+    rule: Rule
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        return f"provided {self.precondition.criterion} (else inconclusive): {self.rule.criterion}"
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        pre = self.precondition(evidence)
+        if pre.label != "supported":
+            return Verdict("inconclusive", f"precondition not met: {pre.reason}")
+        verdict = self.rule(evidence)
+        return Verdict(verdict.label, f"{pre.reason}; {verdict.reason}")
+
+
+def provided(precondition: Rule, rule: Rule) -> Rule:
+    """Decide by ``rule`` only where ``precondition`` holds (say, the largest n reached 2000); otherwise the
+    claim is inconclusive, whatever ``rule`` would say."""
+    precondition, rule = _check_rules([precondition, rule])
+    return _Provided(precondition, rule)
+
+
+@dataclass(frozen=True, repr=False)
 class _On(Rule):
     key: str
     rule: Rule
@@ -369,4 +393,4 @@ def custom(criterion: str, decide: Callable[[Evidence], Verdict], *, min_n: int 
     return _Custom(criterion, decide, _check_min_n(min_n))
 
 
-__all__ = ["Rule", "all_of", "any_of", "at_least", "beyond_se", "custom", "on", "threshold"]
+__all__ = ["Rule", "all_of", "any_of", "at_least", "beyond_se", "custom", "on", "provided", "threshold"]

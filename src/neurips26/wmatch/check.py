@@ -10,13 +10,11 @@ does per update, so its time is the recompute baseline's update time.
 
 from __future__ import annotations
 
-import time
-
 import networkx as nx
 import numpy as np
 from scipy.sparse.csgraph import shortest_path
 
-from neurips26.claims import CheckContext, CheckOutput, Claim, Evidence, Paper, Verdict, inconclusive, supported_if
+from neurips26.claims import CheckContext, Claim, Evidence, Paper, measure, rules
 
 from .baselines import MetricIncrementalHungarian, exact_matching
 from .grid import DynamicWassersteinMatcher
@@ -25,69 +23,9 @@ from .metric import MetricDynamicMatcher
 RATIO_BOUND = 3.0  # spec: "ratio bounded (<= 3 for d <= 8)"
 FLATNESS = 1.25  # ratio at the largest n at most 1.25x the ratio at the smallest n
 EPS_METRIC = 0.5
-
-
-def _decide_slope(ev: Evidence) -> Verdict:
-    ours, recompute = max(ev.values), ev.details.get("recompute_slope", float("nan"))
-    reason = f"max fitted slope of ours {ours:.2f} (per d and seed), recompute {recompute:.2f}"
-    if ours >= 1.0:
-        return Verdict("not supported", reason + "; ours >= 1 (linear or worse)")
-    if ours <= 0.5 and recompute >= 2.0:
-        return Verdict("supported", reason)
-    return Verdict("inconclusive" if ours <= 0.5 else "not supported", reason)
-
-
-def _decide_speedup(ev: Evidence) -> Verdict:
-    n = ev.details.get("n")
-    if n is None or n < 2000:
-        return inconclusive(f"largest n at this scale is {n}; the criterion is stated at n = 2000")
-    return supported_if(ev.mean >= 100, f"recompute / ours update time at n = {n}: {ev.mean:.0f}x (mean over seeds)")
-
-
-def _decide_ratio(ev: Evidence) -> Verdict:
-    worst = max(ev.values)
-    growth = ev.details["growth_by_d"]
-    flat = all(g <= FLATNESS for g in growth.values())
-    reason = (f"max ratio {worst:.3f} (bound {RATIO_BOUND}); ratio(n_max)/ratio(n_min) per d: "
-              + ", ".join(f"d={d}: {g:.3f}" for d, g in growth.items()))
-    return supported_if(worst <= RATIO_BOUND and flat, reason)
-
-
-def _decide_metric_ratio(ev: Evidence) -> Verdict:
-    worst = max(ev.values)
-    return supported_if(worst <= 1.0, f"max of ratio / (2k(1+ε)) over k and seeds: {worst:.3f}")
-
-
-def _decide_metric_time(ev: Evidence) -> Verdict:
-    n = ev.details.get("n")
-    if n is None or n < 1000:
-        return inconclusive(f"largest n with the incremental Hungarian at this scale is {n}; criterion at n >= 1000")
-    return supported_if(ev.mean > 1.0, f"incremental Hungarian / design B update time at n = {n}: {ev.mean:.1f}x")
-
-
-CLAIMS = (
-    Claim("C1", "Amortised update time grows sublinearly in n (n^ε-type, polylog factors), unlike recompute.",
-          "O(n^ε d ε^{-3/2} φ(n, ε^{-1/2})) amortised update (asymptotic; no numbers)",
-          "slope of log(mean update time) vs log n, ours and exact recompute",
-          "supported if every fitted slope of ours (per d and seed) <= 0.5 and recompute's slope >= 2; "
-          "inconclusive if ours <= 0.5 but recompute < 2; otherwise not supported",
-          _decide_slope, scales=("quick", "full", "gpu")),
-    Claim("C2", "Orders of magnitude faster than recomputing the exact matching after each update.",
-          "'orders of magnitude' (predecessor, ICML 2025)", "recompute time / our amortised update time at n = 2000",
-          "supported if the mean speed-up at n = 2000 is >= 100x", _decide_speedup, scales=("quick", "full", "gpu")),
-    Claim("C3", "Constant-factor approximation of W_1 in R^d, independent of n.", "O(d ε^{-3/2})-approximate",
-          "matching_cost / OPT at the end of each stream, d <= 8, ℓ_2, W_1",
-          f"supported if every ratio <= {RATIO_BOUND} and, per d, mean ratio at the largest n <= {FLATNESS}x the "
-          "one at the smallest n", _decide_ratio, scales=("quick", "full", "gpu")),
-    Claim("C4", "Finite metrics: 2k(1+ε)-approximate W_p matching, fully dynamic.", "2k(1+ε)",
-          "matching_cost / OPT divided by 2k(1+ε), shortest-path metrics of random geometric graphs",
-          "supported if every ratio / (2k(1+ε)) <= 1 for k in {1, 2, 3}", _decide_metric_ratio,
-          scales=("quick", "full", "gpu")),
-    Claim("C5", "Finite metrics: update time sublinear in the number of metric edges (o(n^2)).",
-          "O(k n^{1+1/k} ε^{-1} log Δ) amortised", "incremental Hungarian update time / design B update time",
-          "supported if design B is faster than the exact incremental Hungarian at n >= 1000",
-          _decide_metric_time, scales=("full", "gpu")),
-)
+SLOPE_MAX = 0.5  # C1: every fitted slope of ours
+RECOMPUTE_SLOPE_MIN = 2.0  # C1 precondition: the recompute baseline shows its super-linear growth
+SPEEDUP_MIN = 100.0  # C2: recompute / ours at n = 2000
 
 
 def _clouds(rng: np.random.Generator, n: int, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -105,21 +43,24 @@ def _grid_stream(n: int, d: int, *, norm_p: float, wp: int, updates: int, seed: 
         side = "AB"[step % 2]
         x = rng.uniform(size=d) if side == "A" else 0.05 + 0.9 * rng.uniform(size=d)
         victim = live[side].pop(int(rng.integers(len(live[side]))))
-        t0 = time.perf_counter()
-        m.delete(victim)
-        live[side].append(m.insert(x, side))
-        times.append((time.perf_counter() - t0) / 2)
+        def update(victim: int = victim, x: np.ndarray = x, side: str = side) -> None:
+            m.delete(victim)
+            live[side].append(m.insert(x, side))
+
+        times.append(measure.time_once(update, "wall") / 2)
     _, XA, _, XB = m.points()
-    t0 = time.perf_counter()
-    opt, _ = exact_matching(XA, XB, norm_p=norm_p, wasserstein_p=wp)  # = one recompute-baseline update
-    recompute_s = time.perf_counter() - t0
+    solved: list = []
+    # one exact solve on the live points = one update of the recompute baseline
+    recompute_s = measure.time_once(lambda: solved.append(exact_matching(XA, XB, norm_p=norm_p, wasserstein_p=wp)),
+                                    "wall")
+    opt, _ = solved[0]
     return {"n": n, "d": d, "norm_p": norm_p, "wp": wp, "update_s": float(np.mean(times)),
             "recompute_s": recompute_s, "ratio": m.matching_cost() / opt, "estimate_ratio": m.cost() / opt,
             "levels": m.L, "branching": m.g}
 
 
 def _slope(ns: list[int], ts: list[float]) -> float:
-    return float(np.polyfit(np.log(ns), np.log(ts), 1)[0])
+    return measure.loglog_slope(ns, ts).slope
 
 
 def _rgg_metric(n_ground: int, seed: int) -> np.ndarray:
@@ -150,11 +91,12 @@ def _metric_stream(n: int, k: int, *, updates: int, seed: int, with_hungarian: b
         spare.append(victim)
         sets[side].append(new)
         plan.append((side, victim, new))
-    t0 = time.perf_counter()
-    for side, victim, new in plan:
-        m.delete(victim)
-        m.insert(new, side)
-    ours_s = (time.perf_counter() - t0) / (2 * updates)
+    def replay() -> None:
+        for side, victim, new in plan:
+            m.delete(victim)
+            m.insert(new, side)
+
+    ours_s = measure.time_once(replay, "wall") / (2 * updates)
     C = D[np.ix_(sets["A"], sets["B"])]
     from scipy.optimize import linear_sum_assignment
 
@@ -172,67 +114,93 @@ def _metric_hungarian_update_s(D: np.ndarray, perm: np.ndarray, n: int, plan: li
     for a, b in zip(perm[:n], perm[n:2 * n]):
         ih.insert(int(a), "A")
         ih.insert(int(b), "B")
-    t0 = time.perf_counter()
-    for side, victim, new in plan:
-        ih.delete(int(victim))
-        ih.insert(int(new), side)
-    return (time.perf_counter() - t0) / (2 * len(plan))
+    def replay() -> None:
+        for side, victim, new in plan:
+            ih.delete(int(victim))
+            ih.insert(int(new), side)
+
+    return measure.time_once(replay, "wall") / (2 * len(plan))
 
 
-def run(ctx: CheckContext) -> CheckOutput:
+def _grid_runs(ctx: CheckContext) -> dict:
+    """Design A streams for every seed, d and n of the scale (C1-C3 read them), plus ℓ_p/W_p variants."""
     ns = ctx.pick({"smoke": [100, 200], "quick": [250, 500, 1000, 2000], "full": [250, 500, 1000, 2000, 4000]})
     dims = ctx.pick({"smoke": [2], "quick": [2, 8], "full": [2, 8, 32]})
     updates = ctx.pick({"smoke": 20, "quick": 60, "full": 200})
-    metric_ns = ctx.pick({"smoke": [100], "quick": [250, 500], "full": [250, 500, 1000]})
-    hungarian_n_max = ctx.pick({"smoke": 0, "quick": 0, "full": 1000})
-    rows, slopes, recompute_slopes, speedups, ratios = [], [], [], [], []
-    growth: dict[str, list[float]] = {}
+    rows, series_list = [], []
     for seed in ctx.seeds:
         for d in dims:
             series = [_grid_stream(n, d, norm_p=2.0, wp=1, updates=updates, seed=seed)
                       for n in ctx.progress(ns, desc=f"seed {seed} d={d}")]
             rows += [dict(r, seed=seed) for r in series]
-            slopes.append(_slope(ns, [r["update_s"] for r in series]))
-            recompute_slopes.append(_slope(ns, [r["recompute_s"] for r in series]))
-            speedups.append(series[-1]["recompute_s"] / series[-1]["update_s"])
-            if d <= 8:
-                ratios += [r["ratio"] for r in series]
-                growth.setdefault(str(d), []).append(series[-1]["ratio"] / series[0]["ratio"])
-            ctx.log(f"seed {seed} d={d}: slope {slopes[-1]:.2f}, recompute slope {recompute_slopes[-1]:.2f}, "
+            series_list.append(series)
+            ctx.log(f"seed {seed} d={d}: slope {_slope(ns, [r['update_s'] for r in series]):.2f}, "
                     f"ratios {[round(r['ratio'], 3) for r in series]}")
-    variants = []
-    for norm_p, wp in ((1.0, 1), (2.0, 2), (1.0, 2)):  # the other ℓ_p / W_p combinations, reported
-        variants.append(_grid_stream(ns[1], 2, norm_p=norm_p, wp=wp, updates=updates, seed=ctx.seeds[0]))
-    metric_rows, metric_scaled = [], []
-    for seed in ctx.seeds:
-        for n in metric_ns:
-            for k in (1, 2, 3):
-                row = _metric_stream(n, k, updates=updates, seed=seed,
-                                     with_hungarian=(k == 2 and n <= hungarian_n_max))
-                metric_rows.append(dict(row, seed=seed))
-                metric_scaled.append(row["ratio"] / row["bound"])
-    hungarian = [r for r in metric_rows if "hungarian_update_s" in r]
-    n_h = max((r["n"] for r in hungarian), default=None)
-    h_ratios = [r["hungarian_update_s"] / r["update_s"] for r in hungarian if r["n"] == n_h]
-    plots = [_plot(ctx, rows, ns, dims)]
-    evidence = {
-        "C1": Evidence(slopes, "slope", {"recompute_slope": float(np.min(recompute_slopes)),
-                                         "recompute_slopes": recompute_slopes}),
-        "C2": Evidence(speedups, "x", {"n": ns[-1]}),
-        "C3": Evidence(ratios, "ratio", {"growth_by_d": {d: float(np.mean(g)) for d, g in growth.items()}}),
-        "C4": Evidence(metric_scaled, "ratio/bound", {"rows": metric_rows}),
-        "C5": Evidence(h_ratios, "x", {"n": n_h}),
-    }
-    return CheckOutput(evidence=evidence, metrics={"grid": rows, "variants": variants, "metric": metric_rows},
-                       plots=plots, notes=[
-                           "Timing on a shared 2-core CPU: update times are amortised means; ratios are "
-                           "within one run.",
-                           "The recompute baseline's update time is one exact solve (cost matrix + "
-                           "linear_sum_assignment) on the live points.",
-                       ])
+    ctx.metrics["grid"] = rows
+    # the other ℓ_p / W_p combinations, reported only
+    ctx.metrics["variants"] = [_grid_stream(ns[1], 2, norm_p=norm_p, wp=wp, updates=updates, seed=ctx.seeds[0])
+                               for norm_p, wp in ((1.0, 1), (2.0, 2), (1.0, 2))]
+    ctx.note("Timing on a shared 2-core CPU: update times are amortised means; ratios are within one run.")
+    ctx.note("The recompute baseline's update time is one exact solve (cost matrix + linear_sum_assignment) "
+             "on the live points.")
+    _plot(ctx, rows, ns, dims)
+    return {"ns": ns, "series": series_list}
 
 
-def _plot(ctx: CheckContext, rows: list[dict], ns: list[int], dims: list[int]):
+def _metric_runs(ctx: CheckContext) -> list[dict]:
+    """Design B streams on random geometric graph metrics, k in {1, 2, 3} (C4, C5)."""
+    metric_ns = ctx.pick({"smoke": [100], "quick": [250, 500], "full": [250, 500, 1000]})
+    hungarian_n_max = ctx.pick({"smoke": 0, "quick": 0, "full": 1000})
+    updates = ctx.pick({"smoke": 20, "quick": 60, "full": 200})
+    rows = [dict(_metric_stream(n, k, updates=updates, seed=seed,
+                                with_hungarian=(k == 2 and n <= hungarian_n_max)), seed=seed)
+            for seed in ctx.seeds for n in metric_ns for k in (1, 2, 3)]
+    ctx.metrics["metric"] = rows
+    return rows
+
+
+def _grid(ctx: CheckContext) -> dict:
+    return ctx.cache("grid", lambda: _grid_runs(ctx))
+
+
+# ---------------------------------------------------------------------------------------- one measure per claim
+def measure_slope(ctx: CheckContext) -> Evidence:
+    grid = _grid(ctx)
+    ns = grid["ns"]
+    slopes = [_slope(ns, [r["update_s"] for r in s]) for s in grid["series"]]
+    recompute = [_slope(ns, [r["recompute_s"] for r in s]) for s in grid["series"]]
+    return Evidence(slopes, "slope (per d and seed)",
+                    {"recompute_slope": float(np.min(recompute)), "recompute_slopes": recompute})
+
+
+def measure_speedup(ctx: CheckContext) -> Evidence:
+    grid = _grid(ctx)
+    return Evidence([s[-1]["recompute_s"] / s[-1]["update_s"] for s in grid["series"]], "x (per d and seed)",
+                    {"n": grid["ns"][-1]})
+
+
+def measure_ratio(ctx: CheckContext) -> Evidence:
+    low_d = [s for s in _grid(ctx)["series"] if s[0]["d"] <= 8]
+    growth: dict[str, list[float]] = {}
+    for s in low_d:
+        growth.setdefault(str(s[0]["d"]), []).append(s[-1]["ratio"] / s[0]["ratio"])
+    growth_by_d = {d: float(np.mean(g)) for d, g in growth.items()}
+    return Evidence([r["ratio"] for s in low_d for r in s], "ratio",
+                    {"growth_by_d": growth_by_d, "growth": list(growth_by_d.values())})
+
+
+def measure_metric_ratio(ctx: CheckContext) -> Evidence:
+    rows = ctx.cache("metric", lambda: _metric_runs(ctx))
+    return Evidence([r["ratio"] / r["bound"] for r in rows], "ratio/bound", {"rows": rows})
+
+
+def measure_metric_time(ctx: CheckContext) -> Evidence:
+    hungarian = [r for r in ctx.cache("metric", lambda: _metric_runs(ctx)) if "hungarian_update_s" in r]
+    n_h = max((r["n"] for r in hungarian), default=0)
+    return Evidence([r["hungarian_update_s"] / r["update_s"] for r in hungarian if r["n"] == n_h], "x", {"n": n_h})
+
+
+def _plot(ctx: CheckContext, rows: list[dict], ns: list[int], dims: list[int]) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -242,14 +210,49 @@ def _plot(ctx: CheckContext, rows: list[dict], ns: list[int], dims: list[int]):
     for d in dims:
         sel = [r for r in rows if r["d"] == d]
         for key, style, name in (("update_s", "o-", "ours"), ("recompute_s", "s--", "recompute")):
-            ax.loglog(ns, [np.mean([r[key] for r in sel if r["n"] == n]) for n in ns], style, label=f"{name}, d={d}")
+            per_n = [[r[key] for r in sel if r["n"] == n] for n in ns]
+            ax.errorbar(ns, [np.mean(v) for v in per_n], yerr=[np.std(v) for v in per_n], fmt=style, capsize=3,
+                        label=f"{name}, d={d}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
     ax.set_xlabel("n per side")
     ax.set_ylabel("seconds per update")
     ax.set_title("P14: amortised update time")
     ax.legend(fontsize=8)
-    path = ctx.save_figure(fig, "update_time_loglog.png", dpi=120)
-    return path
+    ctx.save_figure(fig, "update_time_loglog.png", caption="C1/C2: amortised update time of design A against "
+                    "the number of points per side, beside one exact recompute (mean ± sd over seeds).")
 
 
-PAPER = Paper(id="P14", slug="wmatch", claims=CLAIMS, run=run,
+# ---------------------------------------------------------------------------------------- claims
+CLAIMS = (
+    Claim("C1", "Amortised update time grows sublinearly in n (n^ε-type, polylog factors), unlike recompute.",
+          "O(n^ε d ε^{-3/2} φ(n, ε^{-1/2})) amortised update (asymptotic; no numbers)",
+          "slope of log(mean update time) vs log n, ours (per d and seed) and exact recompute",
+          rule=rules.all_of(rules.threshold("<=", SLOPE_MAX, stat="max"),
+                            rules.on("recompute_slope", rules.threshold(">=", RECOMPUTE_SLOPE_MIN, stat="value",
+                                                                        otherwise="inconclusive"))),
+          measure=measure_slope, scales=("quick", "full", "gpu")),
+    Claim("C2", "Orders of magnitude faster than recomputing the exact matching after each update.",
+          "'orders of magnitude' (predecessor, ICML 2025)",
+          "recompute time / our amortised update time at the largest n of the scale",
+          rule=rules.provided(rules.on("n", rules.threshold(">=", 2000, stat="value")),
+                              rules.threshold(">=", SPEEDUP_MIN)),
+          measure=measure_speedup, scales=("quick", "full", "gpu")),
+    Claim("C3", "Constant-factor approximation of W_1 in R^d, independent of n.", "O(d ε^{-3/2})-approximate",
+          "matching_cost / OPT at the end of each stream, d <= 8, ℓ_2, W_1; growth = mean ratio at the largest n "
+          "over the one at the smallest n, per d",
+          rule=rules.all_of(rules.threshold("<=", RATIO_BOUND, stat="max"),
+                            rules.on("growth", rules.threshold("<=", FLATNESS, stat="all"))),
+          measure=measure_ratio, scales=("quick", "full", "gpu")),
+    Claim("C4", "Finite metrics: 2k(1+ε)-approximate W_p matching, fully dynamic.", "2k(1+ε)",
+          "matching_cost / OPT divided by 2k(1+ε), shortest-path metrics of random geometric graphs, k in {1, 2, 3}",
+          rule=rules.threshold("<=", 1.0, stat="max"), measure=measure_metric_ratio, scales=("quick", "full", "gpu")),
+    Claim("C5", "Finite metrics: update time sublinear in the number of metric edges (o(n^2)).",
+          "O(k n^{1+1/k} ε^{-1} log Δ) amortised", "incremental Hungarian update time / design B update time",
+          rule=rules.provided(rules.on("n", rules.threshold(">=", 1000, stat="value")),
+                              rules.threshold(">", 1.0)),
+          measure=measure_metric_time, scales=("full", "gpu")),
+)
+
+PAPER = Paper(id="P14", slug="wmatch", claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 2, "full": 3, "gpu": 3})
