@@ -20,3 +20,15 @@ from hypothesis import settings  # noqa: E402
 
 settings.register_profile("ci", derandomize=True, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+# Tests that read real data skip when it is absent (neurips26.data.testing); `--require-data` or
+# NEURIPS26_REQUIRE_DATA=1 (set by CI, which has ../shared) turns such a skip into a failure.
+def pytest_addoption(parser):
+    parser.addoption("--require-data", action="store_true",
+                     help="fail, instead of skip, tests whose dataset is absent (NEURIPS26_REQUIRE_DATA=1)")
+
+
+def pytest_configure(config):
+    if config.getoption("--require-data", default=False):
+        os.environ["NEURIPS26_REQUIRE_DATA"] = "1"

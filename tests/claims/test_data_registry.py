@@ -7,9 +7,11 @@ import pytest
 
 from neurips26 import data
 from neurips26.data.registry import DATASETS
+from neurips26.data.testing import require_dataset
 
 
 def test_shared_data_is_found_and_verified():
+    require_dataset("effbench/correctness")
     path = data.dataset_path("effbench/correctness")
     assert path.is_file()
     assert hashlib.sha256(path.read_bytes()).hexdigest() == DATASETS["effbench/correctness"].sha256
@@ -45,6 +47,8 @@ def test_unknown_dataset_name():
 
 
 def test_loaders_return_documented_shapes():
+    for name in ("effbench/correctness", "planetoid/cora", "tinyshakespeare", "tsplib_small", "cvrplib_x_small"):
+        require_dataset(name)
     S, models = data.load_effbench("mmlu")
     assert S.shape == (83, 567) and set(np.unique(S)) <= {0, 1} and models is None
     assert "ifeval" in data.effbench_names()

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from neurips26 import data
-from neurips26.data.convert import CONVERTERS
 from neurips26.data import registry
+from neurips26.data.convert import CONVERTERS
 from neurips26.data.errors import ChecksumError, DatasetNotFoundError
 from neurips26.data.spec import Dataset, FileSpec, Upstream
 

@@ -10,6 +10,9 @@ from neurips26.effbench.cli import main
 @pytest.fixture()
 def files(tmp_path):
     from neurips26.data import load_effbench
+    from neurips26.data.testing import require_dataset
+
+    require_dataset("effbench/correctness")
 
     S = load_effbench("mmlu")[0][:, :120].astype(int)
     src, tgt = S[:50], S[50:]

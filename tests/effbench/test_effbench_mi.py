@@ -12,6 +12,9 @@ from neurips26.effbench import jitter_target, ksg_mi, plugin_mi_binary, ross_mi
 @pytest.fixture(scope="module")
 def effbench_mmlu() -> np.ndarray:
     from neurips26.data import load_effbench
+    from neurips26.data.testing import require_dataset
+
+    require_dataset("effbench/correctness")
 
     return load_effbench("mmlu")[0].astype(np.float64)
 

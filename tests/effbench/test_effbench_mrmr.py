@@ -84,6 +84,9 @@ def test_miq_order_on_hand_made_matrix():
 @pytest.mark.parametrize("scheme", ["MIQ", "MID"])
 def test_order_equals_naive_reference_on_real_answers(scheme):
     from neurips26.data import load_effbench
+    from neurips26.data.testing import require_dataset
+
+    require_dataset("effbench/correctness")
 
     S = load_effbench("mmlu")[0][:40, :40].astype(float)
     ours = MRMRSelector(8, scheme=scheme, mi_k=3).fit(S).selected_.tolist()

@@ -19,6 +19,9 @@ from neurips26.effbench import (
 @pytest.fixture(scope="module")
 def split():
     from neurips26.data import load_effbench
+    from neurips26.data.testing import require_dataset
+
+    require_dataset("effbench/correctness")
 
     S = load_effbench("mmlu")[0].astype(float)
     return S[:40], S[40:]

@@ -78,6 +78,9 @@ def test_csbm_bad_arguments(kwargs, match):
 
 
 def test_planetoid_stream_statistics():
+    from neurips26.data.testing import require_dataset
+
+    require_dataset("planetoid/cora")
     s = planetoid_shift_stream("cora", n_domains=4, max_dropout=0.5, drift=0.5, drift_dims=32, seed=0)
     assert len(s) == 5
     assert sum(g.num_nodes for g in s) == 2708
@@ -108,6 +111,9 @@ def test_planetoid_stream_bad_arguments():
 
 @pytest.mark.parametrize("name, n_domains", [("citeseer", 6), ("cora", 8)])
 def test_planetoid_source_has_a_labeled_node_of_every_class(name, n_domains):
+    from neurips26.data.testing import require_dataset
+
+    require_dataset(f"planetoid/{name}")
     # regression: a BFS block of CiteSeer once missed class 4, and EMC's fit_source (rightly) refused it
 
     for seed in range(5):

@@ -80,6 +80,9 @@ def test_eval_windows():
 
 
 def test_tinyshakespeare_corpus(tmp_path):
+    from neurips26.data.testing import require_dataset
+
+    require_dataset("tinyshakespeare")
     corpus = load_text_corpus(vocab_size=512, cache_dir=str(tmp_path))
     assert corpus.vocab_size == 512
     assert corpus.train_tokens.dtype == torch.int64 and int(corpus.train_tokens.max()) < 512

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from . import registry
-from .fetch import fetch, fetch_all, status, verify_all
+from .fetch import fetch_all, status, verify_all
 
 USAGE = "usage: neurips26 data {list | fetch NAME|all | verify | path NAME}"
 

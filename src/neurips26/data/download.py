@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import http.client
-import socket
 import time
 import urllib.error
 import urllib.parse
@@ -70,7 +69,7 @@ def download(url: str, dest: Path, *, sha256: str | None, size: int | None = Non
             response = urllib.request.urlopen(request, timeout=timeout)  # noqa: S310 (scheme checked)
         except urllib.error.HTTPError as exc:
             raise DownloadError(f"{url}: HTTP {exc.code} {exc.reason}") from exc
-        except (urllib.error.URLError, TimeoutError, socket.timeout, OSError) as exc:
+        except (urllib.error.URLError, TimeoutError, OSError) as exc:
             raise DownloadError(f"{url}: could not connect ({getattr(exc, 'reason', exc)})") from exc
         with response:
             announced = response.headers.get("Content-Length")
@@ -99,7 +98,7 @@ def _stream(response, tmp: Path, *, url: str, total: int | None, start: float, d
                 raise DownloadError(f"{url}: gave up after the {deadline:g} s deadline ({received} bytes read)")
             try:
                 chunk = response.read1(_CHUNK)  # what is there: the deadline is checked between reads
-            except (TimeoutError, socket.timeout) as exc:
+            except TimeoutError as exc:
                 raise DownloadError(f"{url}: the server stopped answering (read time-out, {received} bytes "
                                     "read)") from exc
             except (OSError, http.client.HTTPException) as exc:  # reset connection, IncompleteRead

@@ -31,7 +31,7 @@ def _planetoid(name: str, sha256: str, size: int, content: str) -> Dataset:
     files = {f"ind.{name}.{part}": f"{PLANETOID}/data/ind.{name}.{part}" for part in PLANETOID_PARTS}
     return Dataset(
         f"planetoid/{name}", f"planetoid/{name}.npz",
-        "GitHub kimiyoung/planetoid @af6abf4, data/ind.%s.* (converted to npz)" % name, "MIT", sha256,
+        f"GitHub kimiyoung/planetoid @af6abf4, data/ind.{name}.* (converted to npz)", "MIT", sha256,
         files=(FileSpec(f"planetoid/{name}.npz", sha256, size, content),),
         upstream=Upstream(files, dict.fromkeys(files), converter="planetoid"),
         loader="neurips26.data.load_planetoid")
