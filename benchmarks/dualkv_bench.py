@@ -25,7 +25,8 @@ import torch
 
 
 def _model_level(args: argparse.Namespace) -> None:
-    from neurips26.dualkv._measure import ARMS, PolicyUpdate, median_time, synthetic_groups
+    from neurips26.claims import measure
+    from neurips26.dualkv._measure import ARMS, PolicyUpdate, synthetic_groups
     from neurips26.nn.llama import Llama, LlamaConfig
 
     cells = [(n, p) for p in args.prompt_lens for n in args.n_responses]
@@ -42,8 +43,8 @@ def _model_level(args: argparse.Namespace) -> None:
         model = Llama(LlamaConfig(vocab_size=1024, d_model=128, n_layers=2, n_heads=4, n_kv_heads=2,
                                   max_seq_len=p + 97))
         upd = PolicyUpdate(model, groups, torch.randn(n), backend="torch")
-        t = {a: 1e3 * median_time(lambda a=a, u=upd: u.step(a), warmup=args.warmup, reps=args.reps, clock=args.clock)
-             for a in ARMS}
+        t = {a: 1e3 * measure.timeit(lambda a=a, u=upd: u.step(a), warmup=args.warmup, repeats=args.reps,
+                                  clock=args.clock).median for a in ARMS}
         mem = {a: upd.saved_activation_bytes(a) / 2**20 for a in ARMS}
         print(f"{n:>3} {p:>5} {upd.batch.token_reduction:>5.2f} | "
               + " ".join(f"{t[a]:>17.1f}" for a in ARMS)

@@ -296,3 +296,30 @@ def test_attention_bad_input():
         dualkv_decoded_attention(q[4:], k[:4], v[:4], k[4:], v[4:], torch.tensor([0, 2, 5]), 0)
     with pytest.raises(ValueError, match="context_len=3"):
         dualkv_decoded_attention(q[4:], k[:4], v[:4], k[4:], v[4:], torch.tensor([0, 2, 5]), 3)
+
+
+def test_backend_dispatch_goes_through_nn_backend(monkeypatch):
+    """auto: the reference on CPU and for fp64; forced triton says why it cannot run (nn.backend rules)."""
+    from types import SimpleNamespace
+
+    from neurips26.dualkv import attention
+
+    cpu = torch.randn(3, 2, 4)
+    assert attention._resolve_backend("auto", cpu) == "torch"
+    assert attention._resolve_backend("torch", cpu) == "torch"
+    with pytest.raises(ValueError, match="backend must be one of"):
+        attention._resolve_backend("cuda", cpu)
+    cuda64 = SimpleNamespace(device=torch.device("cuda"), dtype=torch.float64)
+    cuda32 = SimpleNamespace(device=torch.device("cuda"), dtype=torch.float32)
+    monkeypatch.setattr("neurips26.nn.backend.triton_available", lambda: True)
+    monkeypatch.setattr(attention, "_kernel_interpreted", lambda: False)
+    assert attention._resolve_backend("auto", cuda64) == "torch"
+    assert attention._resolve_backend("auto", cuda32) == "triton"
+    with pytest.raises(RuntimeError, match="needs a CUDA tensor"):
+        attention._resolve_backend("triton", cpu)
+    monkeypatch.setattr(attention, "_kernel_interpreted", lambda: True)
+    assert attention._resolve_backend("auto", cuda32) == "torch"  # the interpreter is never the fast path
+    assert attention._resolve_backend("triton", cpu) == "triton"
+    monkeypatch.setattr("neurips26.nn.backend.triton_available", lambda: False)
+    with pytest.raises(RuntimeError, match="needs the triton package"):
+        attention._resolve_backend("triton", cpu)

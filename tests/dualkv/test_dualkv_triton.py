@@ -112,7 +112,7 @@ def test_kernel_bad_input():
     strided = torch.randn(b.num_tokens, 2, 32)[..., ::2]
     with pytest.raises(ValueError, match="contiguous last dimension"):
         dualkv_attention(strided, k, v, b, backend="triton")
-    with pytest.raises(TypeError, match="float32/float16/bfloat16"):
+    with pytest.raises(TypeError, match="triton backend takes float32, float16, bfloat16"):
         dualkv_attention(q.double(), k.double(), v.double(), b, backend="triton")
     with pytest.raises(TypeError, match="one dtype"):
         dualkv_attention(q, k.half(), v, b, backend="triton")

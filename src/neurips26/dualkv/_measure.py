@@ -1,10 +1,9 @@
 """Internal helpers shared by the claim check and the benchmark: synthetic rollouts, the three policy-update
-arms on :class:`neurips26.nn.Llama`, timing and activation-memory accounting."""
+arms on :class:`neurips26.nn.Llama`, and activation-memory accounting without parameters. Timing goes through
+:func:`neurips26.claims.measure.timeit`."""
 
 from __future__ import annotations
 
-import statistics
-import time
 from collections.abc import Callable, Sequence
 
 import torch
@@ -85,7 +84,10 @@ class PolicyUpdate:
         return [t.detach() for t in lps], grads
 
     def saved_activation_bytes(self, arm: str) -> int:
-        """Bytes of distinct tensors autograd saves for backward in one forward (parameters excluded)."""
+        """Bytes of distinct tensors autograd saves for backward in one forward, *parameters excluded*.
+
+        :func:`neurips26.claims.measure.saved_tensor_bytes` counts every saved storage, weights included (the
+        linears save them for the input gradient); C4 compares activations only, so this one skips them."""
         params = {p.data_ptr() for p in self.model.parameters()}
         seen: dict[int, int] = {}
 
@@ -100,32 +102,6 @@ class PolicyUpdate:
             loss = token_mean_policy_loss(lps, self.advantages.to(self.device))
         del loss, lps
         return sum(seen.values())
-
-
-def median_time(fn: Callable[[], object], *, warmup: int, reps: int, device: torch.device | str = "cpu",
-                clock: str = "wall") -> float:
-    """Median time of ``fn`` in seconds over ``reps`` calls after ``warmup`` calls.
-
-    ``clock="wall"``: ``perf_counter`` (CUDA-synchronised on a GPU). ``clock="process"``: CPU seconds this process
-    spent (``time.process_time``, all threads) — on a shared, oversubscribed CPU the wall clock mostly measures
-    waiting for a core, while process time measures the work.
-    """
-    if clock not in ("wall", "process"):
-        raise ValueError(f"clock must be 'wall' or 'process', got {clock!r}")
-    cuda = torch.device(device).type == "cuda"
-    timer = time.perf_counter if clock == "wall" else time.process_time
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(reps):
-        if cuda:
-            torch.cuda.synchronize()
-        t0 = timer()
-        fn()
-        if cuda:
-            torch.cuda.synchronize()
-        times.append(timer() - t0)
-    return statistics.median(times)
 
 
 def max_rel_grad_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> float:

@@ -24,13 +24,14 @@ dim); keys and values may have fewer heads ``H_kv`` (grouped-query attention, qu
 from __future__ import annotations
 
 import math
-import os
 import sys
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from neurips26.nn.backend import interpreter_active, resolve_backend
 
 from .packing import SharedPromptBatch
 
@@ -42,7 +43,6 @@ __all__ = [
     "decoded_attention_reference",
 ]
 
-_BACKENDS = ("auto", "torch", "triton")
 #: On CPU (fp32/fp16/bf16), run Call 2 of the torch backend as two fused flash calls merged by LSE; else (fp64,
 #: other devices) the joint-softmax reference with recomputation. Module-level switch for tests and benchmarks.
 _USE_CPU_FLASH = hasattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu_backward")
@@ -73,36 +73,19 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, names=("q",
     return h, hk
 
 
-def _resolve_backend(backend: str, device: torch.device) -> str:
-    if backend not in _BACKENDS:
-        raise ValueError(f"backend must be one of {_BACKENDS}, got {backend!r}")
-    if backend == "auto":
-        if device.type == "cuda" and _triton_available():
-            return "triton"
-        return "torch"
-    if backend == "triton":
-        if not _triton_available():
-            raise RuntimeError("backend='triton' needs the triton package (pip install neurips26[kernels])")
-        if device.type != "cuda" and not _kernel_interpreted():
-            raise RuntimeError(f"backend='triton' needs CUDA tensors, or TRITON_INTERPRET=1 set before the first "
-                               f"kernel call for CPU tensors; got device {device}")
-    return backend
+def _resolve_backend(backend: str, q: torch.Tensor) -> str:
+    """``"torch"`` or ``"triton"`` through :func:`neurips26.nn.backend.resolve_backend`: ``"auto"`` takes the
+    kernel for CUDA tensors in a dtype it takes (fp32/fp16/bf16; fp64 stays on the reference) when Triton is
+    installed and not in the interpreter; a forced ``"triton"`` raises saying why it cannot run."""
+    return resolve_backend(backend, device=q.device, dtype=q.dtype, what="dualkv_attention",
+                           interpreted=_kernel_interpreted())
 
 
 def _kernel_interpreted() -> bool:
-    """Whether the kernels run (or will run) in Triton's CPU interpreter: decided when :mod:`.kernel` is first
-    imported, from ``TRITON_INTERPRET``."""
+    """Whether the kernels run (or will run) in Triton's CPU interpreter: fixed when :mod:`.kernel` is first
+    imported (from ``TRITON_INTERPRET``); before that, what :func:`interpreter_active` says."""
     module = sys.modules.get(f"{__package__}.kernel")
-    if module is not None:
-        return bool(module.INTERPRETED)
-    return os.environ.get("TRITON_INTERPRET", "0") == "1"
-
-
-def _triton_available() -> bool:
-    # find_spec, not import: importing triton before TRITON_INTERPRET is set disables the CPU interpreter
-    import importlib.util
-
-    return importlib.util.find_spec("triton") is not None
+    return bool(module.INTERPRETED) if module is not None else interpreter_active()
 
 
 # ------------------------------------------------------------------------------- torch reference
@@ -331,7 +314,7 @@ def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: S
         raise ValueError(f"q, k, v must have T={t} tokens (batch.num_tokens), got {q.shape[0]}, {k.shape[0]}, "
                          f"{v.shape[0]}")
     scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
-    chosen = _resolve_backend(backend, q.device)
+    chosen = _resolve_backend(backend, q)
     if chosen == "triton":
         return _dualkv_triton(q, k, v, batch, scale)
     return _dualkv_torch(q, k, v, batch, scale)
@@ -375,7 +358,7 @@ def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: to
         raise ValueError(f"q_dec, k_dec, v_dec must have cu_seqlens[-1]={cu[-1]} rows, got {q_dec.shape[0]}, "
                          f"{k_dec.shape[0]}, {v_dec.shape[0]}")
     scale = 1.0 / math.sqrt(q_dec.shape[-1]) if scale is None else float(scale)
-    if _resolve_backend(backend, q_dec.device) == "triton":
+    if _resolve_backend(backend, q_dec) == "triton":
         from .kernel import decoded_attention_split
 
         return decoded_attention_split(q_dec, k_ctx, v_ctx, k_dec, v_dec, cu, context_len, scale=scale)
