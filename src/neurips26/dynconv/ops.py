@@ -25,7 +25,6 @@ import torch
 
 from neurips26.nn.backend import BACKENDS, resolve_backend, triton_available
 
-
 # --------------------------------------------------------------------------------------------------
 # validation (shared by both functional forms and the modules)
 # --------------------------------------------------------------------------------------------------

@@ -99,7 +99,7 @@ def _train_arm(arm: str, setup: _Setup, corpus: Any, seed: int, device: str, sub
     while trainer.step < setup.total_steps:
         rows = data.next_batch(trainer.row_len(trainer.step))
         out: dict[str, Any] = {}
-        seconds = measure.time_once(lambda: out.update(trainer.train_step(rows)), clock=clock)
+        seconds = measure.time_once(lambda r=rows, o=out: o.update(trainer.train_step(r)), clock=clock)
         step_times[out["phase"]].append(seconds)
         raw_per_step[out["phase"]] = out["raw_tokens"]
         train_loss.append(out["loss"])
