@@ -1,0 +1,70 @@
+"""Input validation shared by the dyra modules (internal)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+def check_linear(lin: object, name: str = "lin") -> nn.Linear:
+    if not isinstance(lin, nn.Linear):
+        raise TypeError(f"{name} must be a torch.nn.Linear, got {type(lin).__name__}")
+    if not torch.isfinite(lin.weight).all() or (lin.bias is not None and not torch.isfinite(lin.bias).all()):
+        raise ValueError(f"{name} has non-finite weights")
+    return lin
+
+
+def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
+    """An int in [low, high) (high exclusive when given)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    if value < low or (high is not None and value >= high):
+        rng = f">= {low}" if high is None else f"in [{low}, {high})"
+        raise ValueError(f"{name} must be {rng}, got {value}")
+    return value
+
+
+def check_fraction(name: str, value: object) -> float:
+    """A float in (0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
+    return float(value)
+
+
+def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value  # type: ignore[return-value]
+
+
+def check_input(x: object, n: int, name: str = "x") -> torch.Tensor:
+    """A finite floating tensor of shape (..., n)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{name} must be a floating tensor, got dtype {x.dtype}")
+    if x.dim() < 1 or x.shape[-1] != n:
+        raise ValueError(f"{name} must have shape (..., {n}), got {tuple(x.shape)}")
+    if not torch.isfinite(x).all():
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return x
+
+
+def check_gram(gram: object, n: int, name: str = "calib_gram") -> torch.Tensor:
+    """A finite symmetric (n, n) matrix (positive semi-definiteness is handled by damping)."""
+    if not isinstance(gram, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of shape ({n}, {n}), got {type(gram).__name__}")
+    if gram.shape != (n, n):
+        raise ValueError(f"{name} must have shape ({n}, {n}), got {tuple(gram.shape)}")
+    g = gram.detach().to(torch.float64)
+    if not torch.isfinite(g).all():
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    scale = g.abs().max().clamp(min=1e-300)
+    if (g - g.T).abs().max() > 1e-6 * scale:
+        raise ValueError(f"{name} must be symmetric (X^T X of calibration inputs)")
+    if torch.diagonal(g).min() < -1e-9 * scale or float(torch.diagonal(g).sum()) <= 0:
+        raise ValueError(f"{name} must be a Gram matrix X^T X (non-negative diagonal, positive trace)")
+    return g

@@ -1,0 +1,332 @@
+r"""DyRA: a per-input low-rank estimate of the residual output, added to a structured fast path.
+
+Tokens are rows: $X \in \mathbb{R}^{N\times n}$, $Y = X W^\top$, $W_s \approx W$ structured, $E = W - W_s$ (m×n).
+The residual output is $R = X E^\top \in \mathbb{R}^{N\times m}$. DyRA returns
+
+$$\hat Y = W_s(X) + R\,Q Q^\top = W_s(X) + \big(X (E^\top Q)\big) Q^\top,$$
+
+with $Q \in \mathbb{R}^{m\times k}$ orthonormal spanning (approximately) the top-k column space of $R^\top$, found by a
+randomized range finder (Halko, Martinsson, Tropp 2011) on this very input — so the correction adapts to X:
+
+1. sketch $S = X^\top \Omega$, $\Omega \in \mathbb{R}^{N\times \ell}$ Gaussian, $\ell = k + p$ (or ``sketch="tokens"``:
+   $S$ = ℓ randomly chosen token rows of X, no FLOPs);
+2. $Z = E S = R^\top \Omega$ (m×ℓ); with ``power_iters=q`` repeat q times $Z \leftarrow R^\top R\,Z$ after
+   re-orthonormalising Z (power iterations on $R^\top R$, i.e. $E X^\top X E^\top$; inferred: the spec's
+   $E(E^\top Z)$ would ignore X);
+3. $Z = Q_Z T$ (thin QR in ≥ fp32), $T = U_T \Sigma_T V_T^\top$; $Q = Q_Z U_T[:, :k]$ = the top-k left singular
+   vectors of Z;
+4. $G = E^\top Q$ (n×k), $B = X G$ (N×k), correction $B Q^\top$.
+
+Since $RQQ^\top$ is the orthogonal projection of R's rows onto span Q, the correction never makes the error
+worse than none, has rank ≤ k, and by Eckart–Young is never better than the best rank-k output $[R]_k$; it is
+exact when rank R ≤ k (almost surely). Static correction (:class:`StaticResidualCorrection`) uses one Q
+from calibration data instead.
+
+Groups: ``group="batch"`` uses all tokens of a call as one X (outputs depend on the batch's composition: a
+serving/determinism hazard); ``group="sample"`` treats each leading index of ``x (B, T, n)`` as its own X, and
+its output depends neither on the rest of the batch nor on earlier calls. Ω rows are drawn per token *rank*
+among the real (unmasked) tokens, in chunks seeded from ``seed``, so masked pads change nothing. Groups with
+fewer than $\ell$ real tokens fall back to the static correction (when given) or to none.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from ._checks import check_choice, check_input, check_int, check_linear
+from .structured import StructuredLinear
+
+GROUPS = ("batch", "sample")
+SKETCHES = ("gaussian", "tokens")
+_CHUNK = 256  # Ω rows are drawn 256 at a time; chunk c comes from a generator seeded (seed, c)
+
+
+# ---------------------------------------------------------------------------------- FLOP formulas
+def qr_flops(m: int, l: int) -> float:
+    r"""Householder thin QR of an m×ℓ matrix: $2m\ell^2 - \tfrac23\ell^3$ (Golub–Van Loan), $\ell \le m$."""
+    l = min(l, m)
+    return 2.0 * m * l * l - 2.0 * l ** 3 / 3.0
+
+
+def small_svd_flops(l: int) -> float:
+    r"""SVD of the ℓ×ℓ triangular factor with its left vectors: $22\ell^3$ (Golub–Van Loan's R-SVD count)."""
+    return 22.0 * l ** 3
+
+
+def dyra_extra_flops(m: int, n: int, rank: int, oversample: int, power_iters: int, n_tokens: int,
+                     sketch: str = "gaussian") -> float:
+    r"""FLOPs per token that DyRA adds to the structured path, for a group of N = ``n_tokens`` tokens.
+
+    Per group (ℓ = k + p, ℓ' = min(ℓ, m)): sketch $2nN\ell$ (Gaussian; 0 for token sampling), $Z = ES$:
+    $2mn\ell$; each power iteration: a QR plus $4mn\ell + 4Nn\ell$; final QR $2m\ell'^2 - \frac23\ell'^3$; small
+    SVD $22\ell'^3$; $Q = Q_Z U_k$: $2m\ell' k$; $G = E^\top Q$: $2mnk$. Per token: $B = XG$: $2nk$,
+    $BQ^\top$: $2km$, the add: $m$. Returns (group terms)/N + per-token terms.
+    """
+    check_int("n_tokens", n_tokens, 1)
+    k, l, N = rank, rank + oversample, n_tokens
+    lq = min(l, m)
+    group = 2.0 * n * N * l if sketch == "gaussian" else 0.0
+    group += 2.0 * m * n * l
+    group += power_iters * (qr_flops(m, l) + 4.0 * m * n * l + 4.0 * N * n * l)
+    group += qr_flops(m, l) + small_svd_flops(lq) + 2.0 * m * lq * k + 2.0 * m * n * k
+    return group / N + 2.0 * n * k + 2.0 * k * m + m
+
+
+def static_extra_flops(m: int, n: int, rank: int) -> float:
+    """FLOPs per token of a static rank-k correction: $2nk + 2km + m$."""
+    return 2.0 * n * rank + 2.0 * rank * m + m
+
+
+def dense_flops(m: int, n: int, bias: bool = True) -> float:
+    """FLOPs per token of ``nn.Linear``: $2mn$ (+ m for the bias)."""
+    return 2.0 * m * n + (m if bias else 0)
+
+
+# ---------------------------------------------------------------------------------- reference
+def _check_rank(name: str, k: object, m: int, n: int) -> int:
+    if isinstance(k, bool) or not isinstance(k, int):
+        raise TypeError(f"{name} must be an int, got {k!r}")
+    if not 1 <= k < min(m, n):
+        raise ValueError(f"{name} must be in [1, min(m, n) = {min(m, n)}), got {k}")
+    return k
+
+
+def _qr_dtype(dtype: torch.dtype) -> torch.dtype:
+    return torch.float64 if dtype == torch.float64 else torch.float32
+
+
+def dyra_matmul(X: torch.Tensor, Ws_apply, E: torch.Tensor, k: int, p: int = 8, q: int = 0,
+                generator: torch.Generator | None = None, omega: torch.Tensor | None = None) -> torch.Tensor:
+    r"""Reference DyRA product for one group: $W_s(X) + R Q Q^\top$, $R = X E^\top$.
+
+    Args:
+        X: tokens as rows, (N, n).
+        Ws_apply: callable (N, n) -> (N, m), the structured product $X W_s^\top$ (+ bias).
+        E: the residual weight $W - W_s$, (m, n).
+        k: correction rank, 1 ≤ k < min(m, n).  p: oversampling ≥ 0.  q: power iterations ≥ 0.
+        generator: for the Gaussian Ω (N, k + p); ignored when ``omega`` is given.
+        omega: an explicit sketch matrix (N, k + p).
+    Returns:
+        (N, m) in X's dtype; the QR/SVD of the m×(k+p) sketch runs in ≥ fp32.
+    """
+    if not isinstance(E, torch.Tensor) or E.dim() != 2:
+        raise ValueError(f"E must be a 2-D tensor (m, n), got {getattr(E, 'shape', type(E).__name__)}")
+    m, n = E.shape
+    check_input(X, n, "X")
+    if X.dim() != 2:
+        raise ValueError(f"X must be (N, {n}), got {tuple(X.shape)}")
+    if not torch.isfinite(E).all():
+        raise ValueError("E must be finite")
+    if not callable(Ws_apply):
+        raise TypeError(f"Ws_apply must be callable, got {type(Ws_apply).__name__}")
+    k = _check_rank("k", k, m, n)
+    check_int("p", p, 0)
+    check_int("q", q, 0)
+    N, l = X.shape[0], k + p
+    if omega is None:
+        omega = torch.randn(N, l, generator=generator, dtype=X.dtype, device=X.device)
+    elif omega.shape != (N, l):
+        raise ValueError(f"omega must have shape ({N}, {l}), got {tuple(omega.shape)}")
+    wdt = _qr_dtype(X.dtype)
+    Xw, Ew = X.to(wdt), E.to(wdt)
+    R = Xw @ Ew.T                                   # (N, m) residual output
+    Z = R.T @ omega.to(wdt)                         # (m, l) = E Xᵀ Ω
+    for _ in range(q):
+        Z = torch.linalg.qr(Z).Q
+        Z = R.T @ (R @ Z)                           # Z ← Rᵀ R Z
+    U = torch.linalg.svd(Z, full_matrices=False).U  # top-k left singular vectors of Z
+    Q = U[:, :k]
+    out = Ws_apply(X)
+    return (out.to(wdt) + (R @ Q) @ Q.T).to(X.dtype)
+
+
+# ---------------------------------------------------------------------------------- static
+class StaticResidualCorrection(nn.Module):
+    r"""Structured path + a fixed rank-k correction: $\hat Y = W_s(X) + X (E^\top Q) Q^\top$.
+
+    $Q$ = top-k left singular vectors of $E X_{cal}^\top$, i.e. the top-k eigenvectors of
+    $E\,G\,E^\top$ with $G = X_{cal}^\top X_{cal}$ (LQER/EoRA-style; inferred as the paper's static counterpart).
+    Costs $2nk + 2km + m$ FLOPs per token more than the structured path; not adaptive.
+    """
+
+    def __init__(self, dense: nn.Linear, structured: StructuredLinear, rank: int, calib_gram: torch.Tensor) -> None:
+        super().__init__()
+        check_linear(dense, "dense")
+        _check_pair(dense, structured)
+        m, n = dense.out_features, dense.in_features
+        self.rank = _check_rank("rank", rank, m, n)
+        from ._checks import check_gram
+
+        G = check_gram(calib_gram, n)
+        E = dense.weight.detach().to(torch.float64) - structured.weight().to(torch.float64)
+        evals, evecs = torch.linalg.eigh(E @ G @ E.T)          # ascending
+        Q = evecs[:, -rank:].flip(1)                            # (m, k), top-k
+        self.structured = structured
+        self.in_features, self.out_features = n, m
+        dt = dense.weight.dtype
+        self.register_buffer("Q", Q.to(dt))
+        self.register_buffer("G", (E.T @ Q).to(dt))             # (n, k) = Eᵀ Q
+
+    def correction(self, x: torch.Tensor) -> torch.Tensor:
+        """(..., n) -> (..., m): $(x G) Q^\\top$."""
+        return (x @ self.G.to(x.dtype)) @ self.Q.to(x.dtype).T
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_input(x, self.in_features)
+        return self.structured._apply(x) + self.correction(x)
+
+    def flops_per_token(self, n_tokens: int | None = None) -> float:
+        return self.structured.flops_per_token() + static_extra_flops(self.out_features, self.in_features, self.rank)
+
+
+def _check_pair(dense: nn.Linear, structured: object) -> None:
+    if not isinstance(structured, StructuredLinear):
+        raise TypeError(f"structured must be a StructuredLinear, got {type(structured).__name__}")
+    if (structured.out_features, structured.in_features) != (dense.out_features, dense.in_features):
+        raise ValueError(f"structured and dense must have the same shape (out x in): structured is "
+                         f"{structured.out_features}x{structured.in_features}, dense is "
+                         f"{dense.out_features}x{dense.in_features}")
+
+
+# ---------------------------------------------------------------------------------- DyRA module
+class DyRALinear(nn.Module):
+    r"""``nn.Linear`` replacement: structured product + DyRA correction of its residual output.
+
+    Args:
+        dense: the original layer (its weight gives $E = W - W_s$; E is kept dense: no memory saving).
+        structured: the fast path $W_s$ (a :class:`StructuredLinear`; it carries the bias).
+        rank: correction rank k, 1 ≤ k < min(m, n).
+        oversample: p ≥ 0, the sketch has ℓ = k + p columns.
+        power_iters: q ≥ 0 power iterations on $R^\top R$.
+        group: ``"batch"`` (all tokens of a call) or ``"sample"`` (each leading index of x).
+        sketch: ``"gaussian"`` (Ω Gaussian) or ``"tokens"`` (ℓ random real tokens).
+        seed: seeds Ω (the same Ω rows for every call).
+        residual_dtype: dtype of E and of the sketch/correction matmuls (QR/SVD in ≥ fp32).
+        fallback: a :class:`StaticResidualCorrection` used for groups with fewer than ℓ real tokens
+            (``None``: no correction there).
+    Attributes: ``token_mask`` — a bool tensor of x's leading shape set by :func:`apply_dyra`'s hook
+    (True = real token), used when ``forward`` gets no ``mask``.
+    """
+
+    def __init__(self, dense: nn.Linear, structured: StructuredLinear, rank: int = 32, oversample: int = 8,
+                 power_iters: int = 0, group: str = "batch", sketch: str = "gaussian", seed: int = 0,
+                 residual_dtype: torch.dtype = torch.bfloat16,
+                 fallback: StaticResidualCorrection | None = None) -> None:
+        super().__init__()
+        check_linear(dense, "dense")
+        _check_pair(dense, structured)
+        m, n = dense.out_features, dense.in_features
+        self.rank = _check_rank("rank", rank, m, n)
+        self.oversample = check_int("oversample", oversample, 0)
+        self.power_iters = check_int("power_iters", power_iters, 0)
+        self.group = check_choice("group", group, GROUPS)
+        self.sketch = check_choice("sketch", sketch, SKETCHES)
+        self.seed = check_int("seed", seed, 0)
+        if not isinstance(residual_dtype, torch.dtype) or not residual_dtype.is_floating_point:
+            raise TypeError(f"residual_dtype must be a floating torch.dtype, got {residual_dtype!r}")
+        if fallback is not None and not isinstance(fallback, StaticResidualCorrection):
+            raise TypeError(f"fallback must be a StaticResidualCorrection or None, got {type(fallback).__name__}")
+        self.in_features, self.out_features = n, m
+        self.structured, self.fallback = structured, fallback
+        E = dense.weight.detach().to(torch.float64) - structured.weight().to(torch.float64)
+        self.register_buffer("E", E.to(residual_dtype))
+        self.token_mask: torch.Tensor | None = None
+        self._omega_cache: dict[tuple, torch.Tensor] = {}
+
+    @classmethod
+    def from_linear(cls, lin: nn.Linear, structure: str = "svd", rank_ratio: float = 0.25, correction_rank: int = 32,
+                    calib_gram: torch.Tensor | None = None, *, blocks: int = 4, structured_rank: int | None = None,
+                    **kw) -> DyRALinear:
+        """Project ``lin`` onto ``structure`` (see :meth:`StructuredLinear.from_linear`) and wrap it;
+        ``kw`` go to the constructor (``oversample``, ``group``, ...)."""
+        s = StructuredLinear.from_linear(lin, structure, rank_ratio, blocks, calib_gram, rank=structured_rank)
+        return cls(lin, s, rank=correction_rank, **kw)
+
+    # ------------------------------------------------------------------------------ sketch matrices
+    def _omega_table(self, rows: int, l: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+        """Ω rows 0..rows-1 (≥ rows, whole chunks): row t depends only on (seed, t, ℓ)."""
+        chunks = max(1, math.ceil(rows / _CHUNK))
+        key = (l, chunks, str(device), dtype, self.sketch)
+        if key not in self._omega_cache:
+            parts = []
+            for c in range(chunks):
+                g = torch.Generator().manual_seed(self.seed * 1_000_003 + c)
+                parts.append(torch.randn(_CHUNK, l, generator=g, dtype=torch.float64) if self.sketch == "gaussian"
+                             else torch.rand(_CHUNK, generator=g, dtype=torch.float64))
+            self._omega_cache = {key: torch.cat(parts).to(device=device, dtype=dtype)}
+        return self._omega_cache[key]
+
+    # ------------------------------------------------------------------------------ forward
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``x (..., n) -> (..., m)``; ``mask`` (x.shape[:-1], bool, True = real token) keeps pads out of the
+        sketch (default: ``self.token_mask`` when its shape fits, else every token is real)."""
+        check_input(x, self.in_features)
+        if mask is None and self.token_mask is not None and tuple(self.token_mask.shape) == tuple(x.shape[:-1]):
+            mask = self.token_mask
+        if mask is not None:
+            if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != tuple(x.shape[:-1]):
+                raise ValueError(f"mask must have shape {tuple(x.shape[:-1])}, got "
+                                 f"{getattr(mask, 'shape', type(mask).__name__)}")
+            mask = mask.to(device=x.device).bool()
+        y = self.structured._apply(x)
+        return y + self.correction(x, mask)
+
+    def _grouped(self, x: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+        n = self.in_features
+        if self.group == "batch" or x.dim() <= 2:
+            shape = (1, -1)
+        else:
+            shape = (-1, x.shape[-2])
+        xg = x.reshape(*shape, n)
+        mg = (torch.ones(xg.shape[:2], dtype=torch.bool, device=x.device) if mask is None
+              else mask.reshape(xg.shape[:2]))
+        return xg, mg
+
+    def correction(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        r"""The DyRA term $R Q Q^\top$ (..., m) for x (..., n), per group."""
+        xg, mg = self._grouped(x, mask)                             # [G, T, n], [G, T]
+        G, T, _ = xg.shape
+        k, l = self.rank, self.rank + self.oversample
+        cdt, qdt = self.E.dtype, _qr_dtype(self.E.dtype)
+        E = self.E
+        xc = xg.to(cdt)
+        xm = xc * mg[..., None].to(cdt)                             # pads zeroed
+        n_real = mg.sum(1)                                          # [G]
+        rank_in_group = (mg.cumsum(1) - 1).clamp(min=0)             # real token's index among real tokens
+        table = self._omega_table(int(n_real.max()) if T else 1, l, x.device, cdt)
+        if self.sketch == "gaussian":
+            omega = table[rank_in_group] * mg[..., None].to(cdt)     # [G, T, l]
+            S = xc.transpose(1, 2) @ omega                          # [G, n, l] = Xᵀ Ω
+        else:
+            score = table[rank_in_group].to(torch.float64).masked_fill(~mg, math.inf)  # [G, T]
+            take = min(l, T)
+            idx = score.topk(take, dim=1, largest=False).indices    # ℓ real tokens (by seeded score)
+            S = torch.gather(xm, 1, idx[..., None].expand(G, take, xm.shape[-1])).transpose(1, 2)  # [G, n, ℓ]
+        Z = E @ S                                                   # [G, m, l] = Rᵀ Ω
+        for _ in range(self.power_iters):
+            Z = torch.linalg.qr(Z.to(qdt)).Q.to(cdt)
+            Z = E @ (xm.transpose(1, 2) @ (xm @ (E.T @ Z)))         # Z ← E Xᵀ X Eᵀ Z
+        Qz, Tz = torch.linalg.qr(Z.to(qdt))                         # ≥ fp32
+        Ut = torch.linalg.svd(Tz).U                                 # [G, l', l']
+        Q = (Qz @ Ut[..., :k]).to(cdt)                              # [G, m, k]
+        B = xc @ (E.T @ Q)                                          # [G, T, k] = X (Eᵀ Q)
+        corr = (B @ Q.transpose(1, 2)).to(x.dtype)                  # [G, T, m]
+        small = n_real < l
+        if bool(small.any()):
+            fb = (self.fallback.correction(xg) if self.fallback is not None else torch.zeros_like(corr))
+            corr = torch.where(small[:, None, None], fb.to(corr.dtype), corr)
+        return corr.reshape(*x.shape[:-1], self.out_features)
+
+    def flops_per_token(self, n_tokens: int) -> float:
+        """FLOPs per token for groups of ``n_tokens`` tokens, every FLOP counted (sketch, both E products, QR,
+        small SVD, the correction and the structured path)."""
+        return self.structured.flops_per_token() + dyra_extra_flops(
+            self.out_features, self.in_features, self.rank, self.oversample, self.power_iters, n_tokens, self.sketch)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.in_features}, out_features={self.out_features}, rank={self.rank}, "
+                f"oversample={self.oversample}, power_iters={self.power_iters}, group={self.group!r}, "
+                f"sketch={self.sketch!r}, residual_dtype={self.E.dtype}")
