@@ -3,6 +3,11 @@ access, and Triton's CPU interpreter when there is no CUDA device (it must be ch
 ``import triton``, which is why it is set here, before any test module is imported)."""
 
 import os
+import sys
+from pathlib import Path
+
+# Shared test helpers (tests/_badinput.py) import as top-level modules under --import-mode=importlib.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
