@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from neurips26.claims import CheckContext, Claim, Evidence, Paper, Verdict, rules, torch_threads
+from neurips26.data import DatasetNotFoundError, load_tsplib_small
 
 from .baselines import nearest_neighbour_tours
 from .decode import greedy_construct
@@ -49,6 +50,7 @@ def _settings(ctx: CheckContext) -> dict[str, Any]:
         "widths": ctx.pick({"smoke": (16, 32), "quick": (32, 64), "full": (32, 64, 128), "gpu": (128, 256, 512)}),
         "depths": ctx.pick({"smoke": (1, 4), "quick": (2, 8), "full": (2, 8), "gpu": (3, 6, 12)}),
         "ablation": ctx.scale in ("full", "gpu"),
+        "tsplib_max_n": ctx.pick({"smoke": 0, "quick": 0, "full": 100, "gpu": 300}),
         "dtype": torch.bfloat16 if gpu else torch.float32,
         "device": ctx.device if gpu else "cpu",
     }
@@ -85,11 +87,18 @@ def _data(ctx: CheckContext) -> dict[str, Any]:
     nn_gap = float(optimality_gap(tour_length(X_test, nearest_neighbour_tours(X_test)), ref).mean())
     rand_gap = float(optimality_gap(tour_length(X_test, random_tours(len(X_test), s["n_nodes"], 0)), ref).mean())
     seconds = time.perf_counter() - t0
+    tsplib: list[dict[str, Any]] = []
+    if s["tsplib_max_n"]:
+        try:
+            tsplib = [i for i in load_tsplib_small() if i["n"] <= s["tsplib_max_n"]]
+        except DatasetNotFoundError as err:
+            ctx.note(f"TSPLIB generalisation not run: {err}")
     ctx.log(f"routing data: {s['n_train']} + {s['n_test']} TSP{s['n_nodes']} labelled by {backend} in {seconds:.1f}s")
     ctx.metrics["data"] = {"n_nodes": s["n_nodes"], "n_train": s["n_train"], "n_test": s["n_test"],
                            "label_backend": backend, "label_seconds": seconds,
                            "nearest_neighbour_gap_pct": nn_gap, "random_tour_gap_pct": rand_gap}
-    return {"X": X, "tours": tours, "X_test": X_test, "ref": ref, "backend": backend, "random_gap": rand_gap}
+    return {"X": X, "tours": tours, "X_test": X_test, "ref": ref, "backend": backend, "random_gap": rand_gap,
+            "tsplib": tsplib}
 
 
 # ---------------------------------------------------------------------------------------- training
@@ -104,11 +113,25 @@ def _train_one(cfg: DecoderConfig, seed: int, data: dict[str, Any], s: dict[str,
     _, lengths = greedy_construct(model, data["X_test"])
     greedy_s = time.perf_counter() - t0
     gap = float(optimality_gap(lengths.double().numpy(), data["ref"]).mean())
+    tsplib = _tsplib_gaps(model, data["tsplib"]) if data["tsplib"] else {}
     n = s["n_nodes"]
     flops = res.samples * sum(train_step_flops(cfg, n - t) for t in range(1, n - 1)) / (n - 2)
     return {"gap_pct": gap, "eval_loss_before": loss0, "eval_loss_after": loss1, "train_seconds": res.seconds,
             "greedy_seconds": greedy_s, "samples": res.samples, "train_flops": flops,
-            "loss_curve": res.losses[:: max(1, len(res.losses) // 50)]}
+            "tsplib_gap_pct": tsplib, "loss_curve": res.losses[:: max(1, len(res.losses) // 50)]}
+
+
+def _tsplib_gaps(model: torch.nn.Module, instances: list[dict[str, Any]]) -> dict[str, float]:
+    """Greedy gap (%) per TSPLIB instance: coordinates scaled into the unit square (aspect kept) for the
+    model, tour length in the original coordinates with TSPLIB's nint distances vs the proven optimum."""
+    out = {}
+    for inst in instances:
+        c = np.asarray(inst["coords"], dtype=np.float64)
+        x = (c - c.min(0)) / (c.max(0) - c.min(0)).max()
+        tour, _ = greedy_construct(model, x[None])
+        length = tour_length(c[None], tour.numpy(), rounding="nint_half_up")
+        out[inst["name"]] = float(optimality_gap(length, [inst["optimal_cost"]])[0])
+    return out
 
 
 def _grid(ctx: CheckContext) -> dict[str, Any]:
@@ -128,6 +151,8 @@ def _grid(ctx: CheckContext) -> dict[str, Any]:
                      "train_seconds": [runs[label][sd]["train_seconds"] for sd in ctx.seeds],
                      "train_flops": runs[label][ctx.seeds[0]]["train_flops"],
                      "samples": runs[label][ctx.seeds[0]]["samples"],
+                     "tsplib_mean_gap_pct": [float(np.mean(list(runs[label][sd]["tsplib_gap_pct"].values())))
+                                             for sd in ctx.seeds if runs[label][sd]["tsplib_gap_pct"]],
                      "eval_loss_after": [runs[label][sd]["eval_loss_after"] for sd in ctx.seeds],
                      "loss_drop": [1 - runs[label][sd]["eval_loss_after"] / runs[label][sd]["eval_loss_before"]
                                    for sd in ctx.seeds]}
