@@ -100,7 +100,10 @@ def _cmd_check(args: argparse.Namespace) -> int:
         fetch = _data_function("fetch_all")
         if fetch is None:
             return _usage_error("check", "--download needs neurips26.data.fetch_all, which this install lacks")
-        fetch()
+        failed = [f"{name}: {status.message}" for name, status in fetch(progress=not args.no_progress).items()
+                  if status.state != "ok"]
+        for line in failed:
+            print(f"neurips26 check --download: could not fetch {line}", file=sys.stderr)
     run_dir, runs = run_checks(entries, scale=args.scale, out_root=Path(args.out), n_seeds=args.seeds,
                                show_progress=not args.no_progress)
     print(verdict_table([run.record for run in runs]))
