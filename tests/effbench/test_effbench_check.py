@@ -1,45 +1,93 @@
 """The pre-registered decision rules of the effbench claim check, on hand-made evidence."""
 
-from neurips26.claims import Evidence
-from neurips26.effbench.check import CLAIMS, PAPER, _decide_c1, _decide_c2, _decide_c3, _decide_c4
+import math
+
+from neurips26.claims import CheckContext, Evidence, measure_claims
+from neurips26.data import DatasetNotFoundError
+from neurips26.effbench import check
+from neurips26.effbench.check import CLAIMS, PAPER, _c2_decision_inputs, _c4_decision_inputs
+
+RULE = {c.id: c.rule for c in CLAIMS}
 
 
-def test_paper_declares_four_claims():
+def test_paper_declares_four_claims_each_with_a_measure():
     assert PAPER.id == "P12" and PAPER.slug == "effbench"
     assert [c.id for c in CLAIMS] == ["C1", "C2", "C3", "C4"]
+    assert all(c.measure is not None and c.criterion for c in CLAIMS) and PAPER.run is None
+
+
+def _c1(*gains):
+    return Evidence(values=list(gains), details={"improved": [float(g > 0) for g in gains]})
 
 
 def test_c1_thresholds():
-    assert _decide_c1(Evidence(values=[1, 1, 1, -1])).label == "supported"  # 3/4
-    assert _decide_c1(Evidence(values=[1, -1, -1, -1])).label == "not supported"  # 1/4
-    assert _decide_c1(Evidence(values=[1, 1, -1, -1])).label == "inconclusive"  # 1/2
-    assert _decide_c1(Evidence(values=[1])).label == "inconclusive"
+    assert RULE["C1"](_c1(1, 1, 1, -1)).label == "supported"  # 3/4
+    assert RULE["C1"](_c1(1, 1, -1)).label == "supported"  # exactly 2/3
+    assert RULE["C1"](_c1(1, -1, -1, -1)).label == "not supported"  # 1/4
+    assert RULE["C1"](_c1(1, 1, -1, -1)).label == "inconclusive"  # 1/2
+    assert RULE["C1"](_c1(1, 1, 1, -1, -1)).label == "inconclusive"  # 3/5: between 1/2 and 2/3
+    assert RULE["C1"](_c1(1, 0, 0, 0)).label == "not supported"  # no gain is not a gain
+    assert RULE["C1"](_c1(1)).label == "inconclusive"
 
 
-def _per_m(mrmr, best, se_best, tau_ok, rival_diff, rival_se):
-    entry = {"n_cells": 10, "within_1se_of_best": mrmr - best <= se_best, "top_tau": tau_ok, "mrmr_rmse": mrmr,
-             "best": "X", "best_rmse": best, "se_best": se_best,
-             "runner_up": "X", "runner_up_rmse": best, "runner_up_se": se_best, "mrmr_tau": 0.8, "top_other_tau": 0.7,
-             "vs": {"Random++": {"mean_diff": rival_diff, "se_diff": rival_se},
-                    "AnchorPts++": {"mean_diff": -1.0, "se_diff": 0.1}}}
-    return entry
+def _per_m(mrmr, best, se_best, tau_ok, rival_diff, rival_se, n_cells=10):
+    return {"n_cells": n_cells, "gap_to_best_minus_se": mrmr - best - se_best,
+            "mrmr_tau": 0.8, "top_other_tau": 0.7 if tau_ok else 0.9,
+            "vs": {"Random++": {"mean_diff": rival_diff, "se_diff": rival_se},
+                   "AnchorPts++": {"mean_diff": -1.0, "se_diff": 0.1}}}
+
+
+def _c2(per_m):
+    return Evidence(values=[0.0], details={"per_M": per_m, **_c2_decision_inputs(per_m)})
 
 
 def test_c2_rules():
     good = {"30": _per_m(2.0, 2.0, 0.1, True, -0.5, 0.1), "50": _per_m(2.0, 2.0, 0.1, True, -0.5, 0.1)}
-    assert _decide_c2(Evidence(values=[0.0], details={"per_M": good})).label == "supported"
-    worse = dict(good, **{"50": _per_m(2.5, 2.0, 0.1, False, 0.5, 0.1)})
-    assert _decide_c2(Evidence(values=[0.0], details={"per_M": worse})).label == "not supported"
+    assert RULE["C2"](_c2(good)).label == "supported"
+    within = dict(good, **{"30": _per_m(2.09, 2.0, 0.1, True, -0.5, 0.1)})  # 0.09 behind, SE 0.1
+    assert RULE["C2"](_c2(within)).label == "supported"
+    worse = dict(good, **{"50": _per_m(2.5, 2.0, 0.1, False, 0.5, 0.1)})  # Random++ ahead by 5 SE
+    assert RULE["C2"](_c2(worse)).label == "not supported"
     tau_lost = dict(good, **{"50": _per_m(2.0, 2.0, 0.1, False, -0.5, 0.1)})
-    assert _decide_c2(Evidence(values=[0.0], details={"per_M": tau_lost})).label == "inconclusive"
-    assert _decide_c2(Evidence(values=[], details={"per_M": {"30": good["30"]}})).label == "inconclusive"
+    assert RULE["C2"](_c2(tau_lost)).label == "inconclusive"
+    behind = dict(good, **{"30": _per_m(2.5, 2.0, 0.1, True, -0.5, 0.1)})  # best other > 1 SE ahead
+    assert RULE["C2"](_c2(behind)).label == "inconclusive"
+    assert RULE["C2"](_c2({"30": good["30"]})).label == "inconclusive"
+    few = {"30": good["30"], "50": _per_m(2.5, 2.0, 0.1, False, 0.5, 0.1, n_cells=1)}  # too few before refuting
+    assert RULE["C2"](_c2(few)).label == "inconclusive"
 
 
-def test_c3_and_c4_rules():
-    assert _decide_c3(Evidence(values=[20.0, 8.0])).label == "supported"  # geometric mean 12.6
-    assert _decide_c3(Evidence(values=[5.0, 8.0])).label == "not supported"
-    phi = {"mRMR": 0.3, "AnchorPts": 0.2, "Random": 0.01}
-    assert _decide_c4(Evidence(values=[0.1], details={"mean_phi": phi, "n_seeds": 3})).label == "supported"
-    bad = {"mRMR": 0.1, "AnchorPts": 0.2, "Random": 0.01}
-    assert _decide_c4(Evidence(values=[0.1], details={"mean_phi": bad, "n_seeds": 3})).label == "not supported"
-    assert _decide_c4(Evidence(values=[], details={"mean_phi": phi, "n_seeds": 1})).label == "inconclusive"
+def _c3(*ratios):
+    return Evidence(values=list(ratios), details={"log10_ratio": [math.log10(r) for r in ratios]})
+
+
+def test_c3_geometric_mean_rule():
+    assert RULE["C3"](_c3(20.0, 8.0)).label == "supported"  # geometric mean 12.6
+    assert RULE["C3"](_c3(5.0, 8.0)).label == "not supported"  # 6.3
+    assert RULE["C3"](_c3(100.0, 0.9)).label == "not supported"  # arithmetic mean 50, geometric 9.5
+    assert RULE["C3"](_c3(10.0)).label == "supported"
+
+
+def _c4(phi, n_seeds=3):
+    details = {"n_seeds": n_seeds, **(_c4_decision_inputs(phi) if n_seeds >= 2 else {})}
+    return Evidence(values=[phi["mRMR"] - phi["AnchorPts"]] if n_seeds >= 2 else [], details=details)
+
+
+def test_c4_rules():
+    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": 0.2, "Random": 0.01})).label == "supported"
+    assert RULE["C4"](_c4({"mRMR": 0.1, "AnchorPts": 0.2, "Random": 0.01})).label == "not supported"
+    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": -0.1, "Random": 0.01})).label == "not supported"
+    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": 0.2, "Random": -0.06})).label == "not supported"
+    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": 0.2, "Random": 0.01}, n_seeds=1)).label == "inconclusive"
+
+
+def test_absent_correctness_matrices_skip_every_claim(monkeypatch, tmp_path):
+    def absent():
+        raise DatasetNotFoundError("effbench/correctness", [], "neurips26 data fetch effbench/correctness")
+
+    monkeypatch.setattr(check, "effbench_names", absent)
+    ctx = CheckContext(scale="quick", seeds=[0, 1], device="cpu", out_dir=tmp_path, show_progress=False)
+    records = measure_claims(PAPER, ctx)
+    assert [r["verdict"] for r in records] == ["skipped"] * 4
+    assert not any(r.get("error") for r in records)
+
