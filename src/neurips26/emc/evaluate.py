@@ -7,7 +7,8 @@ scored on every domain seen so far, giving ``R[t, j]`` for ``j <= t`` (NaN above
 * average accuracy ``AP = mean_j R[T, j]`` (final row), adaptation accuracy ``mean_t R[t, t]``;
 * forgetting ``AF = mean_{j<T} (max_{j<=t<T} R[t, j] - R[T, j])`` (GCAL's protocol).
 
-Time: ``time.perf_counter`` around each ``adapt`` call. Peak memory (``track_memory=True``) is measured
+Time: wall (CUDA events on a GPU) and process CPU seconds of each ``adapt`` call, through
+:func:`neurips26.claims.measure.time_once`. Peak memory (``track_memory=True``) is measured
 in a *separate shadow pass* on a deep copy of the method (RNG state restored afterwards), so the tracking
 overhead never enters the timings: on CUDA ``torch.cuda.max_memory_allocated`` above the baseline; on
 CPU the peak of live tensor storage bytes allocated during ``adapt`` (every op's outputs tracked by a
@@ -18,7 +19,6 @@ from ``tracemalloc`` (numpy, Python objects) reported separately.
 from __future__ import annotations
 
 import copy
-import time
 import tracemalloc
 import weakref
 from dataclasses import dataclass, field
@@ -29,6 +29,8 @@ import torch
 from torch import Tensor
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+from neurips26.claims import measure
 
 from .graph import UnlabeledGraph, unpack_graph
 
@@ -139,6 +141,16 @@ def _measure_peak(method: Any, view: UnlabeledGraph) -> tuple[float, float]:
         del shadow
 
 
+def _timed_once(fn: Any, *, cuda: bool) -> tuple[float, float]:
+    """``(wall seconds, process CPU seconds)`` of one call of ``fn()``, both from the same call (an
+    ``adapt`` changes the method's state, so it cannot be repeated); on CUDA the first is the
+    synchronised CUDA-event time."""
+    cpu: list[float] = []
+    outer = measure.time_once(lambda: cpu.append(measure.time_once(fn, clock="process")),
+                              clock="cuda" if cuda else "wall")
+    return outer, cpu[0]
+
+
 def continual_eval(method: Any, stream: list[Any], *, metric: str = "acc", track_memory: bool = True,
                    memory_domains: int | None = None, n_classes: int | None = None) -> ContinualResult:
     """Run ``method`` over ``stream`` (target domains only, in order) and score it continually.
@@ -188,14 +200,9 @@ def continual_eval(method: Any, stream: list[Any], *, metric: str = "acc", track
             peak, py_peak = _measure_peak(method, view)
         else:
             peak, py_peak = float("nan"), float("nan")
-        if view.x.is_cuda:
-            torch.cuda.synchronize()
-        start, cpu_start = time.perf_counter(), time.process_time()
-        method.adapt(view)
-        if view.x.is_cuda:
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-        cpu_times.append(time.process_time() - cpu_start)
+        wall, cpu = _timed_once(lambda: method.adapt(view), cuda=view.x.is_cuda)  # noqa: B023
+        times.append(wall)
+        cpu_times.append(cpu)
         peaks.append(peak)
         py_peaks.append(py_peak)
         for j in range(t + 1):
