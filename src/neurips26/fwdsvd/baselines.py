@@ -1,0 +1,197 @@
+r"""Baselines of the forward-only search: LASER's exhaustive grid, a C2I-style gradient search, a random
+matrix control (the unmodified model is the fourth: ``SearchResult.base_score``).
+
+**LASER** (Sharma et al., arXiv 2312.13558): try every (matrix, $\rho$) edit and keep the best by the task
+score; $|\text{candidates}| \cdot |\rho|$ forward passes over the calibration set.
+
+**Gradient search** (after "Compress to Impress", arXiv 2510.20800, no code; formula inferred): write each
+candidate as $W = U \,\mathrm{diag}(\sigma)\, V^\top$ with $\sigma$ trainable, run one forward + backward of the
+calibration loss, and score the cut at rank $k$ by the first-order loss change of zeroing the tail,
+
+$$\Delta \hat L(W, k) = -\sum_{i > k} \sigma_i \,\frac{\partial L}{\partial \sigma_i} ,$$
+
+the most negative first. The ``top_k`` matrices (by their most negative cut) then go through the same
+forward-only $\rho$ grid as the forward-only search.
+
+**Random control**: one candidate drawn uniformly (seeded), then the same $\rho$ grid.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from .search import (
+    DEFAULT_RHO_GRID,
+    SearchResult,
+    _check_batches,
+    _check_grid,
+    _check_top_k,
+    _Clock,
+    grid_trials,
+)
+from .svd import RankReduction, candidate_linears, rank_for_rho, svd_factors
+
+__all__ = ["GradientSVSearch", "LaserExhaustiveSearch", "RandomMatrixSearch", "laser_grid_passes"]
+
+
+def laser_grid_passes(n_candidates: int, n_rho: int) -> int:
+    """Forward passes of LASER's full grid: one per (matrix, $\\rho$) cell (1260 = 210 x 6 for SmolLM2-135M)."""
+    return n_candidates * n_rho
+
+
+def _check_eval_fn(eval_fn: Any) -> None:
+    if not callable(eval_fn):
+        raise TypeError(f"eval_fn must be callable model -> float, got {type(eval_fn).__name__}")
+
+
+class LaserExhaustiveSearch:
+    """Every (candidate, $\\rho$) edit, scored by ``eval_fn`` (higher is better); keeps the base model if none
+    beats it. ``fit(model, eval_fn)`` sets ``result_``."""
+
+    def __init__(self, candidates: str | Sequence[str] = "all", rho_grid: Sequence[float] = DEFAULT_RHO_GRID) -> None:
+        self.candidates, self.rho_grid = candidates, rho_grid
+
+    def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
+            progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> LaserExhaustiveSearch:
+        grid = _check_grid(self.rho_grid)
+        _check_eval_fn(eval_fn)
+        names = candidate_linears(model, self.candidates)
+        clock = _Clock(model)
+        svd_cache = {n: svd_factors(model.get_submodule(n).weight) for n in names}
+        base, trials, best, best_score = grid_trials(model, names, grid, eval_fn, svd_cache=svd_cache,
+                                                     progress=progress)
+        scores = {n: max(s for m, _, s in trials if m == n) for n in names}
+        wall, cpu, peak = clock.done()
+        n = 1 + len(trials)
+        self.result_ = SearchResult(best, scores, float(n), n, 0, wall, cpu, peak, trials, base, best_score)
+        return self
+
+
+class RandomMatrixSearch:
+    """Control: a uniformly drawn candidate (``random.Random(seed)``), then the $\\rho$ grid."""
+
+    def __init__(self, candidates: str | Sequence[str] = "all", rho_grid: Sequence[float] = DEFAULT_RHO_GRID,
+                 seed: int = 0) -> None:
+        self.candidates, self.rho_grid, self.seed = candidates, rho_grid, seed
+
+    def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float]) -> RandomMatrixSearch:
+        grid = _check_grid(self.rho_grid)
+        _check_eval_fn(eval_fn)
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ValueError(f"seed must be an int, got {self.seed!r}")
+        names = candidate_linears(model, self.candidates)
+        clock = _Clock(model)
+        module = random.Random(self.seed).choice(names)
+        base, trials, best, best_score = grid_trials(model, [module], grid, eval_fn)
+        wall, cpu, peak = clock.done()
+        n = 1 + len(trials)
+        self.result_ = SearchResult(best, {module: 1.0}, float(n), n, 0, wall, cpu, peak, trials, base, best_score)
+        self.module_ = module
+        return self
+
+
+class _SigmaLinear(nn.Module):
+    r"""$y = U(\sigma \odot V^\top x) + b$ with only $\sigma$ trainable (``U [m, r]``, ``Vh [r, n]``)."""
+
+    def __init__(self, layer: nn.Linear) -> None:
+        super().__init__()
+        U, S, Vh = svd_factors(layer.weight)
+        dtype, device = layer.weight.dtype, layer.weight.device
+        self.register_buffer("U", U.to(dtype=dtype, device=device))
+        self.register_buffer("Vh", Vh.to(dtype=dtype, device=device))
+        self.sigma = nn.Parameter(S.to(dtype=dtype, device=device))
+        self.bias = None if layer.bias is None else layer.bias.detach()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        # [.., n] -> [.., r] -> scaled -> [.., m]
+        y = ((x @ self.Vh.T) * self.sigma) @ self.U.T
+        return y if self.bias is None else y + self.bias
+
+
+def _swap(model: nn.Module, name: str, new: nn.Module) -> None:
+    parent, _, child = name.rpartition(".")
+    setattr(model.get_submodule(parent) if parent else model, child, new)
+
+
+class GradientSVSearch:
+    """One backward with the singular values trainable; tail scores $\\Delta\\hat L$; then the $\\rho$ grid.
+
+    Args:
+        loss_fn: ``loss_fn(model, batch) -> scalar tensor`` (the calibration loss, e.g. the choice NLL).
+        candidates, rho_grid, top_k: as in :class:`~neurips26.fwdsvd.ForwardOnlyRankSearch`.
+
+    After ``fit``: ``result_``, ``tail_scores_`` ``{module: {rho: ΔL̂}}``, ``sigma_grads_`` ``{module: ∂L/∂σ}``.
+    """
+
+    def __init__(self, loss_fn: Callable[[nn.Module, Any], torch.Tensor], candidates: str | Sequence[str] = "all",
+                 top_k: int = 1, rho_grid: Sequence[float] = DEFAULT_RHO_GRID) -> None:
+        self.loss_fn, self.candidates, self.top_k, self.rho_grid = loss_fn, candidates, top_k, rho_grid
+
+    def sigma_gradients(self, model: nn.Module, batches: list[Any]) -> dict[str, torch.Tensor]:
+        r"""$\partial L / \partial \sigma$ [r] per candidate, $L = \sum_{\text{batches}}$ ``loss_fn`` (one forward
+        and one backward per batch); the model is restored (modules and ``requires_grad``) afterwards."""
+        names = candidate_linears(model, self.candidates)
+        originals = {n: model.get_submodule(n) for n in names}
+        flags = {p: p.requires_grad for p in model.parameters()}
+        try:
+            for p in model.parameters():
+                p.requires_grad_(False)
+            swapped = {n: _SigmaLinear(layer) for n, layer in originals.items()}
+            for n, mod in swapped.items():
+                _swap(model, n, mod)
+            for batch in batches:
+                loss = self.loss_fn(model, batch)
+                if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+                    raise ValueError(f"loss_fn must return a scalar tensor, got {loss!r}")
+                if not torch.isfinite(loss):
+                    raise ValueError(f"loss_fn returned a non-finite loss {float(loss)}")
+                loss.backward()
+            return {n: mod.sigma.grad.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}
+        finally:
+            for n, layer in originals.items():
+                _swap(model, n, layer)
+            for p, flag in flags.items():
+                p.requires_grad_(flag)
+
+    def fit(self, model: nn.Module, cal_batches: Iterable[Any], eval_fn: Callable[[nn.Module], float] | None = None,
+            *, progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> GradientSVSearch:
+        grid = _check_grid(self.rho_grid)
+        _check_top_k(self.top_k)
+        if not callable(self.loss_fn):
+            raise TypeError(f"loss_fn must be callable (model, batch) -> loss, got {type(self.loss_fn).__name__}")
+        if eval_fn is not None:
+            _check_eval_fn(eval_fn)
+        batches = _check_batches(cal_batches)
+        clock = _Clock(model)
+        grads = self.sigma_gradients(model, batches)
+        tail: dict[str, dict[float, float]] = {}
+        for name, g in grads.items():
+            sigma = svd_factors(model.get_submodule(name).weight)[1]
+            r = sigma.shape[0]
+            # ΔL̂(W, k) = −Σ_{i>k} σ_i ∂L/∂σ_i
+            tail[name] = {rho: -float((sigma * g)[rank_for_rho(rho, r):].sum()) for rho in grid}
+        scores = {n: -min(t.values()) for n, t in tail.items()}  # higher = larger predicted loss drop
+        ranked = sorted(scores, key=lambda n: -scores[n])[: self.top_k]
+        forwards, backwards = 1, 1
+        base = best_score = None
+        trials: list[tuple[str, float, float]] = []
+        if eval_fn is not None:
+            base, trials, reduction, best_score = grid_trials(model, ranked, grid, eval_fn, progress=progress)
+            forwards += 1 + len(trials)
+        else:
+            top = ranked[0]
+            rho = min(tail[top], key=tail[top].get)
+            r = len(grads[top])
+            reduction = RankReduction(top, rho, rank_for_rho(rho, r))
+        wall, cpu, peak = clock.done()
+        self.tail_scores_, self.sigma_grads_ = tail, grads
+        self.result_ = SearchResult(reduction, scores, float(forwards + 2 * backwards), forwards, backwards,
+                                    wall, cpu, peak, trials, base, best_score)
+        return self
+
+

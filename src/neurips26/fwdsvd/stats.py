@@ -1,0 +1,255 @@
+r"""Per-SVD-component angle concentration of a layer's outputs, streamed from forward passes.
+
+For a layer $y = W x$ with thin SVD $W = \sum_i \sigma_i u_i v_i^\top$ and the tokens $x_1..x_T$ it sees,
+the output's coefficients in the orthonormal basis $u_i$ are
+
+$$c_{t,i} = \sigma_i\, v_i^\top x_t, \qquad W x_t = \sum_i c_{t,i} u_i, \qquad \|W x_t\|^2 = \sum_i c_{t,i}^2 .$$
+
+With $\hat c_{t,i} = c_{t,i} / \|W x_t\|$, the **angle concentration** of the outputs (their mean pairwise
+cosine) splits exactly into per-component terms (inferred formalisation of the paper's idea):
+
+$$A(W) = \frac{1}{T(T-1)} \sum_{s \ne t} \cos(W x_s, W x_t) = \sum_i \kappa_i, \qquad
+  \kappa_i = \frac{\big(\sum_t \hat c_{t,i}\big)^2 - \sum_t \hat c_{t,i}^2}{T(T-1)} .$$
+
+Component $i$ is *concentrated* if $\kappa_i > 0$ (it pulls the token states towards one direction) and
+*dispersed* if $\kappa_i \le 0$. Only $O(r)$ running sums per matrix are kept: $S1_i = \sum_t \hat c_{t,i}$,
+$S2_i = \sum_t \hat c_{t,i}^2$, $E_i = \sum_t c_{t,i}^2$ and $T$. Flipping the sign of a pair $(u_i, v_i)$ flips
+$\hat c_{\cdot,i}$ and leaves $\kappa_i$ unchanged.
+
+Dispersion scores of a matrix, with the head $k_0 = \lceil \rho_{\min} r \rceil$ protected:
+
+* ``"dispersion_energy"`` (default): $D = \sum_{i > k_0,\ \kappa_i \le 0} E_i / \sum_i E_i$, the share of output
+  energy carried by dispersed higher-order components;
+* ``"neg_kappa_tail"``: $-\sum_{i > k_0} \kappa_i$;
+* ``"frac_dispersed"``: the fraction of components $i > k_0$ with $\kappa_i \le 0$.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import torch
+from torch import nn
+
+from .svd import candidate_linears, svd_factors
+
+__all__ = ["POSITIONS", "SCORES", "AngleConcentrationStats", "kappa_from_coefficients", "mean_pairwise_cosine"]
+
+SCORES = ("dispersion_energy", "neg_kappa_tail", "frac_dispersed")
+POSITIONS = ("last", "all")
+_EPS = 1e-12  # ‖W x‖ below this counts as zero: ĉ = 0 for that token
+
+
+def mean_pairwise_cosine(y: torch.Tensor) -> float:
+    r"""Brute force $\frac{1}{T(T-1)}\sum_{s \ne t} \cos(y_s, y_t)$ of rows ``y [T, m]`` (T >= 2), in float64."""
+    y = torch.as_tensor(y).detach().to(torch.float64)
+    if y.dim() != 2 or y.shape[0] < 2:
+        raise ValueError(f"y must be [T >= 2, m], got {tuple(y.shape)}")
+    t = y.shape[0]
+    total = 0.0
+    for s in range(t):
+        for u in range(t):
+            if s != u:
+                total += float(torch.dot(y[s], y[u]) / (y[s].norm() * y[u].norm()))
+    return total / (t * (t - 1))
+
+
+def kappa_from_coefficients(c: torch.Tensor) -> torch.Tensor:
+    r"""$\kappa$ [r] from the whole coefficient block ``c [T, r]`` at once (the batch form of the streamed sums)."""
+    c = torch.as_tensor(c, dtype=torch.float64)
+    t = c.shape[0]
+    norm = c.norm(dim=1, keepdim=True)
+    c_hat = torch.where(norm > _EPS, c / norm.clamp_min(_EPS), torch.zeros_like(c))
+    return (c_hat.sum(0) ** 2 - (c_hat ** 2).sum(0)) / (t * (t - 1))
+
+
+class _MatrixStats:
+    """Running sums of one candidate matrix: ``V [n, r]`` and ``σ [r]`` from its SVD, S1, S2, E [r], T."""
+
+    def __init__(self, weight: torch.Tensor) -> None:
+        _, s, vh = svd_factors(weight)
+        self.sigma = s                                     # [r] float64
+        self.v = vh.T.to(dtype=weight.dtype, device=weight.device)  # [n, r] in the layer's dtype
+        self.sigma_dev = s.to(dtype=weight.dtype, device=weight.device)
+        r = s.shape[0]
+        self.s1 = torch.zeros(r, dtype=torch.float64)
+        self.s2 = torch.zeros(r, dtype=torch.float64)
+        self.energy = torch.zeros(r, dtype=torch.float64)
+        self.tokens = 0
+
+    def update(self, x: torch.Tensor) -> None:
+        """Add tokens ``x [T, n]``."""
+        if x.shape[0] == 0:
+            return
+        # c_{t,i} = σ_i v_iᵀ x_t   [T, r]
+        c = ((x @ self.v) * self.sigma_dev).to(device="cpu", dtype=torch.float64)
+        norm = c.norm(dim=1, keepdim=True)                 # ‖W x_t‖  [T, 1]
+        c_hat = torch.where(norm > _EPS, c / norm.clamp_min(_EPS), torch.zeros_like(c))
+        self.s1 += c_hat.sum(0)
+        self.s2 += (c_hat ** 2).sum(0)
+        self.energy += (c ** 2).sum(0)
+        self.tokens += x.shape[0]
+
+    def kappa(self) -> torch.Tensor:
+        t = self.tokens
+        # κ_i = (S1_i² − S2_i) / (T(T−1))
+        return (self.s1 ** 2 - self.s2) / (t * (t - 1))
+
+
+class AngleConcentrationStats:
+    """No-grad forward hooks on candidate ``nn.Linear`` layers that stream the $\\kappa$ sums.
+
+    Use :meth:`attach` (not the constructor). A plain ``model(x)`` with ``x [batch, seq, features]`` counts
+    each row's last position (``positions="last"``) or every position but the first (``"all"``); 2-D inputs
+    ``[N, features]`` count every row. :meth:`observe` runs the model on a right-padded batch and counts,
+    per row, the last non-pad token of ``attention_mask`` (``"last"``) or every non-pad token but position 0.
+    """
+
+    def __init__(self, model: nn.Module, names: list[str], positions: str) -> None:
+        self.model, self.names, self.positions = model, names, positions
+        self._stats = {n: _MatrixStats(model.get_submodule(n).weight) for n in names}
+        self._select: torch.Tensor | None = None  # [B, T] bool while observe() runs
+        self._handles = [model.get_submodule(n).register_forward_hook(self._hook(n)) for n in names]
+        self.forward_passes = 0
+
+    @classmethod
+    def attach(cls, model: nn.Module, candidates: str | Sequence[str] = "all",
+               positions: str = "last") -> AngleConcentrationStats:
+        """Hook the candidates of ``model`` (see :func:`~neurips26.fwdsvd.svd.candidate_linears`)."""
+        if positions not in POSITIONS:
+            raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
+        return cls(model, candidate_linears(model, candidates), positions)
+
+    # ------------------------------------------------------------------------------------ hooks
+    def _tokens(self, x: torch.Tensor) -> torch.Tensor:
+        """The rows of ``x`` that count, as ``[T, n]``."""
+        if x.dim() == 2:
+            return x
+        if x.dim() != 3:
+            raise ValueError(f"hooked Linear inputs must be [N, n] or [B, T, n], got {tuple(x.shape)}")
+        if self._select is not None:
+            if self._select.shape != x.shape[:2]:
+                raise ValueError(f"attention_mask {tuple(self._select.shape)} does not match the layer input "
+                                 f"{tuple(x.shape[:2])}")
+            return x[self._select.to(x.device)]
+        return x[:, -1] if self.positions == "last" else x[:, 1:].reshape(-1, x.shape[-1])
+
+    def _hook(self, name: str) -> Any:
+        def hook(module: nn.Module, inputs: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
+            with torch.no_grad():
+                x = inputs[0].detach()
+                if not torch.isfinite(x).all():
+                    raise ValueError(f"non-finite input reached {name!r}")
+                self._stats[name].update(self._tokens(x))
+        return hook
+
+    def observe(self, model: nn.Module, batch: Mapping[str, torch.Tensor] | torch.Tensor) -> None:
+        """One no-grad forward of ``model`` on ``batch`` (``{"input_ids" [B, T], "attention_mask" [B, T]}``,
+        right-padded, or a bare ``input_ids`` tensor), counting the positions described in the class doc."""
+        if model is not self.model:
+            raise ValueError("observe() must be given the model the statistics are attached to")
+        if not self._handles:
+            raise RuntimeError("the statistics are detached")
+        ids, mask = _unpack(batch)
+        select = _selection(mask, self.positions)
+        self._select = select
+        try:
+            with torch.no_grad():
+                model(ids)
+        finally:
+            self._select = None
+        self.forward_passes += 1
+
+    def detach(self) -> None:
+        """Remove the hooks (the sums stay readable)."""
+        for h in self._handles:
+            h.remove()
+        self._handles = []
+
+    # ------------------------------------------------------------------------------------ read-out
+    def tokens(self, module: str) -> int:
+        return self._get(module).tokens
+
+    def _get(self, module: str) -> _MatrixStats:
+        if module not in self._stats:
+            raise ValueError(f"module {module!r} is not hooked; hooked: {self.names[:6]}{'...' if len(self.names) > 6 else ''}")
+        return self._stats[module]
+
+    def kappa(self, module: str) -> torch.Tensor:
+        """$\\kappa$ of ``module``: float64 ``[min(m, n)]``, in descending-$\\sigma$ order, summing to the mean
+        pairwise cosine of the outputs $W x_t$ seen so far (needs at least 2 tokens)."""
+        st = self._get(module)
+        if st.tokens < 2:
+            raise ValueError(f"kappa needs at least 2 observed tokens for {module!r}, got {st.tokens}")
+        return st.kappa()
+
+    def energy(self, module: str) -> torch.Tensor:
+        """$E_i = \\sum_t c_{t,i}^2$, float64 ``[r]``."""
+        return self._get(module).energy.clone()
+
+    def dispersion(self, score: str = "dispersion_energy", rho_min: float = 0.01) -> dict[str, float]:
+        """``{module: score}`` for every hooked matrix (higher = more dispersed; see the module doc)."""
+        if score not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
+        if isinstance(rho_min, bool) or not isinstance(rho_min, int | float) or not 0 <= rho_min < 1:
+            raise ValueError(f"rho_min must be a number in [0, 1), got {rho_min!r}")
+        out = {}
+        for name in self.names:
+            kappa, st = self.kappa(name), self._stats[name]
+            r = kappa.shape[0]
+            k0 = math.ceil(rho_min * r - 1e-9)     # components 1..k0 (0-based :k0) are protected
+            tail = kappa[k0:]
+            if score == "dispersion_energy":
+                total = float(st.energy.sum())
+                # D = Σ_{i>k0, κ_i≤0} E_i / Σ_i E_i
+                out[name] = float(st.energy[k0:][tail <= 0].sum()) / total if total > 0 else 0.0
+            elif score == "neg_kappa_tail":
+                out[name] = -float(tail.sum())
+            else:
+                out[name] = float((tail <= 0).double().mean()) if tail.numel() else 0.0
+        return out
+
+    def memory_bytes(self) -> int:
+        """Bytes of the running sums (the $O(r)$ state; the cached $V$ and $\\sigma$ are not counted)."""
+        return sum(3 * st.s1.numel() * 8 for st in self._stats.values())
+
+
+def _selection(mask: torch.Tensor, positions: str) -> torch.Tensor:
+    """Which tokens count ``[B, T]`` bool: each row's last real token, or every real token but position 0."""
+    if positions == "last":
+        sel = torch.zeros_like(mask, dtype=torch.bool)
+        sel[torch.arange(mask.shape[0]), mask.sum(1) - 1] = True
+        return sel
+    sel = mask.bool().clone()
+    sel[:, 0] = False
+    return sel
+
+
+def _unpack(batch: Mapping[str, torch.Tensor] | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids [B, T], attention_mask [B, T])`` from a batch; checks right padding."""
+    if isinstance(batch, torch.Tensor):
+        ids, mask = batch, torch.ones_like(batch)
+    elif isinstance(batch, Mapping) and "input_ids" in batch:
+        ids = batch["input_ids"]
+        mask = batch.get("attention_mask", torch.ones_like(ids))
+    else:
+        raise TypeError(f"batch must be an input_ids tensor or a mapping with 'input_ids' "
+                        f"(and 'attention_mask'), got {type(batch).__name__}")
+    if not isinstance(ids, torch.Tensor) or ids.dim() != 2:
+        raise ValueError(f"input_ids must be a 2-D tensor [B, T], got {getattr(ids, 'shape', ids)!r}")
+    if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
+        raise ValueError(f"attention_mask must have the shape of input_ids {tuple(ids.shape)}, "
+                         f"got {getattr(mask, 'shape', mask)!r}")
+    m = mask.long()
+    if ((m != 0) & (m != 1)).any():
+        raise ValueError("attention_mask must hold 0 and 1 only")
+    lengths = m.sum(1)
+    if (lengths < 1).any():
+        raise ValueError("every row of attention_mask needs at least one real token")
+    # right padding: row b is 1 exactly on positions < lengths[b]
+    expected = torch.arange(m.shape[1])[None, :] < lengths[:, None]
+    if not torch.equal(m.bool(), expected):
+        raise ValueError("batches must be right-padded (attention_mask = 1...1 0...0 per row) for a causal model")
+    return ids, m

@@ -1,0 +1,204 @@
+r"""LASER edits: replace one ``nn.Linear``'s weight by its rank-$k$ truncated SVD, and undo it exactly.
+
+A linear layer computes $y = W x$ with $W \in \mathbb{R}^{m \times n}$ (PyTorch stores ``weight [m, n]``).
+Its thin SVD is $W = \sum_{i=1}^{r} \sigma_i u_i v_i^\top$, $r = \min(m, n)$, $\sigma_1 \ge \dots \ge \sigma_r$.
+A LASER edit with reduction $\rho \in (0, 1]$ keeps the $k = \max(1, \lfloor \rho r \rfloor)$ largest
+("lower-order") components:
+
+$$W_k = \sum_{i \le k} \sigma_i u_i v_i^\top .$$
+
+(LASER's code: ``desired_rank = int(max_rank * rate)``.) :func:`laser_reduce` writes $W_k$ into the layer
+(dense) or swaps the layer for two Linears $x \mapsto U_k (\Sigma_k V_k^\top x)$ (factorised) and returns a
+:class:`RestoreHandle` that puts the original weight back bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+__all__ = ["RankReduction", "RestoreHandle", "candidate_linears", "laser_reduce", "rank_for_rho", "svd_factors"]
+
+
+@dataclass(frozen=True)
+class RankReduction:
+    """One LASER edit: the dotted module name, the reduction $\\rho$ and the kept rank $k$."""
+
+    module: str
+    rho: float
+    rank: int
+
+
+def _check_rho(rho: Any, name: str = "rho") -> float:
+    if isinstance(rho, bool) or not isinstance(rho, int | float) or not math.isfinite(rho) or not 0 < rho <= 1:
+        raise ValueError(f"{name} must be a number in (0, 1], got {rho!r}")
+    return float(rho)
+
+
+def rank_for_rho(rho: float, r: int) -> int:
+    r"""$k = \max(1, \lfloor \rho r \rfloor)$ (LASER's rule), for ``rho`` in (0, 1] and full rank ``r``."""
+    rho = _check_rho(rho)
+    if isinstance(r, bool) or not isinstance(r, int) or r < 1:
+        raise ValueError(f"r must be a positive int, got {r!r}")
+    # the 1e-9 guards float products such as 0.1 * 30 = 3.0000000000000004 / 0.29 * 100 = 28.999999999999996
+    return max(1, math.floor(rho * r + 1e-9))
+
+
+def _tied_weights(model: nn.Module) -> set[int]:
+    """ids of parameters shared with an ``nn.Embedding`` (a tied LM head)."""
+    return {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+
+
+def _get_linear(model: nn.Module, module: Any) -> nn.Linear:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(module, str) or not module:
+        raise TypeError(f"module must be a dotted module name (str), got {module!r}")
+    try:
+        layer = model.get_submodule(module)
+    except AttributeError as err:
+        raise ValueError(f"module {module!r} not found in the model") from err
+    if not isinstance(layer, nn.Linear):
+        raise TypeError(f"module {module!r} must be an nn.Linear, got {type(layer).__name__}")
+    if id(layer.weight) in _tied_weights(model):
+        raise ValueError(f"module {module!r} shares its weight with an embedding (tied LM head); not a candidate")
+    return layer
+
+
+_MLP_WORDS = ("mlp", "ffn", "feed_forward", "gate_proj", "up_proj", "down_proj", "fc1", "fc2", "fc_in", "fc_out")
+
+
+def _layer_index(name: str) -> int | None:
+    """The block index in names such as ``layers.12.mlp.up_proj`` (first integer path component)."""
+    for part in name.split("."):
+        if part.isdigit():
+            return int(part)
+    return None
+
+
+def candidate_linears(model: nn.Module, candidates: str | Sequence[str] = "all") -> list[str]:
+    """The dotted names of the ``nn.Linear`` layers a search may edit, in module order.
+
+    Args:
+        candidates: ``"all"`` (every Linear not tied to an embedding), ``"mlp"`` (names with an MLP word:
+            mlp/ffn/gate_proj/up_proj/down_proj/fc...), ``"last_half"`` (Linears of blocks with index
+            $\\ge \\lceil L/2 \\rceil$, the index being the first integer in the name), or a list of names.
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    tied = _tied_weights(model)
+    linears = [n for n, m in model.named_modules() if isinstance(m, nn.Linear) and id(m.weight) not in tied]
+    if isinstance(candidates, str):
+        if candidates == "all":
+            chosen = linears
+        elif candidates == "mlp":
+            chosen = [n for n in linears if any(w in n.split(".")[-2:] or n.endswith(w) for w in _MLP_WORDS)]
+        elif candidates == "last_half":
+            idx = {n: _layer_index(n) for n in linears}
+            known = [i for i in idx.values() if i is not None]
+            if not known:
+                raise ValueError("candidates='last_half' needs numbered blocks (names like 'layers.3.mlp.up_proj')")
+            n_layers = max(known) + 1
+            chosen = [n for n in linears if idx[n] is not None and idx[n] >= math.ceil(n_layers / 2)]
+        else:
+            raise ValueError(f"candidates must be 'all', 'mlp', 'last_half' or a list of module names, "
+                             f"got {candidates!r}")
+    elif isinstance(candidates, Sequence) and all(isinstance(c, str) for c in candidates):
+        for name in candidates:
+            _get_linear(model, name)
+        chosen = list(dict.fromkeys(candidates))
+    else:
+        raise TypeError(f"candidates must be a string or a list of module names, got {candidates!r}")
+    if not chosen:
+        raise ValueError(f"candidates={candidates!r} selects no nn.Linear in the model")
+    return chosen
+
+
+def svd_factors(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""Thin SVD in float64 on the CPU: ``U [m, r]``, ``S [r]`` (descending), ``Vh [r, n]``, $W = U \,\mathrm{diag}(S)\, V_h$."""
+    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
+        raise ValueError(f"weight must be a 2-D tensor, got {getattr(weight, 'shape', type(weight).__name__)}")
+    w = weight.detach().to(device="cpu", dtype=torch.float64)
+    if not torch.isfinite(w).all():
+        raise ValueError("weight contains non-finite values")
+    return torch.linalg.svd(w, full_matrices=False)
+
+
+class RestoreHandle:
+    """Undo of one :func:`laser_reduce` edit: ``restore()`` (idempotent) or ``with laser_reduce(...):``."""
+
+    def __init__(self, model: nn.Module, reduction: RankReduction, layer: nn.Linear,
+                 original: torch.Tensor | None, factorized: nn.Module | None) -> None:
+        self.model, self.reduction = model, reduction
+        self._layer, self._original, self._factorized = layer, original, factorized
+        self.restored = False
+
+    def restore(self) -> None:
+        if self.restored:
+            return
+        if self._factorized is not None:  # put the original Linear object back in its parent
+            parent_name, _, child = self.reduction.module.rpartition(".")
+            setattr(self.model.get_submodule(parent_name) if parent_name else self.model, child, self._layer)
+        else:
+            with torch.no_grad():
+                self._layer.weight.copy_(self._original)
+        self.restored = True
+
+    def __enter__(self) -> RestoreHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
+
+    def __repr__(self) -> str:
+        return f"RestoreHandle({self.reduction}, restored={self.restored})"
+
+
+def laser_reduce(model: nn.Module, module: str, rho: float, factorize: bool = False, *,
+                 svd: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> RestoreHandle:
+    r"""Replace ``model.<module>`` (an ``nn.Linear``) by its rank-$k$ truncation $W_k$, $k = \max(1, \lfloor\rho r\rfloor)$.
+
+    Args:
+        model: any ``nn.Module``; edited in place.
+        module: dotted name of an ``nn.Linear`` that is not tied to an embedding.
+        rho: reduction in (0, 1]; ``rho = 1`` keeps every component.
+        factorize: swap the layer for ``Sequential(Linear(n, k), Linear(k, m))`` (weights $\Sigma_k V_k^\top$
+            and $U_k$; the bias moves to the second) instead of writing the dense $W_k$ [m, n].
+        svd: precomputed :func:`svd_factors` of the current weight (searches cache them).
+    Returns:
+        a :class:`RestoreHandle`; the weight is restored bit for bit.
+    """
+    layer = _get_linear(model, module)
+    rho = _check_rho(rho)
+    if not isinstance(factorize, bool):
+        raise TypeError(f"factorize must be a bool, got {factorize!r}")
+    U, S, Vh = svd_factors(layer.weight) if svd is None else svd
+    m, n = layer.weight.shape
+    if U.shape[0] != m or Vh.shape[1] != n:
+        raise ValueError(f"svd factors {tuple(U.shape)}, {tuple(Vh.shape)} do not match weight {m}x{n}")
+    k = rank_for_rho(rho, min(m, n))
+    reduction = RankReduction(module, rho, k)
+    dtype, device = layer.weight.dtype, layer.weight.device
+    if not factorize:
+        # W_k = U_k diag(σ_1..σ_k) V_kᵀ, formed in float64, then cast to the layer's dtype
+        w_k = (U[:, :k] * S[:k]) @ Vh[:k]
+        original = layer.weight.detach().clone()
+        with torch.no_grad():
+            layer.weight.copy_(w_k.to(device=device, dtype=dtype))
+        return RestoreHandle(model, reduction, layer, original, None)
+    first = nn.Linear(n, k, bias=False, device=device, dtype=dtype)
+    second = nn.Linear(k, m, bias=layer.bias is not None, device=device, dtype=dtype)
+    with torch.no_grad():
+        first.weight.copy_((S[:k, None] * Vh[:k]).to(device=device, dtype=dtype))  # Σ_k V_kᵀ  [k, n]
+        second.weight.copy_(U[:, :k].to(device=device, dtype=dtype))               # U_k       [m, k]
+        if layer.bias is not None:
+            second.bias.copy_(layer.bias)
+    pair = nn.Sequential(first, second).requires_grad_(layer.weight.requires_grad)
+    parent_name, _, child = module.rpartition(".")
+    setattr(model.get_submodule(parent_name) if parent_name else model, child, pair)
+    return RestoreHandle(model, reduction, layer, None, pair)
