@@ -232,3 +232,13 @@ def test_bad_input():
         dyra_matmul(torch.randn(5, 36, dtype=F64), s, E, 36)
     with pytest.raises(ValueError, match="omega"):
         dyra_matmul(torch.randn(5, 36, dtype=F64), s, E, 3, omega=torch.randn(5, 2, dtype=F64))
+
+
+def test_modules_move_and_cast_with_to():
+    lin, s, _ = _setup()
+    d = DyRALinear(lin, s, rank=4, residual_dtype=F64)
+    d.to(dtype=torch.float32)  # nn.Module.to must reach every buffer (E, factors, bias)
+    assert d.E.dtype == torch.float32 and d.structured.A.dtype == torch.float32
+    x = torch.randn(20, 36)
+    torch.testing.assert_close(d(x), DyRALinear(lin, s, rank=4, residual_dtype=F64)(x.double()).float(),
+                               atol=1e-4, rtol=1e-4)

@@ -57,7 +57,8 @@ RULE_C1 = rules.all_of(
     rules.threshold("<", 1.0, stat="all", refute=(">=", 1.0)),
     rules.on("static_over_weight", rules.threshold("<", 1.0, stat="all")))
 RULE_C2 = rules.threshold(">=", RATIO_MIN, stat="max", min_n=1)
-RULE_C3 = rules.threshold(">", SPEED_MIN, stat="min", min_n=2)
+RULE_C3 = rules.threshold(">", SPEED_MIN, stat="min", min_n=1)
+GPU_SPEED_MIN = 1.3                   # C3 at gpu: the issue's >= 1.3x target (ViT-L stack, bf16)
 
 
 # ------------------------------------------------------------------ C0: the clustered layer (smoke)
@@ -188,7 +189,7 @@ def _plan_layer(lin: nn.Linear, xcal: torch.Tensor, xtest: torch.Tensor, seed: i
         r = budget_rank(m, n, beta)
         for kind in ("svd", "white"):
             s = f.structured(kind, r)
-            row[kind] = {"rank": r, "test": relative_output_error(s._apply(xt_flat), yt)}
+            row[kind] = {"rank": r, "test": relative_output_error(s._fast_apply(xt_flat), yt)}
             row[kind + "_module"] = s
         best: dict[str, Any] = {}
         for k in K_GRID:
@@ -453,21 +454,31 @@ def _block_layers(d: int, ff: int, seed: int) -> list[nn.Linear]:
 
 
 def _speed(ctx: CheckContext, d: int, ff: int) -> dict[str, float]:
+    """Median time of one block's linears (qkv, proj, fc1, fc2) for dense, SVD(0.25), SVD(0.25)+DyRA(32).
+    gpu (not run: no GPU lent): bf16, 64×201 tokens, a 24-block stack, ``torch.compile``, CUDA-event clock."""
+    gpu = ctx.scale == "gpu"
     layers = _block_layers(d, ff, ctx.seeds[0])
-    N = ctx.pick({"smoke": 201, "quick": SPEED_N, "full": SPEED_N})
-    xs = [torch.randn(N, lin.in_features) for lin in layers]
+    N = ctx.pick({"smoke": 201, "quick": SPEED_N, "full": SPEED_N, "gpu": 64 * 201})
+    dev, dt = (ctx.device, torch.bfloat16) if gpu else ("cpu", torch.float32)
     svd = [StructuredLinear.from_linear(lin, "svd", 0.25, svd_method="lowrank") for lin in layers]
-    dyra = [DyRALinear(lin, s, rank=32, oversample=OVERSAMPLE, residual_dtype=torch.float32)
-            for lin, s in zip(layers, svd)]
+    dyra = [DyRALinear(lin, s, rank=32, oversample=OVERSAMPLE, residual_dtype=dt) for lin, s in zip(layers, svd)]
     arms = {"dense": layers, "svd": svd, "dyra": dyra}
+    for mods in arms.values():
+        for mod in mods:
+            mod.to(device=dev, dtype=dt)
+    xs = [torch.randn(N, lin.in_features, device=dev, dtype=dt) for lin in layers]
+    depth = 24 if gpu else 1
     out: dict[str, float] = {}
-    repeats = ctx.pick({"smoke": 3, "quick": 7, "full": 11})
+    repeats = ctx.pick({"smoke": 3, "quick": 7, "full": 11, "gpu": 20})
     with torch_threads(2), torch.inference_mode():
         for key, mods in arms.items():
             def run(mods=mods) -> None:
-                for mod, x in zip(mods, xs):
-                    mod(x)
-            out[key] = measure.timeit(run, warmup=2, repeats=repeats, clock="wall").median
+                for _ in range(depth):
+                    for mod, x in zip(mods, xs):
+                        mod(x)
+            fn = torch.compile(run) if gpu else run
+            out[key] = measure.timeit(fn, warmup=3 if gpu else 2, repeats=repeats,
+                                      clock="cuda" if gpu else "wall").median
     dense_flops = sum(2 * lin.in_features * lin.out_features + lin.out_features for lin in layers)
     out["flop_ratio_dyra"] = sum(m.flops_per_token(N) for m in dyra) / dense_flops
     out["flop_ratio_svd"] = sum(s.flops_per_token() for s in svd) / dense_flops
@@ -477,7 +488,7 @@ def _speed(ctx: CheckContext, d: int, ff: int) -> dict[str, float]:
 
 
 def measure_c3(ctx: CheckContext) -> Evidence:
-    shapes = {"ViT-B": (768, 3072), "ViT-L": (1024, 4096)}
+    shapes = {"ViT-L": (1024, 4096)} if ctx.scale == "gpu" else {"ViT-B": (768, 3072), "ViT-L": (1024, 4096)}
     res = {name: _speed(ctx, *dims) for name, dims in ctx.progress(shapes.items(), desc="dyra: CPU speed")}
     ctx.metrics["c3_speed"] = res
     for name, r in res.items():
@@ -512,6 +523,11 @@ CLAIMS = (
           paper_value="1.5x end-to-end GPU speed-up (DINOv3); CPU here",
           metric="dense / (SVD(0.25) + DyRA(k=32)) wall time of ViT-B and ViT-L block linears, N = 1608, 2 threads",
           rule=RULE_C3, measure=measure_c3, scales=("quick", "full")),
+    Claim(id="C3-gpu", statement="End-to-end-shaped GPU speed-up of SVD(0.25)+DyRA(k=32) over dense.",
+          paper_value="1.5x (DINOv3 ViT-L/16, GPU)",
+          metric="dense / (SVD(0.25)+DyRA(32)) time of a 24-block ViT-L-shaped linear stack, 64×201 tokens, bf16, "
+                 "torch.compile, CUDA events (random weights: speed only)",
+          rule=rules.threshold(">=", GPU_SPEED_MIN, stat="min", min_n=1), measure=measure_c3, scales=("gpu",)),
 )
 
 CLAIMS = CLAIMS + (
@@ -524,4 +540,4 @@ CLAIMS = CLAIMS + (
 )
 
 PAPER = Paper(id="P18", slug="dyra", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3},
-              scales=("smoke", "quick", "full"))
+              scales=("smoke", "quick", "full", "gpu"))

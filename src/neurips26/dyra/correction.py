@@ -176,7 +176,7 @@ class StaticResidualCorrection(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_input(x, self.in_features)
-        return self.structured._apply(x) + self.correction(x)
+        return self.structured._fast_apply(x) + self.correction(x)
 
     def flops_per_token(self, n_tokens: int | None = None) -> float:
         return self.structured.flops_per_token() + static_extra_flops(self.out_features, self.in_features, self.rank)
@@ -271,7 +271,7 @@ class DyRALinear(nn.Module):
                 raise ValueError(f"mask must have shape {tuple(x.shape[:-1])}, got "
                                  f"{getattr(mask, 'shape', type(mask).__name__)}")
             mask = mask.to(device=x.device).bool()
-        y = self.structured._apply(x)
+        y = self.structured._fast_apply(x)
         return y + self.correction(x, mask)
 
     def _grouped(self, x: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:

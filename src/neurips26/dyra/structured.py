@@ -174,9 +174,9 @@ class StructuredLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``x (..., n) -> (..., m)``."""
         check_input(x, self.in_features)
-        return self._apply(x)
+        return self._fast_apply(x)
 
-    def _apply(self, x: torch.Tensor) -> torch.Tensor:
+    def _fast_apply(self, x: torch.Tensor) -> torch.Tensor:
         """Unvalidated fast path (used by DyRALinear after its own validation)."""
         lead = x.shape[:-1]
         if self.structure == "zero":
@@ -207,7 +207,7 @@ class StructuredLinear(nn.Module):
         eye = torch.eye(self.in_features, dtype=self._dtype(), device=self._device())
         bias, self.bias = self.bias, None
         try:
-            return self._apply(eye).T.contiguous()
+            return self._fast_apply(eye).T.contiguous()
         finally:
             self.bias = bias
 
