@@ -28,7 +28,6 @@ from torch import nn
 from .search import (
     DEFAULT_RHO_GRID,
     SearchResult,
-    _check_batches,
     _check_grid,
     _check_top_k,
     _Clock,
@@ -57,14 +56,17 @@ class LaserExhaustiveSearch:
         self.candidates, self.rho_grid = candidates, rho_grid
 
     def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
-            progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> LaserExhaustiveSearch:
+            progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+            trial_cache: dict[Any, float] | None = None) -> LaserExhaustiveSearch:
+        """``trial_cache``: scores of earlier searches on the same model and ``eval_fn``, reused (and filled);
+        ``result_.forward_passes`` counts the cells of the grid all the same (what LASER alone would run)."""
         grid = _check_grid(self.rho_grid)
         _check_eval_fn(eval_fn)
         names = candidate_linears(model, self.candidates)
         clock = _Clock(model)
-        svd_cache = {n: svd_factors(model.get_submodule(n).weight) for n in names}
-        base, trials, best, best_score = grid_trials(model, names, grid, eval_fn, svd_cache=svd_cache,
-                                                     progress=progress)
+        svd_cache: dict[str, Any] = {}  # filled on first use of a matrix
+        base, trials, best, best_score, _ = grid_trials(model, names, grid, eval_fn, svd_cache=svd_cache,
+                                                        progress=progress, trial_cache=trial_cache)
         scores = {n: max(s for m, _, s in trials if m == n) for n in names}
         wall, cpu, peak = clock.done()
         n = 1 + len(trials)
@@ -79,7 +81,8 @@ class RandomMatrixSearch:
                  seed: int = 0) -> None:
         self.candidates, self.rho_grid, self.seed = candidates, rho_grid, seed
 
-    def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float]) -> RandomMatrixSearch:
+    def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
+            trial_cache: dict[Any, float] | None = None) -> RandomMatrixSearch:
         grid = _check_grid(self.rho_grid)
         _check_eval_fn(eval_fn)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
@@ -87,7 +90,7 @@ class RandomMatrixSearch:
         names = candidate_linears(model, self.candidates)
         clock = _Clock(model)
         module = random.Random(self.seed).choice(names)
-        base, trials, best, best_score = grid_trials(model, [module], grid, eval_fn)
+        base, trials, best, best_score, _ = grid_trials(model, [module], grid, eval_fn, trial_cache=trial_cache)
         wall, cpu, peak = clock.done()
         n = 1 + len(trials)
         self.result_ = SearchResult(best, {module: 1.0}, float(n), n, 0, wall, cpu, peak, trials, base, best_score)
@@ -149,8 +152,9 @@ class GradientSVSearch:
                 if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
                     raise ValueError(f"loss_fn must return a scalar tensor, got {loss!r}")
                 if not torch.isfinite(loss):
-                    raise ValueError(f"loss_fn returned a non-finite loss {float(loss)}")
+                    raise ValueError(f"loss_fn returned a non-finite loss {float(loss.detach())}")
                 loss.backward()
+            self.sigmas_ = {n: mod.sigma.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}
             return {n: mod.sigma.grad.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}
         finally:
             for n, layer in originals.items():
@@ -166,12 +170,14 @@ class GradientSVSearch:
             raise TypeError(f"loss_fn must be callable (model, batch) -> loss, got {type(self.loss_fn).__name__}")
         if eval_fn is not None:
             _check_eval_fn(eval_fn)
-        batches = _check_batches(cal_batches)
+        batches = list(cal_batches) if not isinstance(cal_batches, torch.Tensor | dict) else [cal_batches]
+        if not batches:
+            raise ValueError("cal_batches is empty: the search needs calibration data")
         clock = _Clock(model)
         grads = self.sigma_gradients(model, batches)
         tail: dict[str, dict[float, float]] = {}
         for name, g in grads.items():
-            sigma = svd_factors(model.get_submodule(name).weight)[1]
+            sigma = self.sigmas_[name]
             r = sigma.shape[0]
             # ΔL̂(W, k) = −Σ_{i>k} σ_i ∂L/∂σ_i
             tail[name] = {rho: -float((sigma * g)[rank_for_rho(rho, r):].sum()) for rho in grid}
@@ -181,8 +187,8 @@ class GradientSVSearch:
         base = best_score = None
         trials: list[tuple[str, float, float]] = []
         if eval_fn is not None:
-            base, trials, reduction, best_score = grid_trials(model, ranked, grid, eval_fn, progress=progress)
-            forwards += 1 + len(trials)
+            base, trials, reduction, best_score, calls = grid_trials(model, ranked, grid, eval_fn, progress=progress)
+            forwards += calls
         else:
             top = ranked[0]
             rho = min(tail[top], key=tail[top].get)

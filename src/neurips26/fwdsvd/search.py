@@ -101,22 +101,34 @@ def grid_trials(model: nn.Module, modules: Sequence[str], rho_grid: Sequence[flo
                 eval_fn: Callable[[nn.Module], float], *,
                 svd_cache: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None,
                 progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
-                ) -> tuple[float, list[tuple[str, float, float]], RankReduction | None, float]:
+                trial_cache: dict[Any, float] | None = None,
+                ) -> tuple[float, list[tuple[str, float, float]], RankReduction | None, float, int]:
     """Evaluate the unmodified model and every ``(module, rho)`` edit (each undone after its trial, also when
-    ``eval_fn`` fails). Returns ``(base score, trials, best edit or None if none beats base, best score)``."""
+    ``eval_fn`` fails). ``trial_cache`` (``{(module, rho) or None: score}``) reuses scores of earlier searches
+    with the same model and ``eval_fn`` (deterministic). Returns ``(base score, trials, best edit or None if
+    none beats base, best score, number of eval_fn calls made)``."""
     svd_cache = {} if svd_cache is None else svd_cache
-    base = _checked_score(eval_fn, model)
+    cache = {} if trial_cache is None else trial_cache
+    calls = 0
+    if None not in cache:
+        cache[None] = _checked_score(eval_fn, model)
+        calls += 1
+    base = cache[None]
     trials, best, best_score = [], None, base
     cells = [(m, rho) for m in modules for rho in rho_grid]
     for module, rho in (progress(cells) if progress is not None else cells):
-        if module not in svd_cache:
-            svd_cache[module] = svd_factors(model.get_submodule(module).weight)
-        with laser_reduce(model, module, rho, svd=svd_cache[module]) as handle:
-            score = _checked_score(eval_fn, model)
+        if (module, rho) not in cache:
+            if module not in svd_cache:
+                svd_cache[module] = svd_factors(model.get_submodule(module).weight)
+            with laser_reduce(model, module, rho, svd=svd_cache[module]):
+                cache[(module, rho)] = _checked_score(eval_fn, model)
+            calls += 1
+        score = cache[(module, rho)]
         trials.append((module, rho, score))
         if score > best_score:  # strictly better than the unmodified model and every earlier edit
-            best, best_score = handle.reduction, score
-    return base, trials, best, best_score
+            r = min(model.get_submodule(module).weight.shape)
+            best, best_score = RankReduction(module, rho, rank_for_rho(rho, r)), score
+    return base, trials, best, best_score, calls
 
 
 def _check_grid(rho_grid: Any) -> tuple[float, ...]:
@@ -251,8 +263,8 @@ class ForwardOnlyRankSearch:
         base = best_score = None
         trials: list[tuple[str, float, float]] = []
         if self.rank_rule == "grid":
-            base, trials, reduction, best_score = grid_trials(model, ranked, grid, eval_fn, progress=progress)
-            forwards += 1 + len(trials)
+            base, trials, reduction, best_score, calls = grid_trials(model, ranked, grid, eval_fn, progress=progress)
+            forwards += calls
         else:
             reduction, extra = self._auto(model, stats, ranked[0], batches)
             forwards += extra
