@@ -125,6 +125,16 @@ def test_combinators_follow_their_truth_tables():
     assert rules.any_of(no, no)(ev).label == "not supported"
 
 
+def test_decisive_has_a_support_and_a_refutation_rule():
+    rule = rules.decisive(rules.at_least(2 / 3, "<=", -0.02), rules.at_least(2 / 3, ">=", 0.0))
+    assert rule(_ev(-0.1, -0.05, 0.3)).label == "supported"
+    assert rule(_ev(0.1, 0.05, -0.3)).label == "not supported"
+    assert rule(_ev(-0.01, -0.01, 0.3)).label == "inconclusive"
+    assert rule.criterion.startswith("supported if at least 0.667 of the values <= -0.02; not supported if")
+    nested = rules.all_of(rules.any_of(rules.threshold(">", 0), rules.threshold("<", -5)), rules.threshold("<", 9))
+    assert nested.criterion == "((mean > 0); or (mean < -5)); and mean < 9"
+
+
 def test_provided_gates_on_a_precondition():
     rule = rules.provided(rules.on("n", rules.threshold(">=", 2000, stat="value")), rules.threshold(">=", 100))
     assert rule(_ev(50.0, n=200)).label == "inconclusive"  # not "not supported": n too small to say
@@ -259,6 +269,21 @@ def test_one_failing_claim_never_sinks_the_others(monkeypatch, tmp_path):
     assert by_id["C3"]["fix"] == "neurips26 data fetch planetoid/cora"
     assert by_id["C4"]["verdict"] == "inconclusive" and "not decided" in by_id["C4"]["reason"]
     assert runs[0].claim_errors == 1 and not (run_dir / IN_PROGRESS).exists()
+
+
+def test_smoke_measures_every_claim_but_decides_only_where_declared(monkeypatch, tmp_path):
+    seen = []
+
+    def measure_it(ctx):
+        seen.append(ctx.scale)
+        return Evidence([1.0])
+
+    paper = _v2_paper(Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0), measure=measure_it,
+                            scales=("quick", "full")))
+    _, runs = _run_with(monkeypatch, tmp_path, paper, scale="smoke")
+    claim = runs[0].record["claims"][0]
+    assert seen == ["smoke"] and claim["verdict"] == "inconclusive" and "exercise" in claim["reason"]
+    assert claim["measured"]["values"] == [1.0]
 
 
 def test_shared_computations_run_once_and_failures_are_shared(monkeypatch, tmp_path):

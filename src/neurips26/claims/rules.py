@@ -274,7 +274,9 @@ class _AllOf(Rule):
 
     @property
     def criterion(self) -> str:  # type: ignore[override]
-        return "; and ".join(rule.criterion for rule in self.rules)
+        # an "or" inside an "and" gets brackets, so the sentence reads one way only
+        return "; and ".join(f"({rule.criterion})" if isinstance(rule, _AnyOf | _Decisive) else rule.criterion
+                             for rule in self.rules)
 
     def __call__(self, evidence: Evidence) -> Verdict:
         return _combine(self.rules, all_needed=True, evidence=evidence)
@@ -309,6 +311,34 @@ def all_of(*rules: Rule) -> Rule:
 def any_of(*rules: Rule) -> Rule:
     """Supported if some rule is; not supported if every rule is not; otherwise inconclusive."""
     return _AnyOf(_check_rules(rules))
+
+
+@dataclass(frozen=True, repr=False)
+class _Decisive(Rule):
+    support: Rule
+    refute: Rule
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        return (f"supported if {self.support.criterion}; not supported if {self.refute.criterion}; "
+                "otherwise inconclusive")
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        yes = self.support(evidence)
+        if yes.label == "supported":
+            return Verdict("supported", yes.reason)
+        no = self.refute(evidence)
+        if no.label == "supported":
+            return Verdict("not supported", f"refuted: {no.reason}")
+        return Verdict("inconclusive", f"neither: {yes.reason}; {no.reason}")
+
+
+def decisive(support: Rule, refute: Rule) -> Rule:
+    """Two criteria fixed in advance: supported when ``support`` holds, not supported when ``refute`` holds
+    (and ``support`` does not), inconclusive in between — e.g. "better by 0.02 nats in 2/3 of the seeds" vs
+    "no better in 2/3 of the seeds"."""
+    support, refute = _check_rules([support, refute])
+    return _Decisive(support, refute)
 
 
 @dataclass(frozen=True, repr=False)
@@ -393,4 +423,5 @@ def custom(criterion: str, decide: Callable[[Evidence], Verdict], *, min_n: int 
     return _Custom(criterion, decide, _check_min_n(min_n))
 
 
-__all__ = ["Rule", "all_of", "any_of", "at_least", "beyond_se", "custom", "on", "provided", "threshold"]
+__all__ = ["Rule", "all_of", "any_of", "at_least", "beyond_se", "custom", "decisive", "on", "provided",
+           "threshold"]
