@@ -16,7 +16,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neurips26.claims import CheckContext, Claim, Evidence, Paper, Verdict, inconclusive, measure, rules
+from neurips26.claims import CheckContext, Claim, Evidence, Paper, measure, rules
 from neurips26.nn import Llama, LlamaConfig
 from neurips26.nn.train import seeded_batches, train_lm
 
@@ -39,40 +39,17 @@ SPEEDUP_VS_NAIVE = 5.0
 TIME_VS_STATIC = 3.0
 
 
-def _support_or_refute(support: rules.Rule, refute: rules.Rule, criterion: str = "") -> rules.Rule:
-    """Supported if ``support`` is; else not supported if ``refute`` is; otherwise inconclusive.
-
-    ``criterion`` replaces the rendered sentence where the composed one reads ambiguously."""
-
-    def decide(ev: Evidence) -> Verdict:
-        yes = support(ev)
-        if yes.label == "supported":
-            return Verdict("supported", yes.reason)
-        no = refute(ev)
-        if no.label == "supported":
-            return Verdict("not supported", no.reason)
-        return inconclusive(f"neither rule met: {yes.reason}")
-
-    return rules.custom(criterion or f"supported if {support.criterion}; not supported if {refute.criterion}; "
-                                     "otherwise inconclusive", decide)
-
-
 def _gain(task: str, op: str, value: float) -> rules.Rule:
     return rules.on(f"gain_{task}", rules.threshold(op, value, min_n=MIN_SEEDS))
 
 
-RECALL_RULE = _support_or_refute(
+RECALL_RULE = rules.decisive(
     rules.all_of(rules.any_of(*(_gain(t, ">=", RECALL_GAIN_PP) for t in HARD_TASKS)),
                  *(_gain(t, ">=", RECALL_HARM_PP) for t in TASKS)),
-    rules.all_of(*(_gain(t, "<=", 0.0) for t in TASKS)),
-    f"supported if the mean gain is >= {RECALL_GAIN_PP:g} pp on compositional or gap MQAR and >= "
-    f"{RECALL_HARM_PP:g} pp on every task; not supported if it is <= 0 on every task; otherwise inconclusive "
-    f"(needs >= {MIN_SEEDS} seeds on every task)")
-LM_RULE = _support_or_refute(
+    rules.all_of(*(_gain(t, "<=", 0.0) for t in TASKS)))
+LM_RULE = rules.decisive(
     rules.all_of(rules.beyond_se(LM_SE, min_n=MIN_SEEDS), rules.on("none_minus_dynamic", rules.threshold(">", 0.0))),
-    rules.threshold("<=", 0.0, min_n=MIN_SEEDS),
-    f"needs >= {MIN_SEEDS} seeds; supported if mean(static - dynamic) > {LM_SE:g} SE and mean dynamic < mean "
-    "none; not supported if mean(static - dynamic) <= 0; otherwise inconclusive")
+    rules.threshold("<=", 0.0, min_n=MIN_SEEDS))
 SPEED_RULE = rules.all_of(rules.threshold(">=", SPEEDUP_VS_NAIVE),
                           rules.on("fwd_bwd_vs_static", rules.threshold("<=", TIME_VS_STATIC)))
 
