@@ -1,0 +1,128 @@
+r"""SiT-style transformer over latent tokens, class-conditioned through adaLN-Zero, with no timestep input.
+
+A latent ``[B, C, h, w]`` becomes ``h·w`` tokens of width C, projected to ``dim`` with a learned position
+embedding. Each block is
+
+$$ u = x + g_1 \odot \mathrm{Attn}\big(\mathrm{LN}(x)(1 + s_1) + b_1\big), \qquad
+   x' = u + g_2 \odot \mathrm{MLP}\big(\mathrm{LN}(u)(1 + s_2) + b_2\big), $$
+
+with $(s_1, b_1, g_1, s_2, b_2, g_2) = W\,\mathrm{SiLU}(c)$ and $W$ zero-initialised (adaLN-Zero, DiT/SiT), where
+$c$ is the class embedding (class ``num_classes`` = "no class", used for classifier-free guidance).
+SLE's denoiser takes no timestep, mirroring the Sphere Encoder's decoder (inferred: SLE's code is not
+public). With ``time_input=True`` a sinusoidal embedding of $t \in [0, 1]$ is added to $c$: the velocity
+net of the latent flow-matching baseline is the same transformer with that switch on.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+__all__ = ["LatentTransformer"]
+
+
+def _modulate(x: Tensor, shift: Tensor, scale: Tensor) -> Tensor:
+    # $\mathrm{LN}(x)(1 + s) + b$, with s, b: [B, dim] broadcast over tokens
+    return x * (1 + scale[:, None]) + shift[:, None]
+
+
+class _Block(nn.Module):
+    def __init__(self, dim: int, heads: int, mlp_ratio: float) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.norm2 = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
+        hidden = int(dim * mlp_ratio)
+        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(approximate="tanh"), nn.Linear(hidden, dim))
+        self.ada = nn.Linear(dim, 6 * dim)
+        nn.init.zeros_(self.ada.weight)
+        nn.init.zeros_(self.ada.bias)
+
+    def forward(self, x: Tensor, c: Tensor) -> Tensor:
+        b, n, d = x.shape
+        shift1, scale1, gate1, shift2, scale2, gate2 = self.ada(F.silu(c)).chunk(6, dim=-1)
+        h = _modulate(self.norm1(x), shift1, scale1)
+        # [B, N, 3, heads, d/heads] -> 3 x [B, heads, N, d/heads]
+        q, k, v = self.qkv(h).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        attn = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
+        x = x + gate1[:, None] * self.proj(attn)
+        return x + gate2[:, None] * self.mlp(_modulate(self.norm2(x), shift2, scale2))
+
+
+class LatentTransformer(nn.Module):
+    """Denoiser $G_\\theta(\\tilde z, y) \\to \\hat z$ (or a velocity net with ``time_input=True``).
+
+    Args:
+        latent_shape: ``(C, h, w)`` of the latents; tokens = h·w of width C.
+        dim: transformer width (128).
+        depth: number of blocks (4).
+        heads: attention heads (4); ``dim`` must be divisible by it.
+        mlp_ratio: MLP hidden width / dim (4).
+        num_classes: 0 for unconditional; else labels in [0, num_classes) and ``num_classes`` = no class.
+        time_input: add an embedding of ``t`` (flow matching); SLE uses False.
+    """
+
+    def __init__(self, latent_shape: tuple[int, int, int], *, dim: int = 128, depth: int = 4, heads: int = 4,
+                 mlp_ratio: float = 4.0, num_classes: int = 0, time_input: bool = False) -> None:
+        super().__init__()
+        if not (isinstance(latent_shape, tuple | list) and len(latent_shape) == 3
+                and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in latent_shape)):
+            raise ValueError(f"latent_shape must be three positive ints (C, h, w), got {latent_shape!r}")
+        for name, v, low in (("dim", dim, 1), ("depth", depth, 1), ("heads", heads, 1), ("num_classes", num_classes, 0)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+        if dim % heads:
+            raise ValueError(f"dim must be divisible by heads, got dim={dim}, heads={heads}")
+        self.latent_shape = tuple(latent_shape)
+        self.num_classes, self.time_input, self.dim = num_classes, bool(time_input), dim
+        c, h, w = self.latent_shape
+        self.embed = nn.Linear(c, dim)
+        self.pos = nn.Parameter(torch.randn(1, h * w, dim) * 0.02)
+        self.class_embed = nn.Embedding(num_classes + 1, dim)
+        self.time_mlp = nn.Sequential(nn.Linear(dim, dim), nn.SiLU(), nn.Linear(dim, dim)) if time_input else None
+        self.blocks = nn.ModuleList(_Block(dim, heads, mlp_ratio) for _ in range(depth))
+        self.norm = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
+        self.final_ada = nn.Linear(dim, 2 * dim)
+        self.out = nn.Linear(dim, c)
+        nn.init.zeros_(self.final_ada.weight)
+        nn.init.zeros_(self.final_ada.bias)
+
+    def _time_embedding(self, t: Tensor) -> Tensor:
+        # $[\cos(1000 t \omega_k), \sin(1000 t \omega_k)]$, $\omega_k = 10^{-4 k / (d/2)}$
+        half = self.dim // 2
+        freqs = torch.exp(-math.log(10_000.0) * torch.arange(half, device=t.device, dtype=torch.float32) / half)
+        angles = 1000.0 * t.float()[:, None] * freqs[None]
+        emb = torch.cat([torch.cos(angles), torch.sin(angles)], dim=-1)
+        if emb.shape[1] < self.dim:
+            emb = F.pad(emb, (0, self.dim - emb.shape[1]))
+        return self.time_mlp(emb.to(self.pos.dtype))
+
+    def forward(self, z: Tensor, y: Tensor | None = None, t: Tensor | None = None) -> Tensor:
+        """``z [B, C, h, w]``, ``y [B]`` long or ``None`` (no class), ``t [B]`` in [0, 1] iff ``time_input``."""
+        if z.ndim != 4 or tuple(z.shape[1:]) != self.latent_shape:
+            raise ValueError(f"z must have shape [B, {', '.join(map(str, self.latent_shape))}], got {tuple(z.shape)}")
+        b = z.shape[0]
+        if y is None:
+            y = torch.full((b,), self.num_classes, dtype=torch.long, device=z.device)
+        elif y.shape != (b,):
+            raise ValueError(f"y must have shape [{b}], got {tuple(y.shape)}")
+        c = self.class_embed(y)
+        if self.time_input:
+            if t is None or t.shape != (b,):
+                raise ValueError(f"t must be a tensor of shape [{b}] (time_input=True), got {t!r}")
+            c = c + self._time_embedding(t)
+        elif t is not None:
+            raise ValueError("t was given but this LatentTransformer has no time input (time_input=False)")
+        # [B, C, h, w] -> [B, h*w, C] -> [B, h*w, dim]
+        x = self.embed(z.flatten(2).transpose(1, 2)) + self.pos
+        for block in self.blocks:
+            x = block(x, c)
+        shift, scale = self.final_ada(F.silu(c)).chunk(2, dim=-1)
+        x = self.out(_modulate(self.norm(x), shift, scale))
+        # [B, h*w, C] -> [B, C, h, w]
+        return x.transpose(1, 2).reshape(b, *self.latent_shape)

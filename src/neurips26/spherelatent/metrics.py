@@ -1,0 +1,199 @@
+r"""Sample-quality and cost metrics: Fréchet distance on any feature extractor, k-NN precision/recall, FLOPs.
+
+Fréchet distance between Gaussians fitted to two feature sets (float64, unbiased covariances):
+
+$$ d^2 = \lVert \mu_a - \mu_b \rVert^2 + \mathrm{tr}\big(\Sigma_a + \Sigma_b - 2(\Sigma_a\Sigma_b)^{1/2}\big). $$
+
+$(\Sigma_a\Sigma_b)^{1/2}$ comes from ``scipy.linalg.sqrtm``; its real part is kept (round-off gives tiny
+imaginary parts), and when it is not finite (singular covariances, N near the feature width) both covariances
+get $\epsilon I$ added and it is retried, so no "imaginary component" crash. "FID" here is a *classifier* FID: the
+features come from a small CNN trained on the data (never an Inception network; none can be downloaded offline).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+from scipy import linalg
+from torch import Tensor, nn
+
+__all__ = ["ClassifierFID", "DigitsClassifier", "count_flops", "frechet_distance", "knn_precision_recall", "psnr"]
+
+
+def _features(name: str, f: object) -> np.ndarray:
+    if isinstance(f, Tensor):
+        f = f.detach().cpu().double().numpy()
+    if not isinstance(f, np.ndarray):
+        raise TypeError(f"{name} must be a tensor or array of features [N, d], got {type(f).__name__}")
+    if f.ndim != 2:
+        raise ValueError(f"{name} must have shape [N, d], got shape {f.shape}")
+    if f.shape[0] < 2:
+        raise ValueError(f"{name} needs at least 2 rows for a covariance, got {f.shape[0]}")
+    arr = f.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite, got non-finite entries")
+    return arr
+
+
+def _frechet_from_moments(mu_a: np.ndarray, cov_a: np.ndarray, mu_b: np.ndarray, cov_b: np.ndarray,
+                          eps: float = 1e-6) -> float:
+    with warnings.catch_warnings():  # a singular product is handled below, not warned about
+        warnings.simplefilter("ignore", linalg.LinAlgWarning)
+        covmean = linalg.sqrtm(cov_a @ cov_b)
+    if not np.all(np.isfinite(covmean)):
+        # singular product: regularise both covariances by $\epsilon I$ and retry
+        offset = eps * np.eye(cov_a.shape[0])
+        covmean = linalg.sqrtm((cov_a + offset) @ (cov_b + offset))
+    covmean = np.real(covmean)
+    diff = mu_a - mu_b
+    # $\lVert\mu_a-\mu_b\rVert^2 + \mathrm{tr}\,\Sigma_a + \mathrm{tr}\,\Sigma_b - 2\,\mathrm{tr}(\Sigma_a\Sigma_b)^{1/2}$
+    value = float(diff @ diff + np.trace(cov_a) + np.trace(cov_b) - 2.0 * np.trace(covmean))
+    return max(value, 0.0)  # d^2 >= 0; round-off can leave about -1e-12
+
+
+def frechet_distance(feats_a: Tensor | np.ndarray, feats_b: Tensor | np.ndarray) -> float:
+    """Fréchet distance between Gaussians fitted to ``feats_a [N_a, d]`` and ``feats_b [N_b, d]`` (N >= 2 each).
+
+    Compare methods only at identical N (the estimate is biased in N).
+    """
+    a, b = _features("feats_a", feats_a), _features("feats_b", feats_b)
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"feats_a and feats_b must have the same width, got {a.shape[1]} and {b.shape[1]}")
+    return _frechet_from_moments(a.mean(0), np.cov(a, rowvar=False, ddof=1), b.mean(0), np.cov(b, rowvar=False, ddof=1))
+
+
+class ClassifierFID:
+    """torchmetrics-like FID accumulator on a pluggable feature extractor.
+
+    Args:
+        feature_extractor: a module or callable mapping images ``[B, C, H, W]`` (in [0, 1]) to features ``[B, d]``;
+            run in ``eval()`` under ``no_grad``.
+        batch_size: images per forward pass.
+    """
+
+    def __init__(self, feature_extractor: Callable[[Tensor], Tensor], *, batch_size: int = 512) -> None:
+        if not callable(feature_extractor):
+            raise TypeError(f"feature_extractor must be callable, got {type(feature_extractor).__name__}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+        self.feature_extractor, self.batch_size = feature_extractor, batch_size
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget both sides."""
+        self._feats: dict[bool, list[np.ndarray]] = {True: [], False: []}
+
+    @torch.no_grad()
+    def _extract(self, x: Tensor) -> np.ndarray:
+        net = self.feature_extractor
+        was = net.training if isinstance(net, nn.Module) else None
+        if isinstance(net, nn.Module):
+            net.eval()
+        try:
+            out = torch.cat([net(x[i:i + self.batch_size]) for i in range(0, x.shape[0], self.batch_size)])
+        finally:
+            if was:
+                net.train()
+        return out.detach().cpu().double().numpy()
+
+    def update(self, x: Tensor, real: bool) -> None:
+        """Add images ``x [B, C, H, W]`` (finite) to the real (``real=True``) or generated side."""
+        if not isinstance(real, bool):
+            raise TypeError(f"real must be a bool, got {type(real).__name__}")
+        if not isinstance(x, Tensor) or x.ndim != 4:
+            raise ValueError(f"x must be an image tensor [B, C, H, W], got {getattr(x, 'shape', type(x).__name__)}")
+        if not bool(torch.isfinite(x).all()):
+            raise ValueError("x must be finite, got non-finite entries")
+        feats = self._extract(x)
+        if feats.ndim != 2:
+            raise ValueError(f"feature_extractor must return [B, d], got shape {feats.shape}")
+        self._feats[real].append(feats)
+
+    def features(self, real: bool) -> np.ndarray:
+        """All features of one side ``[N, d]``."""
+        if not self._feats[real]:
+            raise RuntimeError(f"no {'real' if real else 'generated'} images yet: call update(x, real={real}) first")
+        return np.concatenate(self._feats[real])
+
+    def compute(self) -> float:
+        """The Fréchet distance between the two sides (both need >= 2 images)."""
+        return frechet_distance(self.features(True), self.features(False))
+
+
+class DigitsClassifier(nn.Module):
+    """The digits-FID feature network: 2 conv layers + FC, 64-d penultimate features ``features(x)``.
+
+    Input: images ``[B, 1, S, S]`` in [0, 1]. Trained as a classifier; never used in any generator loss.
+    """
+
+    def __init__(self, *, image_size: int = 16, num_classes: int = 10, feature_dim: int = 64) -> None:
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                                  nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
+        self.fc = nn.Sequential(nn.Flatten(), nn.Linear(64 * (image_size // 4) ** 2, feature_dim), nn.ReLU())
+        self.head = nn.Linear(feature_dim, num_classes)
+        self.num_features = feature_dim  # read by torchmetrics' FrechetInceptionDistance(feature=...)
+
+    def features(self, x: Tensor) -> Tensor:
+        """``[B, 1, S, S]`` in [0, 1] -> ``[B, feature_dim]``."""
+        return self.fc(self.conv(x * 2 - 1))
+
+    def forward(self, x: Tensor) -> Tensor:
+        """Class logits ``[B, num_classes]``."""
+        return self.head(self.features(x))
+
+
+class FeatureView(nn.Module):
+    """Wraps a classifier so that ``forward`` returns its ``features`` (for torchmetrics and :class:`ClassifierFID`)."""
+
+    def __init__(self, classifier: DigitsClassifier) -> None:
+        super().__init__()
+        self.classifier = classifier
+        self.num_features = classifier.num_features
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.classifier.features(x)
+
+
+def knn_precision_recall(real: Tensor | np.ndarray, fake: Tensor | np.ndarray, k: int = 3) -> tuple[float, float]:
+    """Improved precision/recall (Kynkäänniemi et al. 2019) with k-NN balls in feature space.
+
+    precision = share of fake samples inside some real sample's k-NN ball; recall = share of real samples inside
+    some fake sample's ball (radius = distance to its k-th nearest neighbour within its own set).
+    """
+    a, b = _features("real", real), _features("fake", fake)
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"real and fake must have the same width, got {a.shape[1]} and {b.shape[1]}")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1 or k >= min(len(a), len(b)):
+        raise ValueError(f"k must be an int in [1, min(N) - 1], got {k!r}")
+
+    ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+
+    def radii(x: Tensor) -> Tensor:
+        # distance to the k-th neighbour; column 0 of the sorted row is the point itself
+        return torch.cdist(x, x).sort(dim=1).values[:, k]
+
+    def inside(points: Tensor, centres: Tensor, r: Tensor) -> float:
+        return float((torch.cdist(points, centres) <= r[None]).any(dim=1).double().mean())
+
+    return inside(tb, ta, radii(ta)), inside(ta, tb, radii(tb))
+
+
+def psnr(x: Tensor, ref: Tensor, data_range: float = 2.0) -> float:
+    """Peak signal-to-noise ratio in dB over the whole batch (images in [-1, 1]: range 2)."""
+    mse = float((x - ref).pow(2).mean())
+    return math.inf if mse == 0 else 10.0 * math.log10(data_range ** 2 / mse)
+
+
+def count_flops(fn: Callable[[], Any]) -> int:
+    """Floating-point operations of one call of ``fn()`` (``torch.utils.flop_counter``; a multiply-add = 2)."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return int(counter.get_total_flops())

@@ -1,0 +1,197 @@
+r"""The frozen tokenizer SLE builds on: a protocol any autoencoder can satisfy, and a small conv autoencoder.
+
+SLE's paper uses RAE (frozen DINOv2-B encoder + a ViT decoder trained with noise augmentation, 16×16×768
+latents). At our scale the tokenizer is a conv autoencoder 16×16×1 → 4×4×8, trained once with
+$\mathcal L = \lVert D(E(x) + \sigma n) - x \rVert_1 + \lVert D(E(x) + \sigma n) - x \rVert_2^2$ (noise
+augmentation $\sigma \sim U[0, \sigma_{\max}]$ relative to the latent's RMS, for decoder robustness), then frozen.
+The same conv stacks, with FiLM class conditioning, are the Sphere Encoder baseline's encoder and decoder.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Protocol, runtime_checkable
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["ConvAutoencoder", "ConvDecoder", "ConvEncoder", "LatentTokenizer", "check_images", "check_labels",
+           "latent_statistics"]
+
+
+@runtime_checkable
+class LatentTokenizer(Protocol):
+    """What SLE needs from a tokenizer: images ``[B, C_img, H, W]`` in [-1, 1] <-> latents ``[B, *latent_shape]``."""
+
+    latent_shape: tuple[int, int, int]
+
+    def encode(self, x: Tensor) -> Tensor: ...
+
+    def decode(self, z: Tensor) -> Tensor: ...
+
+
+def check_images(x: object, *, channels: int | None = None, size: int | None = None, name: str = "x") -> Tensor:
+    """Validate a batch of images ``[B, C, H, W]``: a finite float tensor (values are not clamped)."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of images [B, C, H, W], got {type(x).__name__}")
+    if x.ndim != 4:
+        raise ValueError(f"{name} must have shape [B, C, H, W], got shape {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
+    if channels is not None and x.shape[1] != channels:
+        raise ValueError(f"{name} must have {channels} channel(s), got shape {tuple(x.shape)}")
+    if size is not None and tuple(x.shape[2:]) != (size, size):
+        raise ValueError(f"{name} must be {size}x{size} images, got shape {tuple(x.shape)}")
+    if x.shape[0] < 1:
+        raise ValueError(f"{name} must hold at least one image, got shape {tuple(x.shape)}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError(f"{name} must be finite, got non-finite entries")
+    return x
+
+
+def check_labels(y: object, n: int, num_classes: int, *, name: str = "y") -> Tensor | None:
+    """``None`` or integer class labels ``[n]`` in ``[0, num_classes)``; refused when the model has no classes."""
+    if y is None:
+        return None
+    if num_classes <= 0:
+        raise ValueError(f"{name} was given but the model has no classes (num_classes=0); pass {name}=None")
+    if not isinstance(y, Tensor):
+        raise TypeError(f"{name} must be a LongTensor of class labels [{n}], got {type(y).__name__}")
+    if y.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
+        raise TypeError(f"{name} must be an integer tensor, got dtype {y.dtype}")
+    if y.shape != (n,):
+        raise ValueError(f"{name} must have shape [{n}], got {tuple(y.shape)}")
+    if n and (int(y.min()) < 0 or int(y.max()) >= num_classes):
+        raise ValueError(f"{name} must lie in [0, {num_classes}), got range [{int(y.min())}, {int(y.max())}]")
+    return y.long()
+
+
+class _FiLM(nn.Module):
+    r"""$h \leftarrow h \odot (1 + \gamma_y) + \beta_y$ per channel, from a class embedding (null class = num_classes)."""
+
+    def __init__(self, num_classes: int, channels: int) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(num_classes + 1, 2 * channels)
+        nn.init.zeros_(self.embed.weight)
+
+    def forward(self, h: Tensor, y: Tensor) -> Tensor:
+        gamma, beta = self.embed(y)[:, :, None, None].chunk(2, dim=1)
+        return h * (1 + gamma) + beta
+
+
+class _ConvStack(nn.Module):
+    """Convs with GELU and optional FiLM after each hidden layer."""
+
+    def __init__(self, layers: list[nn.Module], hidden: list[int], num_classes: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(layers)
+        self.num_classes = num_classes
+        self.films = nn.ModuleList(_FiLM(num_classes, c) for c in hidden) if num_classes > 0 else None
+        self.act = nn.GELU()
+
+    def forward(self, h: Tensor, y: Tensor | None = None) -> Tensor:
+        if self.films is not None and y is None:
+            y = torch.full((h.shape[0],), self.num_classes, dtype=torch.long, device=h.device)  # null class
+        for i, layer in enumerate(self.layers):
+            h = layer(h)
+            if i < len(self.layers) - 1:
+                h = self.act(h)
+                if self.films is not None:
+                    h = self.films[i](h, y)
+        return h
+
+
+def _check_arch(in_channels: int, image_size: int, latent_channels: int, width: int, downsample: int) -> None:
+    for name, v, low in (("in_channels", in_channels, 1), ("image_size", image_size, 2),
+                         ("latent_channels", latent_channels, 1), ("width", width, 1), ("downsample", downsample, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+    if image_size % (2 ** downsample):
+        raise ValueError(f"image_size must be divisible by 2**downsample = {2 ** downsample}, got {image_size}")
+
+
+class ConvEncoder(_ConvStack):
+    """``[B, C, H, W] -> [B, latent_channels, H / 2^k, W / 2^k]``: conv3x3, k stride-2 conv4x4, conv1x1."""
+
+    def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
+                 downsample: int = 2, num_classes: int = 0) -> None:
+        _check_arch(in_channels, image_size, latent_channels, width, downsample)
+        chans = [width] + [2 * width] * downsample
+        layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, padding=1)]
+        layers += [nn.Conv2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
+        layers.append(nn.Conv2d(chans[-1], latent_channels, 1))
+        super().__init__(layers, chans, num_classes)
+
+
+class ConvDecoder(_ConvStack):
+    """``[B, latent_channels, h, w] -> [B, C, 2^k h, 2^k w]``: conv3x3, k transposed conv4x4, conv3x3."""
+
+    def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
+                 downsample: int = 2, num_classes: int = 0) -> None:
+        _check_arch(in_channels, image_size, latent_channels, width, downsample)
+        chans = [2 * width] * downsample + [width]
+        layers: list[nn.Module] = [nn.Conv2d(latent_channels, chans[0], 3, padding=1)]
+        layers += [nn.ConvTranspose2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
+        layers.append(nn.Conv2d(chans[-1], in_channels, 3, padding=1))
+        super().__init__(layers, chans, num_classes)
+
+
+class ConvAutoencoder(nn.Module):
+    """A small conv autoencoder satisfying :class:`LatentTokenizer` (the SLE tokenizer at our scale).
+
+    Args:
+        in_channels: image channels (1 for digits).
+        image_size: H = W of the images (16).
+        latent_channels: C of the latent (8).
+        width: base conv width (28 gives ≈ 0.16M parameters at 16×16 → 4×4×8).
+        downsample: number of stride-2 stages (2: 16×16 → 4×4).
+    """
+
+    def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
+                 downsample: int = 2) -> None:
+        super().__init__()
+        kw = dict(in_channels=in_channels, image_size=image_size, latent_channels=latent_channels, width=width,
+                  downsample=downsample)
+        self.encoder = ConvEncoder(**kw)
+        self.decoder = ConvDecoder(**kw)
+        self.in_channels, self.image_size = in_channels, image_size
+        side = image_size // 2 ** downsample
+        self.latent_shape: tuple[int, int, int] = (latent_channels, side, side)
+
+    def encode(self, x: Tensor) -> Tensor:
+        """Images ``[B, C, H, W]`` in [-1, 1] -> latents ``[B, *latent_shape]``."""
+        return self.encoder(x)
+
+    def decode(self, z: Tensor) -> Tensor:
+        """Latents ``[B, *latent_shape]`` -> images ``[B, C, H, W]`` (about [-1, 1]; not clamped)."""
+        return self.decoder(z)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.decode(self.encode(x))
+
+    def reconstruction_loss(self, x: Tensor, latent_noise: float = 0.1) -> Tensor:
+        r"""$\lVert \hat x - x\rVert_1 + \lVert \hat x - x\rVert_2^2$ (means), $\hat x = D(E(x) + \sigma\,\mathrm{rms}(z)\,n)$,
+        $\sigma \sim U[0, \text{latent\_noise}]$ per sample (noise augmentation, as RAE trains its decoder)."""
+        check_images(x, channels=self.in_channels, size=self.image_size)
+        if isinstance(latent_noise, bool) or not isinstance(latent_noise, int | float) or not (
+                math.isfinite(latent_noise) and latent_noise >= 0):
+            raise ValueError(f"latent_noise must be a finite number >= 0, got {latent_noise!r}")
+        z = self.encode(x)
+        if latent_noise > 0:
+            rms = z.detach().pow(2).mean(dim=(1, 2, 3), keepdim=True).sqrt()
+            sigma = latent_noise * torch.rand(z.shape[0], 1, 1, 1, device=z.device, dtype=z.dtype)
+            z = z + sigma * rms * torch.randn_like(z)
+        x_hat = self.decode(z)
+        return (x_hat - x).abs().mean() + (x_hat - x).pow(2).mean()
+
+
+@torch.no_grad()
+def latent_statistics(tokenizer: LatentTokenizer, x: Tensor, *, batch_size: int = 512,
+                      eps: float = 1e-6) -> tuple[Tensor, Tensor]:
+    """Per-channel mean and std ``([C], [C])`` of ``tokenizer.encode(x)`` over a dataset (cache them once)."""
+    check_images(x)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    z = torch.cat([tokenizer.encode(x[i:i + batch_size]) for i in range(0, x.shape[0], batch_size)])
+    dims = (0, 2, 3)
+    return z.mean(dim=dims), z.std(dim=dims) + eps
