@@ -56,7 +56,8 @@ def test_search_picks_the_planted_noisy_tail_matrix(score):
     before = {n: model.get_submodule(n).weight.detach().clone() for n in names}
     cal = [_ids(s) for s in range(3)]
     search = ForwardOnlyRankSearch(candidates="mlp", positions="all", score=score, rho_grid=(0.125, 0.5),
-                                   rho_min=0.125).fit(model, cal, eval_fn=lambda m: -float(_lm_loss(m, cal[0]).detach()))
+                                   rho_min=0.125)
+    search.fit(model, cal, eval_fn=lambda m: -float(_lm_loss(m, cal[0]).detach()))
     scores = search.result_.scores
     assert max(scores, key=scores.get) == target
     assert search.result_.forward_passes == 1 + 1 + 2 and search.result_.passes_used == 4
@@ -138,7 +139,6 @@ def test_gradient_score_matches_finite_differences():
 
 def test_random_control_draws_a_candidate():
     model = tiny_llama()
-    cal = _ids(7)
     picks = {RandomMatrixSearch("mlp", (0.5,), seed=s).fit(model, lambda m: 0.0).module_ for s in range(8)}
     assert len(picks) > 1 and picks <= set(candidate_linears(model, "mlp"))
 

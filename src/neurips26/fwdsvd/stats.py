@@ -174,7 +174,8 @@ class AngleConcentrationStats:
 
     def _get(self, module: str) -> _MatrixStats:
         if module not in self._stats:
-            raise ValueError(f"module {module!r} is not hooked; hooked: {self.names[:6]}{'...' if len(self.names) > 6 else ''}")
+            more = "..." if len(self.names) > 6 else ""
+            raise ValueError(f"module {module!r} is not hooked; hooked: {self.names[:6]}{more}")
         return self._stats[module]
 
     def kappa(self, module: str) -> torch.Tensor:

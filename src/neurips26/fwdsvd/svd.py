@@ -120,7 +120,8 @@ def candidate_linears(model: nn.Module, candidates: str | Sequence[str] = "all")
 
 
 def svd_factors(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    r"""Thin SVD in float64 on the CPU: ``U [m, r]``, ``S [r]`` (descending), ``Vh [r, n]``, $W = U \,\mathrm{diag}(S)\, V_h$."""
+    r"""Thin SVD in float64 on the CPU: ``U [m, r]``, ``S [r]`` (descending), ``Vh [r, n]``;
+    $W = U \,\mathrm{diag}(S)\, V_h$."""
     if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
         raise ValueError(f"weight must be a 2-D tensor, got {getattr(weight, 'shape', type(weight).__name__)}")
     w = weight.detach().to(device="cpu", dtype=torch.float64)
@@ -161,7 +162,8 @@ class RestoreHandle:
 
 def laser_reduce(model: nn.Module, module: str, rho: float, factorize: bool = False, *,
                  svd: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> RestoreHandle:
-    r"""Replace ``model.<module>`` (an ``nn.Linear``) by its rank-$k$ truncation $W_k$, $k = \max(1, \lfloor\rho r\rfloor)$.
+    r"""Replace ``model.<module>`` (an ``nn.Linear``) by its rank-$k$ truncation $W_k$,
+    $k = \max(1, \lfloor\rho r\rfloor)$.
 
     Args:
         model: any ``nn.Module``; edited in place.

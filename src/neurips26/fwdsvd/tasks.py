@@ -128,26 +128,26 @@ class ChoiceEvaluator:
         ids = torch.zeros(len(seqs), t_max, dtype=torch.long)
         for i, s in enumerate(seqs):
             ids[i, :len(s)] = torch.tensor(s)
-        self.ids, self.targets = ids, targets
+        device = model.embed_tokens.weight.device
+        self.ids, self.targets = ids.to(device), targets
         self.prompt_ids = prompts
         # rows (sequence, position) whose output predicts a choice token, and the token it must predict
-        rows, cols, tok, owner = [], [], [], []
+        rows, cols, tok = [], [], []
         for i, (start, length) in enumerate(targets):
             for j in range(length):
                 rows.append(i)
                 cols.append(start + j - 1)
                 tok.append(int(ids[i, start + j]))
-                owner.append(i)
-        self._rows, self._cols = torch.tensor(rows), torch.tensor(cols)
-        self._tok, self._owner = torch.tensor(tok), torch.tensor(owner)
-        self._len = torch.tensor([length for _, length in targets], dtype=torch.float64)
+        self._rows, self._cols = torch.tensor(rows), torch.tensor(cols, device=device)
+        self._tok = torch.tensor(tok, device=device)
+        self._len = torch.tensor([length for _, length in targets], dtype=torch.float64, device=device)
         with torch.no_grad():
             self._prefix = self._embed_prefix()
 
     # ------------------------------------------------------------------------------------ forward pieces
     def _cos_sin(self, t: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         cfg = self.model.config
-        pos = torch.arange(t)[None]
+        pos = torch.arange(t, device=self.ids.device)[None]
         return rope_cos_sin(pos, cfg.head_dim, cfg.rope_theta, dtype)
 
     def _embed_prefix(self) -> torch.Tensor:
@@ -166,18 +166,19 @@ class ChoiceEvaluator:
     def _seq_logprob(self, seq_idx: torch.Tensor) -> torch.Tensor:
         """Mean log-probability of each listed sequence's choice tokens, float64 ``[len(seq_idx)]``."""
         model = self.model
-        h = self._prefix[seq_idx]
+        h = self._prefix[seq_idx.to(self._prefix.device)]
         cos, sin = self._cos_sin(h.shape[1], h.dtype)
         for layer in model.layers[self.start_layer:]:
             h = layer(h, cos, sin)
         h = model.norm(h)
         local = {int(s): i for i, s in enumerate(seq_idx)}
         keep = torch.tensor([int(r) in local for r in self._rows])
-        rows = torch.tensor([local[int(r)] for r in self._rows[keep]])
+        rows = torch.tensor([local[int(r)] for r in self._rows[keep]], device=h.device)
+        keep = keep.to(h.device)
         logp = F.log_softmax(model.lm_head(h[rows, self._cols[keep]]).float(), dim=-1)  # [n_targets, V]
         picked = logp.gather(1, self._tok[keep][:, None])[:, 0].double()
-        total = torch.zeros(len(seq_idx), dtype=torch.float64).index_add_(0, rows, picked)
-        return total / self._len[seq_idx]
+        total = torch.zeros(len(seq_idx), dtype=torch.float64, device=h.device).index_add_(0, rows, picked)
+        return (total / self._len[seq_idx.to(h.device)]).cpu()
 
     def choice_scores(self, item_idx: Sequence[int] | None = None, *, grad: bool = False) -> torch.Tensor:
         """Mean token log-prob per (item, choice) ``[n, n_choices]``."""
