@@ -1,0 +1,150 @@
+r"""DASA attention (C): queries of dynamic regions attend to ``[compressed cache ; whole chunk]`` with the
+count bias; queries of static regions take the cheap path.
+
+$$o = \mathrm{softmax}\!\Big(\frac{q K^\top}{\sqrt d} + \log n\Big) V, \qquad
+K = [K_{\text{cache}} ; K_{\text{chunk}}],\; \log n = [\log n_{\text{cache}} ; 0].$$
+
+Static regions (inferred): ``"full"`` = as dynamic; ``"local"`` = latest keyframe entries + the chunk;
+``"skip"`` = the chunk only. :func:`dasa_attention` gathers each sequence's query sets and calls
+``F.scaled_dot_product_attention`` on exactly the keys they see (the fast path: cost $N_q \cdot N_k$);
+:func:`dasa_attention_reference` is the same maths as one dense masked softmax, for tests.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from .dynamics import DASAConfig, token_region_index
+
+
+def _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg):
+    for name, x in (("q", q), ("k_chunk", k_chunk), ("v_chunk", v_chunk)):
+        if not isinstance(x, torch.Tensor) or x.dim() != 4:
+            raise ValueError(f"{name} must be a tensor [B, H, N, d], got {getattr(x, 'shape', type(x).__name__)}")
+    if k_chunk.shape != q.shape or v_chunk.shape != q.shape:
+        raise ValueError(f"q, k_chunk, v_chunk must share a shape, got {tuple(q.shape)}, {tuple(k_chunk.shape)}, "
+                         f"{tuple(v_chunk.shape)}")
+    if not isinstance(cfg, DASAConfig):
+        raise TypeError(f"cfg must be a DASAConfig, got {type(cfg).__name__}")
+    if region_mask is not None and (not isinstance(region_mask, torch.Tensor) or region_mask.dtype != torch.bool
+                                    or region_mask.dim() != 2 or region_mask.shape[0] != q.shape[0]):
+        raise ValueError(f"region_mask must be None or a bool tensor [B, R], got "
+                         f"{getattr(region_mask, 'dtype', type(region_mask).__name__)} "
+                         f"{tuple(getattr(region_mask, 'shape', ()))}")
+
+
+def _cache_parts(cache, layer, q, cfg):
+    """``(k, v [B,H,M,d], bias [B,M], kf [B,M] bool)`` of the cache, or ``None`` when it is empty."""
+    if cache is None or cache._stores[layer] is None:
+        return None
+    kc, vc, _, logc = cache.get(layer)
+    if kc.shape[0] != q.shape[0] or kc.shape[1] != q.shape[1] or kc.shape[3] != q.shape[3]:
+        raise ValueError(f"the cache holds [B, H, *, d] = {tuple(kc.shape[:2])}, {kc.shape[3]}; q has "
+                         f"{tuple(q.shape[:2])}, {q.shape[3]}")
+    if logc is None:
+        logc = torch.zeros(kc.shape[0], kc.shape[2], device=kc.device)
+    elif not cfg.count_bias:
+        logc = torch.where(torch.isfinite(logc), torch.zeros_like(logc), logc)
+    return kc, vc, logc, cache.keyframe_mask(layer).to(kc.device)
+
+
+def _query_dynamic(region_mask, cache, n, device, region_size):
+    """``bool [B, N]``: does each chunk query lie in a dynamic region? (chunk tokens frame-major raster)."""
+    grid = cache.grid_hw
+    p = grid[0] * grid[1]
+    if n % p:
+        raise ValueError(f"the chunk has {n} tokens, not whole frames of {p}")
+    ridx = token_region_index(grid, region_size)
+    r = int(ridx.max()) + 1
+    if region_mask.shape[1] != r:
+        raise ValueError(f"region_mask must have R = {r} regions ({grid} grid in {tuple(region_size)} tiles), "
+                         f"got {region_mask.shape[1]}")
+    return region_mask[:, ridx.to(region_mask.device).repeat(n // p)].to(device)
+
+
+def _static_keys(cfg, kf, valid):
+    """Cache entries a static query sees: ``bool [B, M]``."""
+    if cfg.static_policy == "local":
+        return kf & valid
+    return torch.zeros_like(valid)        # "skip": the chunk only
+
+
+def dasa_attention(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.Tensor, cache, layer: int,
+                   region_mask: torch.Tensor | None, cfg: DASAConfig, *, stats: dict | None = None) -> torch.Tensor:
+    """DASA attention of a chunk, ``q, k_chunk, v_chunk: [B, H, N, d]`` -> ``[B, H, N, d]``.
+
+    Args:
+        cache: a cache policy (``None`` or empty: attention within the chunk only).
+        layer: which layer of the cache to read.
+        region_mask: ``bool [B, R]`` dynamic regions of the cache's grid tiled by ``cfg.region_size``;
+            ``None``: every query is dynamic.
+        cfg: DASA settings (``static_policy``, ``count_bias``, ``region_size``).
+        stats: if given, ``stats["pairs"]`` accumulates the attended (query, key) pairs per head.
+    """
+    _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
+    b, h, n, d = q.shape
+    parts = _cache_parts(cache, layer, q, cfg)
+    if parts is None:
+        if stats is not None:
+            stats["pairs"] = stats.get("pairs", 0) + b * n * n
+        return F.scaled_dot_product_attention(q, k_chunk, v_chunk)
+    kc, vc, bias, kf = parts
+    valid = torch.isfinite(bias)
+    dyn = (torch.ones(b, n, dtype=torch.bool, device=q.device) if region_mask is None or cfg.static_policy == "full"
+           else _query_dynamic(region_mask, cache, n, q.device, cfg.region_size))
+    if not (~dyn).any():
+        # every query dynamic: one batched call over [cache ; chunk], padding masked by its -inf bias
+        keys, vals = torch.cat([kc, k_chunk], dim=2), torch.cat([vc, v_chunk], dim=2)
+        add = torch.cat([bias, torch.zeros(b, n, device=q.device)], dim=1).to(q.dtype)[:, None, None]
+        if stats is not None:
+            stats["pairs"] = stats.get("pairs", 0) + n * int(valid.sum() + b * n)
+        return F.scaled_dot_product_attention(q, keys, vals, attn_mask=add)
+    out = torch.empty_like(q)
+    pairs = 0
+    for i in range(b):
+        for qsel, ksel in ((dyn[i], valid[i]), (~dyn[i], _static_keys(cfg, kf[i], valid[i]))):
+            qi = qsel.nonzero().squeeze(1)
+            if qi.numel() == 0:
+                continue
+            ki = ksel.nonzero().squeeze(1)
+            keys = torch.cat([kc[i][:, ki], k_chunk[i]], dim=1)[None]        # [1, H, Mk + N, d]
+            vals = torch.cat([vc[i][:, ki], v_chunk[i]], dim=1)[None]
+            add = torch.cat([bias[i, ki], torch.zeros(n, device=q.device)])  # log n on cache, 0 on chunk
+            o = F.scaled_dot_product_attention(q[i][:, qi][None], keys, vals,
+                                               attn_mask=add.to(q.dtype)[None, None, None])
+            out[i][:, qi] = o[0]
+            pairs += qi.numel() * keys.shape[2]
+    if stats is not None:
+        stats["pairs"] = stats.get("pairs", 0) + pairs
+    return out
+
+
+def dasa_attention_reference(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.Tensor, cache, layer: int,
+                             region_mask: torch.Tensor | None, cfg: DASAConfig) -> torch.Tensor:
+    """The same as :func:`dasa_attention`, written as one explicit masked softmax over ``[cache ; chunk]``."""
+    _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
+    b, h, n, d = q.shape
+    parts = _cache_parts(cache, layer, q, cfg)
+    if parts is None:
+        kc = q.new_zeros(b, h, 0, d)
+        vc, bias, kf = kc, q.new_zeros(b, 0), torch.zeros(b, 0, dtype=torch.bool)
+    else:
+        kc, vc, bias, kf = parts
+    m = kc.shape[2]
+    valid = torch.isfinite(bias)
+    if parts is None or region_mask is None or cfg.static_policy == "full":
+        dyn = torch.ones(b, n, dtype=torch.bool)
+    else:
+            dyn = _query_dynamic(region_mask, cache, n, q.device, cfg.region_size)
+    seen_static = _static_keys(cfg, kf, valid)
+    # allowed[b, i, j]: query i sees cache entry j (dynamic: every valid one; static: the policy's set)
+    allowed = torch.where(dyn[:, :, None], valid[:, None, :], seen_static[:, None, :])        # [B, N, M]
+    logits_c = torch.einsum("bhnd,bhmd->bhnm", q, kc) / math.sqrt(d) + torch.where(
+        valid, bias, torch.zeros_like(bias))[:, None, None]
+    logits_c = logits_c.masked_fill(~allowed[:, None], -math.inf)
+    logits_x = torch.einsum("bhnd,bhmd->bhnm", q, k_chunk) / math.sqrt(d)
+    w = torch.softmax(torch.cat([logits_c, logits_x], dim=-1), dim=-1)
+    return torch.einsum("bhnm,bhmd->bhnd", w[..., :m], vc) + torch.einsum("bhnm,bhmd->bhnd", w[..., m:], v_chunk)

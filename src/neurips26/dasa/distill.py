@@ -1,0 +1,119 @@
+r"""Training of the dense teacher and DASA's dynamics-guided distillation (D; the loss is inferred).
+
+Student: the DASA network (initialised from the teacher); teacher: the frozen dense model; data: teacher
+rollouts (data-free, as in Self-Forcing). For a rollout, both build their cache from the teacher's frames
+(student: DASA cache and region masks; teacher: dense), then at a random chunk and noise level
+
+$$\mathcal L = \frac{1}{N}\sum_i w_i \lVert \hat x_0^{s}[i] - \hat x_0^{t}[i] \rVert^2, \qquad
+w_i = 1 + \lambda\,\hat s_i,$$
+
+with $\hat s$ the chunk's dynamics score normalised to mean 1 over its tokens; $\lambda = 0$ is the uniform MSE.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+
+import torch
+
+from .baselines import DenseKVCache
+from .cache import DynamicKVCache
+from .dynamics import DASAConfig, region_mask, token_dynamics
+from .model import ARVideoDiT, patchify
+
+
+def train_teacher(model: ARVideoDiT, clips: torch.Tensor, *, steps: int, batch: int = 8, lr: float = 2e-3,
+                  seed: int = 0, max_seconds: float | None = None) -> list[float]:
+    """AdamW (warm-up 20 steps, cosine), grad clip 1, teacher forcing on ``clips [N, T, 3, S, S]``; stops at
+    ``steps`` or ``max_seconds``. Returns the loss per step."""
+    g = torch.Generator().manual_seed(seed)
+    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
+    losses, t0 = [], time.perf_counter()
+    model.train()
+    for _ in range(steps):
+        idx = torch.randint(len(clips), (batch,), generator=g)
+        loss = model.teacher_forcing_loss(clips[idx], generator=g)
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        sched.step()
+        losses.append(loss.item())
+        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+            break
+    model.eval()
+    return losses
+
+
+def _prefill(model: ARVideoDiT, frames: torch.Tensor, chunks: int, cache, cfg: DASAConfig) -> None:
+    """Write the first ``chunks`` chunks of ``frames`` into ``cache`` as :meth:`ARVideoDiT.generate` would."""
+    c = model.config
+    cache.reset()
+    for ci in range(chunks):
+        x = frames[:, ci * c.chunk_frames:(ci + 1) * c.chunk_frames]
+        if ci == 0:
+            write = {"dyn_mask": None, "keyframe": True}
+        else:
+            prev = patchify(frames[:, ci * c.chunk_frames - 1:ci * c.chunk_frames], c.patch)[:, :]
+            write = {"dyn_mask": model._dyn_mask(x, prev, cfg), "keyframe": ci % cfg.keyframe_every == 0}
+        model(x, 0.0, cache, ci * c.chunk_frames, write=write)
+
+
+def dynamics_guided_distill(student: ARVideoDiT, teacher: ARVideoDiT, contexts: torch.Tensor, cfg: DASAConfig,
+                            steps: int = 300, lr: float = 1e-4, weight_lambda: float = 1.0, *,
+                            num_frames: int = 8, seed: int = 0) -> dict:
+    """Distil the dense ``teacher`` into the DASA ``student`` (trained in place) on teacher rollouts from
+    ``contexts [N, chunk_frames, 3, S, S]``; ``weight_lambda = 0`` gives the uniform MSE.
+
+    Returns ``{"losses": [...], "steps": int}``.
+    """
+    if not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if not isinstance(weight_lambda, (int, float)) or weight_lambda < 0:
+        raise ValueError(f"weight_lambda must be a number >= 0, got {weight_lambda!r}")
+    c = teacher.config
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        rollouts = teacher.generate(contexts, num_frames, generator=torch.Generator().manual_seed(seed))
+    n_chunks = num_frames // c.chunk_frames
+    opt = torch.optim.AdamW(student.parameters(), lr=lr, weight_decay=0.0)
+    t_cache, s_cache = DenseKVCache(c.depth), DynamicKVCache(c.depth, cfg)
+    losses = []
+    student.train()
+    for _ in range(steps):
+        i = int(torch.randint(len(rollouts), (1,), generator=g))
+        ci = int(torch.randint(1, n_chunks, (1,), generator=g))
+        t = (1.0, 0.75, 0.5, 0.25)[int(torch.randint(4, (1,), generator=g))]
+        video = rollouts[i:i + 1]
+        x0 = video[:, ci * c.chunk_frames:(ci + 1) * c.chunk_frames]
+        xt = (1 - t) * x0 + t * torch.randn(x0.shape, generator=g)
+        prev = patchify(video[:, ci * c.chunk_frames - 2:ci * c.chunk_frames], c.patch).view(
+            1, 2, c.tokens_per_frame, -1)
+        rmask = region_mask(token_dynamics(prev[:, 0], prev[:, 1], cfg.score), (c.grid, c.grid), cfg)
+        with torch.no_grad():
+            _prefill(teacher, video, ci, t_cache, cfg)
+            target = teacher(xt, t, t_cache, ci * c.chunk_frames)
+            _prefill(student, video, ci, s_cache, cfg)
+        pred = student(xt, t, s_cache, ci * c.chunk_frames, "dasa", region=rmask, cfg=cfg)
+        # w_i = 1 + λ ŝ_i, ŝ the chunk's token dynamics vs the previous frame, normalised to mean 1
+        cur = patchify(x0, c.patch).view(1, c.chunk_frames, c.tokens_per_frame, -1)
+        before = torch.cat([prev[:, 1:], cur[:, :-1]], dim=1)
+        s = token_dynamics(before.flatten(1, 2), cur.flatten(1, 2), "latent_l2")
+        w = 1 + weight_lambda * s / s.mean().clamp_min(1e-6)
+        err = (patchify(pred, c.patch) - patchify(target, c.patch)).pow(2).mean(-1)
+        loss = (w * err).mean()
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    student.eval()
+    return {"losses": losses, "steps": steps}
+
+
+def copy_model(model: ARVideoDiT) -> ARVideoDiT:
+    """A deep copy (the student's initialisation)."""
+    return copy.deepcopy(model)

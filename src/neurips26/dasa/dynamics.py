@@ -1,0 +1,174 @@
+r"""Dynamic/static decoupling: the per-token dynamics score, the per-frame keep mask and the region mask.
+
+All three are **inferred** from the abstract (the paper body is not available; see the package docstring).
+
+Default score, a codec-style residual on denoised latent tokens (here: pixel patches),
+
+$$s_{f,i} = \frac{\lVert \hat x_f[i] - \hat x_{f-1}[i] \rVert}{\lVert \hat x_{f-1}[i] \rVert + \epsilon},$$
+
+or, per layer, the TempCache-like key distance $s = 1 - \cos(K_f[i], K_{f-1}[i])$.
+A token is *dynamic* when $s > \tau$, with $\tau$ the per-frame $(1-\rho)$-quantile (keep ratio $\rho$) or an
+absolute threshold on the normalised score; the mask is then dilated (motion halos).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+EPS = 1e-6
+SCORES = ("latent_l2", "key_cos")
+STATIC_POLICIES = ("local", "skip", "full")
+
+
+@dataclass
+class DASAConfig:
+    """Settings of DASA (defaults inferred, see the spec).
+
+    Attributes:
+        keep_ratio: fraction $\\rho \\in (0, 1]$ of each non-keyframe frame's tokens stored in the cache
+            (the top-$\\rho$ by dynamics score, before dilation). Give exactly one of keep_ratio / threshold.
+        threshold: absolute threshold $\\tau$ on the normalised score instead of a quantile.
+        score: ``"latent_l2"`` (relative L2 residual of denoised tokens) or ``"key_cos"`` (1 − cos of keys).
+        region_size: ``(rh, rw)`` tokens per compute region; must divide the token grid.
+        dilation: dilate the token mask (and the region mask) by this many cells (Chebyshev, 3×3 per step).
+        keyframe_every: every G-th chunk (the first included) is stored in full, like a codec I-frame.
+        static_policy: what queries of static regions attend to: ``"full"`` (same as dynamic), ``"local"``
+            (current chunk + latest keyframe) or ``"skip"`` (current chunk only).
+        count_bias: add $\\log n_i$ to the logit of a cache entry standing for $n_i$ frames.
+    """
+
+    keep_ratio: float | None = 0.3
+    threshold: float | None = None
+    score: Literal["latent_l2", "key_cos"] = "latent_l2"
+    region_size: tuple[int, int] = (4, 4)
+    dilation: int = 1
+    keyframe_every: int = 4
+    static_policy: Literal["local", "skip", "full"] = "local"
+    count_bias: bool = True
+
+    def __post_init__(self) -> None:
+        if (self.keep_ratio is None) == (self.threshold is None):
+            raise ValueError("give exactly one of keep_ratio and threshold, got "
+                             f"keep_ratio={self.keep_ratio!r}, threshold={self.threshold!r}")
+        if self.keep_ratio is not None:
+            if isinstance(self.keep_ratio, bool) or not isinstance(self.keep_ratio, (int, float)) \
+                    or not math.isfinite(self.keep_ratio) or not 0 < self.keep_ratio <= 1:
+                raise ValueError(f"keep_ratio must be a number in (0, 1], got {self.keep_ratio!r}")
+        if self.threshold is not None and (not isinstance(self.threshold, (int, float))
+                                           or math.isnan(self.threshold)):
+            raise ValueError(f"threshold must be a number (-inf allowed), got {self.threshold!r}")
+        if self.score not in SCORES:
+            raise ValueError(f"score must be one of {SCORES}, got {self.score!r}")
+        rs = tuple(self.region_size) if isinstance(self.region_size, (tuple, list)) else None
+        if rs is None or len(rs) != 2 or not all(isinstance(r, int) and r >= 1 for r in rs):
+            raise ValueError(f"region_size must be two positive ints (rh, rw), got {self.region_size!r}")
+        self.region_size = rs
+        if not isinstance(self.dilation, int) or isinstance(self.dilation, bool) or self.dilation < 0:
+            raise ValueError(f"dilation must be an int >= 0, got {self.dilation!r}")
+        if not isinstance(self.keyframe_every, int) or isinstance(self.keyframe_every, bool) \
+                or self.keyframe_every < 1:
+            raise ValueError(f"keyframe_every must be an int >= 1, got {self.keyframe_every!r}")
+        if self.static_policy not in STATIC_POLICIES:
+            raise ValueError(f"static_policy must be one of {STATIC_POLICIES}, got {self.static_policy!r}")
+
+
+def _check_tensor(name: str, x: object, dim: int) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if x.dim() != dim:
+        raise ValueError(f"{name} must have {dim} dims, got shape {tuple(x.shape)}")
+    if x.is_floating_point() and not torch.isfinite(x).all():
+        raise ValueError(f"{name} contains non-finite values (NaN/inf)")
+    return x
+
+
+def token_dynamics(prev: torch.Tensor, cur: torch.Tensor, kind: str = "latent_l2") -> torch.Tensor:
+    """Per-token dynamics score ``[B, N]`` of ``cur`` against ``prev`` (both ``[B, N, C]``).
+
+    ``latent_l2``: $\\lVert c - p \\rVert / (\\lVert p \\rVert + \\epsilon)$; ``key_cos``: $1 - \\cos(p, c)$.
+    """
+    prev, cur = _check_tensor("prev", prev, 3), _check_tensor("cur", cur, 3)
+    if prev.shape != cur.shape:
+        raise ValueError(f"prev and cur must have the same shape, got {tuple(prev.shape)} and {tuple(cur.shape)}")
+    if kind == "latent_l2":
+        return (cur - prev).norm(dim=-1) / (prev.norm(dim=-1) + EPS)
+    if kind == "key_cos":
+        return 1.0 - torch.nn.functional.cosine_similarity(cur, prev, dim=-1, eps=EPS)
+    raise ValueError(f"kind must be one of {SCORES}, got {kind!r}")
+
+
+def dilate(mask: torch.Tensor, radius: int) -> torch.Tensor:
+    """Binary dilation of ``mask [B, H, W]`` (bool) by ``radius`` steps of the 3×3 square (max-pool)."""
+    if radius < 0:
+        raise ValueError(f"dilation radius must be >= 0, got {radius}")
+    if radius == 0:
+        return mask.clone()
+    k = 2 * radius + 1
+    # one max-pool with a (2r+1)² window equals r iterations of the 3×3 square structuring element
+    out = torch.nn.functional.max_pool2d(mask[:, None].float(), k, stride=1, padding=radius)
+    return out[:, 0] > 0.5
+
+
+def _check_grid(grid_hw: object, n: int) -> tuple[int, int]:
+    if not (isinstance(grid_hw, (tuple, list)) and len(grid_hw) == 2
+            and all(isinstance(g, int) and g >= 1 for g in grid_hw)):
+        raise ValueError(f"grid_hw must be two positive ints (h, w), got {grid_hw!r}")
+    gh, gw = grid_hw
+    if gh * gw != n:
+        raise ValueError(f"grid_hw {tuple(grid_hw)} has {gh * gw} tokens, scores have {n}")
+    return gh, gw
+
+
+def _select(scores: torch.Tensor, cfg: DASAConfig) -> torch.Tensor:
+    """Threshold ``scores [B, N]``: top-ρ per row (ties broken by index), or ``s > τ``."""
+    if cfg.threshold is not None:
+        return scores > cfg.threshold
+    b, n = scores.shape
+    k = max(1, math.ceil(cfg.keep_ratio * n - 1e-9))
+    idx = scores.topk(k, dim=1).indices
+    keep = torch.zeros(b, n, dtype=torch.bool, device=scores.device)
+    return keep.scatter_(1, idx, True)
+
+
+def token_mask(scores: torch.Tensor, grid_hw: tuple[int, int], cfg: DASAConfig) -> torch.Tensor:
+    """Dynamic-token mask ``bool [B, N]`` of one frame's scores ``[B, N]`` (N = h·w, raster order):
+    quantile/threshold, then dilation by ``cfg.dilation`` tokens."""
+    scores = _check_tensor("scores", scores, 2)
+    gh, gw = _check_grid(grid_hw, scores.shape[1])
+    keep = _select(scores, cfg).view(-1, gh, gw)
+    return dilate(keep, cfg.dilation).view(scores.shape)
+
+
+def region_scores(scores: torch.Tensor, grid_hw: tuple[int, int], region_size: tuple[int, int]) -> torch.Tensor:
+    """Mean token score per region: ``[B, N]`` -> ``[B, R]`` (R = (h/rh)·(w/rw), raster order)."""
+    scores = _check_tensor("scores", scores, 2)
+    gh, gw = _check_grid(grid_hw, scores.shape[1])
+    rh, rw = region_size
+    if gh % rh or gw % rw:
+        raise ValueError(f"region_size {tuple(region_size)} must divide the token grid {(gh, gw)}")
+    s = scores.view(-1, gh // rh, rh, gw // rw, rw)
+    return s.mean(dim=(2, 4)).reshape(scores.shape[0], -1)
+
+
+def region_mask(scores: torch.Tensor, grid_hw: tuple[int, int], cfg: DASAConfig) -> torch.Tensor:
+    """Dynamic-region mask ``bool [B, R]`` from token scores ``[B, N]``: region means, top-ρ of the regions
+    (or the threshold), then dilation by ``cfg.dilation`` regions."""
+    rs = region_scores(scores, grid_hw, cfg.region_size)
+    gh, gw = grid_hw
+    grid = (gh // cfg.region_size[0], gw // cfg.region_size[1])
+    keep = _select(rs, cfg).view(-1, *grid)
+    return dilate(keep, cfg.dilation).view(rs.shape)
+
+
+def token_region_index(grid_hw: tuple[int, int], region_size: tuple[int, int]) -> torch.Tensor:
+    """Region id ``[h·w]`` (long) of each token of a frame in raster order."""
+    gh, gw = grid_hw
+    rh, rw = region_size
+    if gh % rh or gw % rw:
+        raise ValueError(f"region_size {tuple(region_size)} must divide the token grid {(gh, gw)}")
+    hh, ww = torch.meshgrid(torch.arange(gh), torch.arange(gw), indexing="ij")
+    return ((hh // rh) * (gw // rw) + ww // rw).reshape(-1)

@@ -1,0 +1,312 @@
+r"""A tiny pixel-space chunk-wise autoregressive video diffusion transformer (the spec's stand-in for
+Self-Forcing / Wan), with a KV cache behind :class:`~neurips26.dasa.cache.KVCachePolicy`.
+
+- Frames ``[B, T, 3, S, S]`` are cut into ``patch × patch`` tokens, frame-major raster order.
+- Factorised 3-D RoPE: the head dimension is split into (t, h, w) slices, each rotated by
+  :func:`neurips26.nn.apply_rope` with its own axis position.
+- adaLN-Zero blocks conditioned on the noise level $t$ (DiT); x₀-prediction flow matching,
+  $x_t = (1 - t)\,x_0 + t\,\epsilon$.
+- Training (teacher forcing): a clean stream (slightly noised) and a noisy stream; noisy chunk $c$ attends
+  to clean chunks $< c$ and to itself, clean chunk $c$ to clean chunks $\le c$ (block-causal).
+- Sampling (Self-Forcing): per chunk 4 steps $t \in \{1, .75, .5, .25\}$, each predicting $\hat x_0$ and
+  re-noising to the next $t$, then a clean re-run at $t = 0$ writes the chunk's K/V into the cache.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from neurips26.nn import apply_rope, rope_cos_sin
+
+from .attention import dasa_attention
+from .baselines import DenseKVCache
+from .cache import BaseKVCache
+from .dynamics import DASAConfig, region_mask, token_dynamics, token_mask
+
+SCHEDULE = (1.0, 0.75, 0.5, 0.25)
+
+
+@dataclass
+class VideoDiTConfig:
+    """Shape of :class:`ARVideoDiT` (spec defaults: 64² frames, patch 8, d = 128, 4 blocks, 4 heads)."""
+
+    frame_size: int = 64
+    patch: int = 8
+    dim: int = 128
+    depth: int = 4
+    heads: int = 4
+    chunk_frames: int = 2
+    rope_theta: float = 100.0
+    mlp_ratio: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("frame_size", "patch", "dim", "depth", "heads", "chunk_frames", "mlp_ratio"):
+            val = getattr(self, name)
+            if not isinstance(val, int) or isinstance(val, bool) or val < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {val!r}")
+        if self.frame_size % self.patch:
+            raise ValueError(f"patch {self.patch} must divide frame_size {self.frame_size}")
+        if self.dim % self.heads or (self.dim // self.heads) % 6:
+            raise ValueError(f"dim/heads must be a multiple of 6 (three even RoPE slices), got "
+                             f"{self.dim}/{self.heads}")
+
+    @property
+    def grid(self) -> int:
+        return self.frame_size // self.patch
+
+    @property
+    def tokens_per_frame(self) -> int:
+        return self.grid**2
+
+
+def frame_positions(start: int, frames: int, grid: int) -> torch.Tensor:
+    """``[frames·grid², 3]`` long (t, h, w) of frames ``start..start+frames-1``, frame-major raster."""
+    t = torch.arange(start, start + frames).repeat_interleave(grid * grid)
+    hh, ww = torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij")
+    return torch.stack([t, hh.reshape(-1).repeat(frames), ww.reshape(-1).repeat(frames)], dim=1)
+
+
+def patchify(x: torch.Tensor, patch: int) -> torch.Tensor:
+    """``[B, F, C, S, S]`` -> tokens ``[B, F·(S/p)², C·p²]``."""
+    b, f, c, s, _ = x.shape
+    g = s // patch
+    x = x.reshape(b, f, c, g, patch, g, patch).permute(0, 1, 3, 5, 2, 4, 6)
+    return x.reshape(b, f * g * g, c * patch * patch)
+
+
+def unpatchify(tokens: torch.Tensor, frames: int, patch: int, channels: int = 3) -> torch.Tensor:
+    """Inverse of :func:`patchify`."""
+    b, n, _ = tokens.shape
+    g = int(math.isqrt(n // frames))
+    x = tokens.reshape(b, frames, g, g, channels, patch, patch).permute(0, 1, 4, 2, 5, 3, 6)
+    return x.reshape(b, frames, channels, g * patch, g * patch)
+
+
+class Rope3D(nn.Module):
+    """Factorised rotary embedding: head dim split into equal even slices for t, h and w."""
+
+    def __init__(self, head_dim: int, theta: float) -> None:
+        super().__init__()
+        self.slice = head_dim // 3
+        self.theta = theta
+
+    def forward(self, x: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """``x: [B, H, N, hd]``, ``pos: [N, 3]`` -> rotated ``x``."""
+        parts = []
+        for axis in range(3):
+            cos, sin = rope_cos_sin(pos[:, axis], self.slice, self.theta, dtype=x.dtype)
+            sl = x[..., axis * self.slice:(axis + 1) * self.slice]
+            parts.append(apply_rope(sl, cos.to(x.device), sin.to(x.device)))
+        return torch.cat(parts, dim=-1)
+
+
+def timestep_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
+    r"""Sinusoidal embedding of noise levels ``t [...]`` in [0, 1] -> ``[..., dim]`` (of $1000\,t$)."""
+    half = dim // 2
+    freqs = torch.exp(-math.log(10_000) * torch.arange(half, device=t.device) / half)
+    ang = 1000.0 * t[..., None].float() * freqs
+    return torch.cat([ang.cos(), ang.sin()], dim=-1)
+
+
+class DiTBlock(nn.Module):
+    """adaLN-Zero transformer block: $x \\mathrel{+}= g_1 \\odot \\mathrm{Attn}(\\mathrm{LN}(x)(1+s_1)+b_1)$, same for
+    the MLP; $(b, s, g)$ from the noise-level embedding."""
+
+    def __init__(self, dim: int, heads: int, mlp_ratio: int, rope: Rope3D) -> None:
+        super().__init__()
+        self.heads, self.rope = heads, rope
+        self.norm1 = nn.LayerNorm(dim, elementwise_affine=False)
+        self.norm2 = nn.LayerNorm(dim, elementwise_affine=False)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, mlp_ratio * dim), nn.GELU(), nn.Linear(mlp_ratio * dim, dim))
+        self.ada = nn.Linear(dim, 6 * dim)
+        nn.init.zeros_(self.ada.weight)
+        nn.init.zeros_(self.ada.bias)
+
+    def forward(self, x: torch.Tensor, temb: torch.Tensor, pos: torch.Tensor, attend) -> torch.Tensor:
+        """``x: [B, N, D]``, ``temb: [B, N, D]``, ``attend(q, k, v) -> [B, H, N, hd]`` (keys rotated)."""
+        b1, s1, g1, b2, s2, g2 = self.ada(F.silu(temb)).chunk(6, dim=-1)
+        h = self.norm1(x) * (1 + s1) + b1
+        b, n, d = h.shape
+        q, k, v = self.qkv(h).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        q, k = self.rope(q, pos), self.rope(k, pos)
+        a = attend(q, k, v).transpose(1, 2).reshape(b, n, d)
+        x = x + g1 * self.proj(a)
+        return x + g2 * self.mlp(self.norm2(x) * (1 + s2) + b2)
+
+
+class ARVideoDiT(nn.Module):
+    """Chunk-wise AR video diffusion transformer (pixel space, x₀-prediction).
+
+    Args:
+        config: a :class:`VideoDiTConfig`.
+    """
+
+    def __init__(self, config: VideoDiTConfig | None = None) -> None:
+        super().__init__()
+        self.config = c = config or VideoDiTConfig()
+        patch_dim = 3 * c.patch**2
+        self.embed = nn.Linear(patch_dim, c.dim)
+        self.t_mlp = nn.Sequential(nn.Linear(c.dim, c.dim), nn.SiLU(), nn.Linear(c.dim, c.dim))
+        rope = Rope3D(c.dim // c.heads, c.rope_theta)
+        self.blocks = nn.ModuleList([DiTBlock(c.dim, c.heads, c.mlp_ratio, rope) for _ in range(c.depth)])
+        self.norm_out = nn.LayerNorm(c.dim, elementwise_affine=False)
+        self.ada_out = nn.Linear(c.dim, 2 * c.dim)
+        self.out = nn.Linear(c.dim, patch_dim)
+        nn.init.zeros_(self.ada_out.weight)
+        nn.init.zeros_(self.ada_out.bias)
+
+    # ---- core -----------------------------------------------------------------------------------------
+    def _run(self, tokens: torch.Tensor, t_tok: torch.Tensor, pos: torch.Tensor, attend_for_layer) -> torch.Tensor:
+        temb = self.t_mlp(timestep_embedding(t_tok, self.config.dim))
+        x = self.embed(tokens)
+        for i, blk in enumerate(self.blocks):
+            x = blk(x, temb, pos, attend_for_layer(i))
+        sh, sc = self.ada_out(F.silu(temb)).chunk(2, dim=-1)
+        return self.out(self.norm_out(x) * (1 + sc) + sh)
+
+    def _check_frames(self, name: str, x: object) -> torch.Tensor:
+        c = self.config
+        if not isinstance(x, torch.Tensor) or x.dim() != 5 or tuple(x.shape[2:]) != (3, c.frame_size, c.frame_size):
+            raise ValueError(f"{name} must be [B, F, 3, {c.frame_size}, {c.frame_size}], got "
+                             f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
+        if not torch.isfinite(x).all():
+            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
+        return x
+
+    def forward(self, x_noisy: torch.Tensor, t, cache: BaseKVCache | None = None, start_frame: int = 0,
+                attn: str = "dense", *, region: torch.Tensor | None = None, cfg: DASAConfig | None = None,
+                write: dict | None = None, stats: dict | None = None) -> torch.Tensor:
+        """Denoise one chunk: ``x_noisy [B, F, 3, S, S]`` at level ``t`` (float or ``[B]``) -> $\\hat x_0$.
+
+        Attention runs over ``[cache ; chunk]`` (:func:`dasa_attention`); ``attn="dasa"`` uses the region mask
+        ``region [B, R]`` with ``cfg``'s static policy, ``"dense"`` ignores it. ``write={"dyn_mask", "keyframe"}``
+        appends each layer's K/V of this chunk to ``cache`` (the clean re-run).
+        """
+        if attn not in ("dense", "dasa"):
+            raise ValueError(f"attn must be 'dense' or 'dasa', got {attn!r}")
+        c = self.config
+        x_noisy = self._check_frames("x_noisy", x_noisy)
+        b, f = x_noisy.shape[:2]
+        cfg = cfg or DASAConfig()
+        tt = torch.as_tensor(t, dtype=torch.float32, device=x_noisy.device).reshape(-1).expand(b)
+        tokens = patchify(x_noisy, c.patch)
+        pos = frame_positions(start_frame, f, c.grid).to(x_noisy.device)
+        rm = region if attn == "dasa" else None
+
+        def attend_for_layer(i):
+            def attend(q, k, v):
+                o = dasa_attention(q, k, v, cache, i, rm, cfg, stats=stats)
+                if write is not None:
+                    cache.append(i, k, v, pos, start_frame, write.get("dyn_mask"), write.get("keyframe", False))
+                return o
+            return attend
+
+        out = self._run(tokens, tt[:, None].expand(b, tokens.shape[1]), pos, attend_for_layer)
+        return unpatchify(out, f, c.patch)
+
+    # ---- training -------------------------------------------------------------------------------------
+    def teacher_forcing_loss(self, clip: torch.Tensor, generator: torch.Generator | None = None,
+                             context_noise: float = 0.05) -> torch.Tensor:
+        """x₀-MSE of the noisy stream (chunks ≥ 1) under the block-causal clean/noisy mask; ``clip [B, T, 3, S, S]``,
+        T a multiple of ``chunk_frames``; noise levels drawn per (sequence, chunk) from the sampling schedule."""
+        c = self.config
+        clip = self._check_frames("clip", clip)
+        b, tf = clip.shape[:2]
+        if tf % c.chunk_frames or tf < 2 * c.chunk_frames:
+            raise ValueError(f"clip length must be a multiple of {c.chunk_frames} and >= 2 chunks, got {tf}")
+        n_chunks, p = tf // c.chunk_frames, c.tokens_per_frame
+        dev = clip.device
+        x0 = patchify(clip, c.patch)                                                 # [B, L, C]
+        lt = x0.shape[1]
+        chunk = torch.arange(lt, device=dev) // (c.chunk_frames * p)
+        sched = torch.tensor(SCHEDULE, device=dev)
+        t_chunk = sched[torch.randint(len(SCHEDULE), (b, n_chunks), generator=generator).to(dev)]
+        t_tok = t_chunk[:, chunk]                                                   # [B, L]
+        eps = torch.randn(x0.shape, generator=generator).to(dev)
+        noisy = (1 - t_tok[..., None]) * x0 + t_tok[..., None] * eps
+        tc = context_noise * torch.rand(b, 1, 1, generator=generator).to(dev)
+        clean = (1 - tc) * x0 + tc * torch.randn(x0.shape, generator=generator).to(dev)
+        tokens = torch.cat([clean, noisy], dim=1)
+        t_all = torch.cat([tc[..., 0].expand(b, lt), t_tok], dim=1)
+        pos = frame_positions(0, tf, c.grid).to(dev).repeat(2, 1)
+        ci, cj = chunk[:, None], chunk[None, :]
+        # clean i sees clean j (c_j <= c_i); noisy i sees clean j (c_j < c_i) and noisy j (c_j == c_i)
+        mask = torch.cat([torch.cat([cj <= ci, torch.zeros_like(ci == cj)], dim=1),
+                          torch.cat([cj < ci, cj == ci], dim=1)], dim=0)
+
+        def attend_for_layer(i):
+            return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+        pred = self._run(tokens, t_all, pos, attend_for_layer)[:, lt:]
+        target_rows = chunk >= 1
+        return F.mse_loss(pred[:, target_rows], x0[:, target_rows])
+
+    # ---- sampling -------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def generate(self, context: torch.Tensor, num_frames: int, steps: int = 4, policy: BaseKVCache | None = None,
+                 generator: torch.Generator | None = None, *, cfg: DASAConfig | None = None, regions: bool = True,
+                 stats: dict | None = None) -> torch.Tensor:
+        """Roll out ``num_frames`` frames (context included) from ``context [B, chunk_frames, 3, S, S]``.
+
+        Args:
+            policy: the KV cache (reset first); default :class:`DenseKVCache`.
+            cfg: DASA settings for the token masks written to the cache and, if ``regions``, the region masks
+                predicted from the previous chunk (motion persistence; never from ground truth).
+            steps: denoising steps per chunk (the first ``steps`` levels of 1, .75, .5, .25, ...).
+            stats: accumulates attended (query, key) pairs in ``stats["pairs"]``.
+        """
+        c = self.config
+        context = self._check_frames("context", context)
+        if context.shape[1] != c.chunk_frames:
+            raise ValueError(f"context must hold one chunk of {c.chunk_frames} frames, got {context.shape[1]}")
+        if not isinstance(num_frames, int) or num_frames < c.chunk_frames or num_frames % c.chunk_frames:
+            raise ValueError(f"num_frames must be a multiple of {c.chunk_frames} >= {c.chunk_frames}, got "
+                             f"{num_frames!r}")
+        if not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+        cfg = cfg or DASAConfig()
+        policy = DenseKVCache(c.depth) if policy is None else policy
+        if not isinstance(policy, BaseKVCache) or policy.num_layers != c.depth:
+            raise ValueError(f"policy must be a cache with num_layers = {c.depth}, got {policy!r}")
+        policy.reset()
+        levels = [1.0 - i / steps for i in range(steps)]
+        b, dev = context.shape[0], context.device
+        frames = [context]
+        self(context, 0.0, policy, 0, write={"dyn_mask": None, "keyframe": True}, stats=stats)
+        for ci in range(1, num_frames // c.chunk_frames):
+            start = ci * c.chunk_frames
+            prev = patchify(frames[-1], c.patch).view(b, c.chunk_frames, c.tokens_per_frame, -1)
+            rmask, attn = None, "dense"
+            if regions and cfg.static_policy != "full":
+                rmask = region_mask(token_dynamics(prev[:, -2], prev[:, -1], cfg.score), (c.grid, c.grid), cfg)
+                attn = "dasa"
+            shape = (b, c.chunk_frames, 3, c.frame_size, c.frame_size)
+            x = torch.randn(shape, generator=generator).to(dev)
+            for i, t in enumerate(levels):
+                x0 = self(x, t, policy, start, attn, region=rmask, cfg=cfg, stats=stats).clamp(-0.5, 1.5)
+                if i + 1 < len(levels):
+                    tn = levels[i + 1]
+                    x = (1 - tn) * x0 + tn * torch.randn(shape, generator=generator).to(dev)
+            frames.append(x0)
+            keyframe = ci % cfg.keyframe_every == 0
+            self(x0, 0.0, policy, start, write={"dyn_mask": self._dyn_mask(x0, prev[:, -1], cfg),
+                                                 "keyframe": keyframe}, stats=stats)
+        return torch.cat(frames, dim=1)
+
+    def _dyn_mask(self, x0: torch.Tensor, prev_last: torch.Tensor, cfg: DASAConfig) -> torch.Tensor:
+        """``bool [B, F·P]``: each frame's dynamic tokens against the frame before it (within the chunk, and
+        the previous chunk's last frame for the first)."""
+        c = self.config
+        cur = patchify(x0, c.patch).view(x0.shape[0], c.chunk_frames, c.tokens_per_frame, -1)
+        masks, before = [], prev_last
+        for f in range(c.chunk_frames):
+            masks.append(token_mask(token_dynamics(before, cur[:, f], cfg.score), (c.grid, c.grid), cfg))
+            before = cur[:, f]
+        return torch.cat(masks, dim=1)
