@@ -7,7 +7,10 @@ minimises the mean logistic loss plus the same penalty. Both expose ``dual_gap_`
 
 from __future__ import annotations
 
+import copy
 import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -135,6 +138,22 @@ class _GroupL1Base(BaseEstimator):
         return log
 
 
+@contextmanager
+def _unchanged_on_error(estimator: BaseEstimator) -> Iterator[None]:
+    """A failed ``fit``/``refit_partition`` leaves the estimator exactly as it was.
+
+    scikit-learn's ``validate_data`` sets ``n_features_in_`` before our own checks (group count vs
+    columns) can fail, and a solve can fail midway: the learned state is restored from a deep copy.
+    """
+    saved = copy.deepcopy(estimator.__dict__)
+    try:
+        yield
+    except BaseException:
+        estimator.__dict__.clear()
+        estimator.__dict__.update(saved)
+        raise
+
+
 class GroupL1Regressor(RegressorMixin, _GroupL1Base):
     """Least squares with the group ℓ_{p,1} penalty: ``‖y - Xw - b‖²/(2n) + α Σ_g ω_g ‖w_g‖_p``.
 
@@ -171,8 +190,9 @@ class GroupL1Regressor(RegressorMixin, _GroupL1Base):
 
     def fit(self, X: Any, y: Any) -> GroupL1Regressor:
         """Fit on ``X [n, d]``, ``y [n]``; returns ``self``."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        self._fit_arrays(X, y)
+        with _unchanged_on_error(self):
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            self._fit_arrays(X, y)
         return self
 
     def predict(self, X: Any) -> np.ndarray:
@@ -192,8 +212,9 @@ class GroupL1Regressor(RegressorMixin, _GroupL1Base):
         if ``return_log``).
         """
         check_is_fitted(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
-        log = self._refit(X, y, new_groups, method, weights)
+        with _unchanged_on_error(self):
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, reset=False)
+            log = self._refit(X, y, new_groups, method, weights)
         return (self, log) if return_log else self
 
 
@@ -242,9 +263,10 @@ class GroupL1Classifier(ClassifierMixin, _GroupL1Base):
 
     def fit(self, X: Any, y: Any) -> GroupL1Classifier:
         """Fit on ``X [n, d]`` and binary labels ``y [n]``; returns ``self``."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
-        y01 = self._encode(y, reset=True)
-        self._fit_arrays(X, y01)
+        with _unchanged_on_error(self):
+            X, y = validate_data(self, X, y, dtype=np.float64)
+            y01 = self._encode(y, reset=True)
+            self._fit_arrays(X, y01)
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -270,8 +292,9 @@ class GroupL1Classifier(ClassifierMixin, _GroupL1Base):
                         weights: Any = None, return_log: bool = False):
         """As :meth:`GroupL1Regressor.refit_partition`, for the logistic loss."""
         check_is_fitted(self)
-        X, y = validate_data(self, X, y, dtype=np.float64, reset=False)
-        y01 = self._encode(y, reset=False)
-        log = self._refit(X, y01, new_groups, method, weights)
+        with _unchanged_on_error(self):
+            X, y = validate_data(self, X, y, dtype=np.float64, reset=False)
+            y01 = self._encode(y, reset=False)
+            log = self._refit(X, y01, new_groups, method, weights)
         return (self, log) if return_log else self
 

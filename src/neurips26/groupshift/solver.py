@@ -144,7 +144,27 @@ def _project_lq_ball(v: np.ndarray, q: float, radius: float) -> np.ndarray:
 
 
 def prox_group_norm(v: np.ndarray, t: float, p: float) -> np.ndarray:
-    """``prox_{t‖·‖_p}(v) = argmin_x ½‖x - v‖² + t‖x‖_p`` (Moreau: ``v - Π_{‖·‖_q <= t}(v)``)."""
+    """``prox_{t‖·‖_p}(v) = argmin_x ½‖x - v‖² + t‖x‖_p`` (Moreau: ``v - Π_{‖·‖_q <= t}(v)``).
+
+    Args:
+        v: a 1-D array of finite numbers (one group's coefficients).
+        t: the threshold, a finite number >= 0.
+        p: in ``(1, ∞]`` (see :func:`validate_p`).
+    """
+    p = validate_p(p)
+    v = np.asarray(v, dtype=float)
+    if v.ndim != 1:
+        raise ValueError(f"v must be a 1-D array (one group), got shape {v.shape}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError("v must be finite, got NaN or inf entries")
+    if isinstance(t, bool) or not isinstance(t, int | float | np.integer | np.floating) or not math.isfinite(t) \
+            or t < 0:
+        raise ValueError(f"t must be a finite number >= 0, got {t!r}")
+    return _prox_group_norm(v, float(t), p)
+
+
+def _prox_group_norm(v: np.ndarray, t: float, p: float) -> np.ndarray:
+    """:func:`prox_group_norm` without validation, for the solver's inner loop (inputs already checked)."""
     if t <= 0:
         return v.copy()
     if p == 2.0:
@@ -387,7 +407,7 @@ class Problem:
             self.flops += n * m
             wg = w[g]
             if not logistic:
-                new = prox_group_norm(wg - grad / L_glob, alpha * self.weights[k] / L_glob, p)
+                new = _prox_group_norm(wg - grad / L_glob, alpha * self.weights[k] / L_glob, p)
                 delta = new - wg
                 if np.any(delta != 0.0):
                     w[g] = new
@@ -404,7 +424,7 @@ class Problem:
             while True:
                 if L >= L_glob:
                     L = L_glob
-                new = prox_group_norm(wg - grad / L, alpha * self.weights[k] / L, p)
+                new = _prox_group_norm(wg - grad / L, alpha * self.weights[k] / L, p)
                 delta = new - wg
                 if not np.any(delta != 0.0):
                     break
