@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 import pytest
-from _badinput import BadInput, check_bad_inputs
 
+from _badinput import BadInput, check_bad_inputs
 from neurips26.groupshift import (
     GroupL1Classifier,
     GroupL1Regressor,
