@@ -1,4 +1,5 @@
-"""Sphere Latent Encoder (P06; Do, Nguyen, Li, "Efficient Image Synthesis with Sphere Latent Encoder", arXiv 2605.15592).
+"""Sphere Latent Encoder (P06; Do, Nguyen, Li, "Efficient Image Synthesis with Sphere Latent Encoder",
+arXiv 2605.15592).
 
 What: a few-step image generator. Latents of a *frozen* pretrained tokenizer are put on a sphere by a global
 RMS norm f; a separate transformer G learns to map spherically corrupted latents f(f(z) + r·tan(85°)·ε) back

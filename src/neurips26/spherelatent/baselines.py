@@ -5,15 +5,18 @@ An encoder $E$ and decoder $D$ trained jointly; $z = f(E(x))$ lies on the sphere
 and one $\varepsilon$: $\tilde z_b = f(z + r\sigma\varepsilon)$, $\tilde z_s = f(z + \tfrac12 r u\sigma\varepsilon)$,
 $\hat x_b = D(\tilde z_b)$, $\hat x_s = D(\tilde z_s)$ and
 
-$$ \mathcal L = w_{\text{rec}} \lVert \hat x_s - x \rVert_1 + w_{\text{pix}} \lVert \hat x_b - \mathrm{sg}\,\hat x_s\rVert_1
+$$ \mathcal L = w_{\text{rec}} \lVert \hat x_s - x \rVert_1
+             + w_{\text{pix}} \lVert \hat x_b - \mathrm{sg}\,\hat x_s\rVert_1
              + w_{\text{lat}} \big(1 - \cos(E(\hat x_b), \mathrm{sg}\,E(x))\big) $$
 
 (LPIPS terms dropped: no offline weights). Sampling: $x_1 = D(f(e))$, then for $s = 2..T$:
-$x_s = D\big(f(f(E(x_{s-1})) + r_s\sigma\varepsilon')\big)$ with a cached $\varepsilon'$: $T$ decodes and $T - 1$ encodes.
+$x_s = D\big(f(f(E(x_{s-1})) + r_s\sigma\varepsilon')\big)$ with a cached $\varepsilon'$:
+$T$ decodes and $T - 1$ encodes.
 CFG ("combo"): lerp with weight $\sqrt{\text{cfg}}$ in both $E$ and $D$.
 
 **Latent flow matching** (rectified flow) in the same frozen, standardised latent:
-$z_t = (1 - t) z + t\varepsilon$, $\mathcal L = \lVert v_\theta(z_t, t, y) - (\varepsilon - z)\rVert^2$, sampled by Euler
+$z_t = (1 - t) z + t\varepsilon$, $\mathcal L = \lVert v_\theta(z_t, t, y) - (\varepsilon - z)\rVert^2$,
+sampled by Euler
 from $t = 1$ to $0$ in $T$ steps, then one decode.
 """
 
@@ -59,8 +62,10 @@ class SphereEncoder(nn.Module):
         self.encoder, self.decoder = ConvEncoder(**kw), ConvDecoder(**kw)
         sigma_max(max_angle_deg)
         self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), _nonneg("hard_case_prob", hard_case_prob)
-        self.rec_weight, self.pix_con_weight = _nonneg("rec_weight", rec_weight), _nonneg("pix_con_weight", pix_con_weight)
-        self.lat_con_weight, self.class_dropout = _nonneg("lat_con_weight", lat_con_weight), _nonneg("class_dropout", class_dropout)
+        self.rec_weight = _nonneg("rec_weight", rec_weight)
+        self.pix_con_weight = _nonneg("pix_con_weight", pix_con_weight)
+        self.lat_con_weight = _nonneg("lat_con_weight", lat_con_weight)
+        self.class_dropout = _nonneg("class_dropout", class_dropout)
         self.num_classes, self.in_channels, self.image_size = num_classes, in_channels, image_size
         side = image_size // 2 ** downsample
         self.latent_shape = (latent_channels, side, side)
@@ -165,7 +170,7 @@ class LatentFlowMatching(nn.Module):
         return self
 
     def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
-        """$\\lVert v_\\theta(z_t, t, y) - (\\varepsilon - z) \\rVert^2$ with $t \\sim U[0, 1]$; returns (loss, logs)."""
+        """$\\lVert v_\\theta(z_t, t, y) - (\\varepsilon - z) \\rVert^2$, $t \\sim U[0, 1]$; returns (loss, logs)."""
         check_images(x)
         y = check_labels(y, x.shape[0], self.num_classes)
         with torch.no_grad():

@@ -73,7 +73,8 @@ class LatentTransformer(nn.Module):
         if not (isinstance(latent_shape, tuple | list) and len(latent_shape) == 3
                 and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in latent_shape)):
             raise ValueError(f"latent_shape must be three positive ints (C, h, w), got {latent_shape!r}")
-        for name, v, low in (("dim", dim, 1), ("depth", depth, 1), ("heads", heads, 1), ("num_classes", num_classes, 0)):
+        for name, v, low in (("dim", dim, 1), ("depth", depth, 1), ("heads", heads, 1),
+                             ("num_classes", num_classes, 0)):
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
                 raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
         if dim % heads:

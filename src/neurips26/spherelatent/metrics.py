@@ -51,7 +51,8 @@ def _frechet_from_moments(mu_a: np.ndarray, cov_a: np.ndarray, mu_b: np.ndarray,
         covmean = linalg.sqrtm((cov_a + offset) @ (cov_b + offset))
     covmean = np.real(covmean)
     diff = mu_a - mu_b
-    # $\lVert\mu_a-\mu_b\rVert^2 + \mathrm{tr}\,\Sigma_a + \mathrm{tr}\,\Sigma_b - 2\,\mathrm{tr}(\Sigma_a\Sigma_b)^{1/2}$
+    # $\lVert\mu_a-\mu_b\rVert^2 + \mathrm{tr}\,\Sigma_a + \mathrm{tr}\,\Sigma_b
+    #   - 2\,\mathrm{tr}(\Sigma_a\Sigma_b)^{1/2}$
     value = float(diff @ diff + np.trace(cov_a) + np.trace(cov_b) - 2.0 * np.trace(covmean))
     return max(value, 0.0)  # d^2 >= 0; round-off can leave about -1e-12
 

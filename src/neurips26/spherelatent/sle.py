@@ -4,11 +4,14 @@ Training (all in latent space; the exact losses are inferred from "latent recons
 mirroring the Sphere Encoder's pixel pair). With $z = f(\mathrm{std}(E(x)))$ from the frozen tokenizer,
 radii $r$ from :func:`stratified_radii`, $u \sim U[0, 1)$ and one $\varepsilon$:
 
-$$ \tilde z_{\text{big}} = f(z + r\sigma_{\max}\varepsilon), \quad \tilde z_{\text{small}} = f(z + \tfrac12 r u \sigma_{\max}\varepsilon), $$
+$$ \tilde z_{\text{big}} = f(z + r\sigma_{\max}\varepsilon),
+   \quad \tilde z_{\text{small}} = f(z + \tfrac12 r u \sigma_{\max}\varepsilon), $$
 $$ \mathcal L = \underbrace{\lVert f(G(\tilde z_{\text{small}})) - z\rVert^2}_{\mathcal L_{\text{rec}}}
-   + \lambda \underbrace{\lVert f(G(\tilde z_{\text{big}})) - \mathrm{sg}\,f(G(\tilde z_{\text{small}}))\rVert^2}_{\mathcal L_{\text{con}}} $$
+   + \lambda \underbrace{\lVert f(G(\tilde z_{\text{big}}))
+   - \mathrm{sg}\,f(G(\tilde z_{\text{small}}))\rVert^2}_{\mathcal L_{\text{con}}} $$
 
-(means over elements). Sampling: $\hat z_1 = G(f(e))$; $\hat z_s = G\big(f(f(\hat z_{s-1}) + r_s\sigma_{\max}\varepsilon')\big)$
+(means over elements). Sampling: $\hat z_1 = G(f(e))$;
+$\hat z_s = G\big(f(f(\hat z_{s-1}) + r_s\sigma_{\max}\varepsilon')\big)$
 for $s = 2..T$ with one cached $\varepsilon'$; then a single decode $x = D(\mathrm{unstd}(f(\hat z_T)))$.
 Cost $T\cdot G + D$, no encoder call. Classifier-free guidance is one latent lerp per step (inferred).
 """
@@ -45,7 +48,8 @@ def to_unit_interval(x: Tensor) -> Tensor:
 
 
 def guided(net: nn.Module, z: Tensor, y: Tensor | None, weight: float, null: int, **kw: Tensor) -> Tensor:
-    r"""$\mathrm{out}_\varnothing + w\,(\mathrm{out}_y - \mathrm{out}_\varnothing)$; one conditional pass when $w = 1$ or no labels."""
+    r"""$\mathrm{out}_\varnothing + w\,(\mathrm{out}_y - \mathrm{out}_\varnothing)$; one conditional pass
+    when $w = 1$ or without labels."""
     if y is None or weight == 1.0:
         return net(z, y, **kw)
     uncond = net(z, torch.full_like(y, null), **kw)
@@ -65,7 +69,8 @@ class SphereLatentEncoder(nn.Module):
 
     Args:
         tokenizer: any :class:`LatentTokenizer` (frozen here: ``eval()``, ``requires_grad_(False)``).
-        denoiser: any module ``denoiser(z, y=None) -> z_hat`` on ``[B, *latent_shape]`` (e.g. :class:`LatentTransformer`).
+        denoiser: any module ``denoiser(z, y=None) -> z_hat`` on ``[B, *latent_shape]``
+            (e.g. :class:`LatentTransformer`).
         max_angle_deg: $\\alpha_{\\max}$ (85°).
         hard_case_prob: probability of a "hard" radius beyond $\\alpha_{\\max}$ (0.1).
         con_weight: $\\lambda$ of the consistency loss (1).
@@ -76,7 +81,8 @@ class SphereLatentEncoder(nn.Module):
     """
 
     def __init__(self, tokenizer: LatentTokenizer, denoiser: nn.Module, *, max_angle_deg: float = DEFAULT_MAX_ANGLE_DEG,
-                 hard_case_prob: float = 0.1, con_weight: float = 1.0, latent_stats: tuple[Tensor, Tensor] | None = None,
+                 hard_case_prob: float = 0.1, con_weight: float = 1.0,
+                 latent_stats: tuple[Tensor, Tensor] | None = None,
                  num_classes: int = 0, class_dropout: float = 0.1) -> None:
         super().__init__()
         if not isinstance(tokenizer, LatentTokenizer):
@@ -85,7 +91,8 @@ class SphereLatentEncoder(nn.Module):
         if not isinstance(denoiser, nn.Module):
             raise TypeError(f"denoiser must be a torch.nn.Module, got {type(denoiser).__name__}")
         sigma_max(max_angle_deg)  # validates the angle
-        for name, v in (("con_weight", con_weight), ("class_dropout", class_dropout), ("hard_case_prob", hard_case_prob)):
+        for name, v in (("con_weight", con_weight), ("class_dropout", class_dropout),
+                        ("hard_case_prob", hard_case_prob)):
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:

@@ -8,7 +8,8 @@ $$ f(z) = \frac{z}{\sqrt{\tfrac1N \sum_j z_j^2 + \epsilon}}, \qquad \lVert f(z) 
 one *global* RMS norm per sample (not per token; a per-token norm changes the geometry).
 
 Corruption. $\tilde z = f\big(f(z) + r\,\sigma_{\max}\,\varepsilon\big)$ with $\varepsilon \sim \mathcal N(0, I)$ and
-$\sigma_{\max} = \tan\alpha_{\max}$. In high dimension $\varepsilon \perp f(z)$ and $\lVert\varepsilon\rVert \approx \sqrt N$,
+$\sigma_{\max} = \tan\alpha_{\max}$. In high dimension $\varepsilon \perp f(z)$
+and $\lVert\varepsilon\rVert \approx \sqrt N$,
 so the angle between $f(z)$ and $\tilde z$ is about $\arctan(r\,\sigma_{\max})$: $r = 1$ moves a latent $85°$ away.
 """
 

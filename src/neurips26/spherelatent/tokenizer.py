@@ -67,7 +67,8 @@ def check_labels(y: object, n: int, num_classes: int, *, name: str = "y") -> Ten
 
 
 class _FiLM(nn.Module):
-    r"""$h \leftarrow h \odot (1 + \gamma_y) + \beta_y$ per channel, from a class embedding (null class = num_classes)."""
+    r"""$h \leftarrow h \odot (1 + \gamma_y) + \beta_y$ per channel, from a class embedding
+    (null class = num_classes)."""
 
     def __init__(self, num_classes: int, channels: int) -> None:
         super().__init__()
@@ -170,7 +171,8 @@ class ConvAutoencoder(nn.Module):
         return self.decode(self.encode(x))
 
     def reconstruction_loss(self, x: Tensor, latent_noise: float = 0.1) -> Tensor:
-        r"""$\lVert \hat x - x\rVert_1 + \lVert \hat x - x\rVert_2^2$ (means), $\hat x = D(E(x) + \sigma\,\mathrm{rms}(z)\,n)$,
+        r"""$\lVert \hat x - x\rVert_1 + \lVert \hat x - x\rVert_2^2$ (means),
+        $\hat x = D(E(x) + \sigma\,\mathrm{rms}(z)\,n)$,
         $\sigma \sim U[0, \text{latent\_noise}]$ per sample (noise augmentation, as RAE trains its decoder)."""
         check_images(x, channels=self.in_channels, size=self.image_size)
         if isinstance(latent_noise, bool) or not isinstance(latent_noise, int | float) or not (

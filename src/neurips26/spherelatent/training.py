@@ -26,7 +26,10 @@ __all__ = ["EMA", "FitResult", "digits_images", "fit", "train_classifier", "trai
 
 
 def digits_images(size: int = 16) -> tuple[Tensor, Tensor]:
-    """scikit-learn's 1797 digits, bilinearly upsampled 8×8 -> ``size``×``size``, in [-1, 1]: ``([N, 1, S, S], [N])``."""
+    """scikit-learn's 1797 digits, bilinearly upsampled 8×8 -> ``size``×``size``, in [-1, 1].
+
+    Returns ``(images [N, 1, S, S], labels [N])``.
+    """
     from neurips26.data import load_digits
 
     if isinstance(size, bool) or not isinstance(size, int) or size < 8:
@@ -126,7 +129,7 @@ def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.
 
     wrap = None
     if progress is not None:
-        def wrap(it: Any, desc: str = desc) -> Any:
+        def wrap(it: Any, **_: Any) -> Any:
             return progress(it, desc=desc)
     result = train_lm(model, _batches(x, y, batch_size, seed), steps=steps, lr=lr, schedule="cosine",
                       warmup_steps=max(1, steps // 20) if warmup_steps is None else warmup_steps,
