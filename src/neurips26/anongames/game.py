@@ -24,12 +24,17 @@ import functools
 import math
 import numbers
 import random as _random
+import re
 from collections.abc import Sequence
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Literal
 
 FloatPolicy = Literal["exact", "decimal", "refuse"]
+#: Largest decimal exponent accepted in a Decimal or a string ("1e999999999" would build a billion-digit
+#: integer and hang); far beyond any payoff, and beyond what a float can hold.
+MAX_DECIMAL_EXPONENT = 400
+_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
 _FLOAT_POLICIES = ("exact", "decimal", "refuse")
 GAME_KINDS = ("random", "hard", "ties", "degenerate", "complements", "substitutes")
 
@@ -57,6 +62,9 @@ def as_fraction(x: Any, *, name: str = "value", floats: FloatPolicy = "exact") -
     if isinstance(x, Decimal):
         if not x.is_finite():
             raise ValueError(f"{name}: expected a finite number, got {x!r}")
+        if abs(x.adjusted()) > MAX_DECIMAL_EXPONENT:
+            raise ValueError(f"{name}: exponent {x.adjusted()} is out of range (|exponent| <= "
+                             f"{MAX_DECIMAL_EXPONENT}), got {x!r}")
         return Fraction(x)
     if isinstance(x, numbers.Real):  # Python float, numpy floating
         value = float(x)
@@ -67,6 +75,11 @@ def as_fraction(x: Any, *, name: str = "value", floats: FloatPolicy = "exact") -
                             "pass an int, a Fraction or a string like '3/7'")
         return Fraction(value) if floats == "exact" else Fraction(repr(value))
     if isinstance(x, str):
+        exponent = _EXPONENT.search(x)
+        if exponent and (len(exponent.group(1).lstrip("+-")) > 6
+                         or abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT):
+            raise ValueError(f"{name}: exponent out of range (|exponent| <= {MAX_DECIMAL_EXPONENT}), "
+                             f"got {x[:40]!r}")
         try:
             return Fraction(x.strip())
         except (ValueError, ZeroDivisionError) as err:
