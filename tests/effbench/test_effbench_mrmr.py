@@ -128,7 +128,7 @@ def test_continuous_mode_runs_with_ksg():
     ({"mi_k": 0}, None, "mi_k"),
     ({"mi": "ross"}, "half", "0/1"),
     ({}, "nan", "NaN"),
-    ({}, "1d", "2-D"),
+    ({}, "1d", "2D"),
 ])
 def test_bad_input_raises_naming_the_argument(kwargs, X, match):
     _, S = _toy()

@@ -5,6 +5,7 @@ import warnings
 import numpy as np
 import pytest
 from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
 
 from neurips26.effbench import (
     BenchmarkPredictor,
@@ -31,7 +32,8 @@ def test_predict_paths_agree_and_are_clipped(split):
     src, tgt = split
     bench = EfficientBenchmark(MRMRSelector(0.05), KRRPredictor()).fit(src)
     full = bench.predict_full(tgt)
-    np.testing.assert_array_equal(full, bench.predict(tgt[:, bench.coreset_]))
+    np.testing.assert_array_equal(full, bench.predict_from_coreset(tgt[:, bench.coreset_]))
+    np.testing.assert_array_equal(full, bench.predict(tgt))
     assert np.all((0 <= full) & (1 >= full))
     answers = {int(j): tgt[0, j] for j in range(tgt.shape[1])}
     assert bench.predict_full_score(answers) == pytest.approx(full[0])
@@ -79,11 +81,11 @@ def test_errors_and_small_source_warning(split):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         bench = EfficientBenchmark(RandomSelector(5)).fit(src)
-    with pytest.raises(ValueError, match="questions as at fit"):
-        bench.predict_full(tgt[:, :10])
+    with pytest.raises(ValueError, match="features"):
+        bench.predict(tgt[:, :10])
     with pytest.raises(ValueError, match="coreset"):
-        bench.predict(tgt)
-    with pytest.raises(RuntimeError, match="not fitted"):
+        bench.predict_from_coreset(tgt)
+    with pytest.raises(NotFittedError):
         EfficientBenchmark().predict(tgt)
     with pytest.raises(ValueError, match="selector must be"):
         BenchmarkPredictor("best").fit(src)

@@ -31,7 +31,10 @@ def check_matrix(S, *, name: str = "S", binary: bool | None = None, min_rows: in
         if off.any():
             i, j = np.argwhere(off)[0]
             raise ValueError(f"{name} must be 0/1 in binary mode, got {arr[i, j]!r} at (model {i}, question {j})")
-    elif binary is False and (arr.min() < 0 or arr.max() > 1):
+    elif binary is False and arr.min() < 0:
+        raise ValueError(f"{name} entries must lie in [0, 1] (Negative values in data are not scores), got "
+                         f"range [{arr.min()}, {arr.max()}]")
+    elif binary is False and arr.max() > 1:
         raise ValueError(f"{name} entries must lie in [0, 1], got range [{arr.min()}, {arr.max()}]")
     return arr
 
@@ -61,4 +64,56 @@ def check_target(y, n_rows: int, *, name: str = "y") -> np.ndarray:
         raise ValueError(f"{name} must have shape ({n_rows},) to match the matrix rows, got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite, got a NaN/inf entry")
+    return arr
+
+
+# -- the scikit-learn contract: check_array / validate_data, then the answer-matrix domain ------------------
+def sk_check(X, y=None, *, name: str = "X", min_samples: int = 1, y_required: bool = False,
+             estimator=None, binary: bool | None = None, scores01: bool = False):
+    """Validate like scikit-learn (sparse, complex, empty, 1-D, non-finite refused; a ``(M, 1)`` ``y`` is
+    raveled with a ``DataConversionWarning``) and then the domain: ``binary=True`` 0/1 entries, ``scores01``
+    entries in [0, 1]. Mutates nothing (``validate_data(..., reset=True)`` is the caller's commit step).
+
+    Returns ``X`` ``(M, N)`` float64, or ``(X, y)`` when ``y`` is given / required. Messages name ``name``.
+    """
+    from sklearn.utils import check_array, column_or_1d
+
+    if y is None and y_required:
+        name_est = type(estimator).__name__ if estimator is not None else "this estimator"
+        raise ValueError(f"{name_est} requires y to be passed, but the target y is None")
+    try:
+        arr = check_array(X, dtype=np.float64, ensure_min_samples=min_samples, input_name=name,
+                          estimator=estimator)
+    except ValueError as err:
+        raise ValueError(err if name in str(err) else f"{name}: {err}") from err
+    if binary or scores01:
+        check_matrix(arr, name=name, binary=True if binary else False, min_rows=min_samples)
+    if y is None:
+        return arr
+    try:
+        y_arr = column_or_1d(y, warn=True, dtype=np.float64)
+    except ValueError as err:
+        raise ValueError(f"y: {err}") from err
+    return arr, check_target(y_arr, arr.shape[0])
+
+
+def commit_features(estimator, X) -> None:
+    """Set ``n_features_in_`` / ``feature_names_in_`` from the original ``X`` (after every check passed)."""
+    from sklearn.utils.validation import validate_data
+
+    validate_data(estimator, X, reset=True, skip_check_array=True)
+
+
+def check_predict_input(estimator, X, *, name: str = "X", scores01: bool = False) -> np.ndarray:
+    """``check_is_fitted`` (``NotFittedError``), then ``validate_data(reset=False)`` (column count and
+    feature names as at fit time) and the domain check."""
+    from sklearn.utils.validation import check_is_fitted, validate_data
+
+    check_is_fitted(estimator)
+    try:
+        arr = validate_data(estimator, X, reset=False, dtype=np.float64)
+    except ValueError as err:
+        raise ValueError(err if name in str(err) else f"{name}: {err}") from err
+    if scores01:
+        check_matrix(arr, name=name, binary=False)
     return arr

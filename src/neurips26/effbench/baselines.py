@@ -9,28 +9,46 @@ fitted on the same coreset (the paper's refit), see :class:`~neurips26.effbench.
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_matrix, check_target, resolve_budget
+from ._validation import check_matrix, commit_features, resolve_budget, sk_check
 from .irt import IRTParams, estimate_ability, fit_irt_2pl
 from .regress import MeanPredictor
 
 
+def _all_or_nothing(fit):
+    """A failed ``fit`` leaves the selector as it was: its attributes are restored before re-raising
+    (every attribute is rebound by ``fit``, never mutated in place, so a shallow copy suffices)."""
+
+    @functools.wraps(fit)
+    def wrapper(self, X, y=None):
+        saved = dict(vars(self))
+        try:
+            return fit(self, X, y)
+        except BaseException:
+            vars(self).clear()
+            vars(self).update(saved)
+            raise
+
+    return wrapper
+
+
 class _Selector(BaseEstimator):
     def _start(self, X, y, *, binary: bool | None = None, min_rows: int = 2):
-        S = check_matrix(X, name="X", binary=binary, min_rows=min_rows)
+        checked = sk_check(X, y, name="X", min_samples=min_rows, estimator=self, binary=binary, scores01=True)
+        S, target = checked if y is not None else (checked, checked.mean(1))
         n = resolve_budget(self.n_questions, S.shape[1])
-        target = S.mean(1) if y is None else check_target(y, S.shape[0])
-        self.n_features_in_ = S.shape[1]
+        commit_features(self, X)  # the caller's fit is wrapped by _all_or_nothing
         self.n_select_ = n
         return S, target, n
 
     def _fitted(self) -> None:
-        if not hasattr(self, "selected_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(S) first")
+        check_is_fitted(self, "selected_")
 
 
 # ----------------------------------------------------------------------------------------------------
@@ -44,6 +62,7 @@ class RandomSelector(_Selector):
         self.n_questions = n_questions
         self.random_state = random_state
 
+    @_all_or_nothing
     def fit(self, X, y=None) -> RandomSelector:
         S, _, n = self._start(X, y, min_rows=1)
         rng = np.random.default_rng(self.random_state)
@@ -161,6 +180,7 @@ class AnchorPointsSelector(_Selector):
         self.n_questions = n_questions
         self.random_state = random_state
 
+    @_all_or_nothing
     def fit(self, X, y=None) -> AnchorPointsSelector:
         S, _, n = self._start(X, y)
         self.selected_, self.weights_ = anchor_points(S, n, random_state=self.random_state)
@@ -245,6 +265,7 @@ class IRTSelector(_Selector):
         return fit_irt_2pl(S, self.dims, optimizer=self.optimizer, steps=self.steps,
                            random_state=0 if self.random_state is None else int(self.random_state))
 
+    @_all_or_nothing
     def fit(self, X, y=None) -> IRTSelector:
         from sklearn.cluster import KMeans
 
@@ -317,6 +338,7 @@ class LassoSelector(_Selector):
     def __init__(self, n_questions: int | float = 0.1):
         self.n_questions = n_questions
 
+    @_all_or_nothing
     def fit(self, X, y=None) -> LassoSelector:
         import warnings
 

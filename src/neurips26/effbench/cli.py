@@ -10,7 +10,9 @@
 ``coreset.json`` order), and prints one predicted full score per model.
 
 Matrices: ``.npz`` (a 2-D numeric array; ``--key`` names it when there are several) or ``.csv``
-(numbers, optionally with one header row of question ids). Bad input: one line on stderr, exit 2.
+(numbers, optionally with one header row of question ids; ``--header auto|yes|no``). Bad input: one line
+on stderr, exit 2. ``select`` refuses an ``--out`` that already holds a model unless ``--force``, and
+writes every file atomically (temporary name, then rename).
 """
 
 from __future__ import annotations
@@ -38,15 +40,26 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
-def _read_csv(path: Path) -> tuple[np.ndarray, list[str] | None]:
-    with path.open(newline="", encoding="utf-8") as fh:
-        rows = [row for row in csv.reader(fh) if row and any(cell.strip() for cell in row)]
+def _is_header(first: list[str]) -> bool:
+    """A first row is a header of question ids when a cell is not a number, or when a number lies outside
+    [0, 1] (scores cannot; numeric ids such as ``3,17,42`` do)."""
+    try:
+        values = [float(cell) for cell in first]
+    except ValueError:
+        return True
+    return any(not (0.0 <= v <= 1.0) for v in values)
+
+
+def _read_csv(path: Path, header_mode: str = "auto") -> tuple[np.ndarray, list[str] | None]:
+    try:
+        with path.open(newline="", encoding="utf-8") as fh:
+            rows = [row for row in csv.reader(fh) if row and any(cell.strip() for cell in row)]
+    except (UnicodeDecodeError, csv.Error) as err:
+        raise InputError(f"{path}: not a readable UTF-8 CSV ({type(err).__name__})") from err
     if not rows:
         raise InputError(f"{path} is empty")
     header = None
-    try:
-        [float(cell) for cell in rows[0]]
-    except ValueError:
+    if header_mode == "yes" or (header_mode == "auto" and _is_header(rows[0])):
         header, rows = [cell.strip() for cell in rows[0]], rows[1:]
     if not rows:
         raise InputError(f"{path} has a header but no rows")
@@ -62,8 +75,11 @@ def _read_csv(path: Path) -> tuple[np.ndarray, list[str] | None]:
     return data, header
 
 
-def read_matrix(path_text: str, key: str | None) -> tuple[np.ndarray, list[str] | None]:
-    """Load a ``(models, questions)`` matrix from ``.npz`` or ``.csv``; question ids when the file has them."""
+def read_matrix(path_text: str, key: str | None, header: str = "auto") -> tuple[np.ndarray, list[str] | None]:
+    """Load a ``(models, questions)`` matrix from ``.npz`` or ``.csv``; question ids when the file has them.
+
+    ``header`` (CSV only): ``"yes"`` the first row is question ids, ``"no"`` it is a model, ``"auto"`` it is a
+    header when it holds a non-number or a number outside [0, 1]."""
     path = Path(path_text)
     if not path.is_file():
         raise InputError(f"file not found: {path}")
@@ -71,7 +87,7 @@ def read_matrix(path_text: str, key: str | None) -> tuple[np.ndarray, list[str] 
     if suffix == ".csv":
         if key is not None:
             raise InputError("--key applies to .npz files only")
-        return _read_csv(path)
+        return _read_csv(path, header)
     if suffix != ".npz":
         raise InputError(f"{path}: expected a .npz or .csv file, got {suffix or 'no extension'}")
     try:
@@ -123,9 +139,15 @@ def parse_budget(text: str, n_questions: int) -> int | float:
 
 def _cmd_select(args) -> int:
     from .mrmr import MRMRSelector
-    from .pipeline import EfficientBenchmark, make_predictor
+    from .pipeline import EfficientBenchmark, atomic_write, make_predictor
 
-    S, ids = read_matrix(args.matrix, args.key)
+    out_dir = Path(args.out)
+    if out_dir.exists() and not out_dir.is_dir():
+        raise InputError(f"--out {out_dir} is a file; give a folder")
+    taken = [n for n in ("predictor.json", "predictor.npz", "coreset.json") if (out_dir / n).exists()]
+    if taken and not args.force:
+        raise InputError(f"--out {out_dir} already holds a model ({', '.join(taken)}); pass --force to replace it")
+    S, ids = read_matrix(args.matrix, args.key, args.header)
     binary = not args.continuous
     S = _check_values(S, "matrix", binary)
     n_models, n_questions = S.shape
@@ -146,12 +168,15 @@ def _cmd_select(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         bench = EfficientBenchmark(selector, predictor).fit(S, question_ids=ids)
-    out = bench.save(args.out)
+    try:
+        out = bench.save(out_dir, overwrite=args.force)
+    except OSError as err:
+        raise InputError(f"--out {out_dir}: cannot write ({err.strerror or err})") from err
     info = {"coreset": bench.coreset_.tolist(), "question_ids": [ids[j] for j in bench.coreset_] if ids else None,
             "n_source_models": n_models, "n_questions": n_questions, "budget": args.budget,
             "regressor": args.regressor, "mi_k": args.mi_k, "binary": binary,
             "alpha": getattr(bench.predictor_, "alpha_", None)}
-    (out / "coreset.json").write_text(json.dumps(info, indent=1), encoding="utf-8")
+    atomic_write(out / "coreset.json", lambda fh: fh.write(json.dumps(info, indent=1).encode("utf-8")))
     print(f"selected {bench.coreset_.size} of {n_questions} questions from {n_models} source models "
           f"-> {out}/coreset.json, {out}/predictor.npz")
     if n_models < 20:
@@ -166,13 +191,13 @@ def _cmd_predict(args) -> int:
         bench = EfficientBenchmark.load(args.model)
     except (FileNotFoundError, ValueError, KeyError) as err:
         raise InputError(f"--model: {err}") from err
-    A, _ = read_matrix(args.answers, args.key)
+    A, _ = read_matrix(args.answers, args.key, args.header)
     A = _check_values(A, "answers", binary=not args.continuous)
     n_full, n_core = bench.n_questions_total_, bench.coreset_.size
     if A.shape[1] == n_full:
-        pred = bench.predict_full(A)
-    elif A.shape[1] == n_core:
         pred = bench.predict(A)
+    elif A.shape[1] == n_core:
+        pred = bench.predict_from_coreset(A)
     else:
         raise InputError(f"answers have {A.shape[1]} questions; the model expects {n_full} (all questions) "
                          f"or {n_core} (the coreset)")
@@ -193,12 +218,17 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--mi-k", type=int, default=3, help="kNN neighbours of the MI estimator (default 3)")
     sel.add_argument("--folds", type=int, default=None, help="CV folds for alpha (default: leave-one-out)")
     sel.add_argument("--continuous", action="store_true", help="scores in [0, 1] instead of 0/1")
+    sel.add_argument("--force", action="store_true", help="replace a model already in --out")
+    sel.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                     help="CSV: first row is question ids (auto: when it is not all scores in [0, 1])")
     sel.set_defaults(func=_cmd_select)
     pred = sub.add_parser("predict", help="predict full scores of new models")
     pred.add_argument("--model", required=True, help="folder written by select")
     pred.add_argument("--answers", required=True, help="new models x (all or coreset) questions (.npz or .csv)")
     pred.add_argument("--key", default=None, help="array name inside a .npz with several matrices")
     pred.add_argument("--continuous", action="store_true", help="scores in [0, 1] instead of 0/1")
+    pred.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
+                      help="CSV: first row is question ids (auto: when it is not all scores in [0, 1])")
     pred.set_defaults(func=_cmd_predict)
     return parser
 

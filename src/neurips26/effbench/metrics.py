@@ -17,9 +17,19 @@ def binned_split(acc, n_source: int, *, bins: int = 10,
     Returns:
         ``(source_idx, target_idx)``, both sorted.
     """
-    acc = np.asarray(acc, dtype=np.float64)
+    try:
+        acc = np.asarray(acc, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"acc must be a 1-D array of accuracies; {err}") from err
     if acc.ndim != 1 or not np.all(np.isfinite(acc)):
         raise ValueError(f"acc must be a finite 1-D array, got shape {acc.shape}")
+    for name, value in (("n_source", n_source), ("bins", bins)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {value!r}")
+    if bins < 1:
+        raise ValueError(f"bins must be >= 1, got {bins}")
+    if rng is not None and not isinstance(rng, (np.random.Generator, int, np.integer)):
+        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
     if not 1 <= n_source < acc.size:
         raise ValueError(f"n_source must be between 1 and {acc.size - 1} (models - 1), got {n_source}")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

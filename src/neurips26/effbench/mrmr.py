@@ -12,8 +12,9 @@ from typing import Literal
 import numpy as np
 from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
-from ._validation import check_matrix, check_target, is_binary, resolve_budget
+from ._validation import check_matrix, check_predict_input, commit_features, is_binary, resolve_budget, sk_check
 from .mi import jitter_target, ksg_mi, plugin_mi_binary, ross_mi
 
 _EPS = 1e-10  # the MIQ denominator guard of the official code
@@ -46,20 +47,23 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y=None) -> MRMRSelector:
-        """``X``: ``(M models, N questions)`` scores; ``y``: ``(M,)`` target, default ``X.mean(1)``."""
+        """``X``: ``(M models, N questions)`` scores in [0, 1] (array or DataFrame; column names are kept
+        as ``feature_names_in_``); ``y``: ``(M,)`` target, default ``X.mean(1)``."""
         if self.mi not in ("auto", "ross", "ksg"):
             raise ValueError(f"mi must be 'auto', 'ross' or 'ksg', got {self.mi!r}")
         if self.scheme not in ("MIQ", "MID", "MI"):
             raise ValueError(f"scheme must be 'MIQ', 'MID' or 'MI', got {self.scheme!r}")
         if isinstance(self.mi_k, bool) or not isinstance(self.mi_k, (int, np.integer)) or self.mi_k < 1:
             raise ValueError(f"mi_k must be a positive int, got {self.mi_k!r}")
-        S = check_matrix(X, name="X", binary=True if self.mi == "ross" else None, min_rows=2)
+        checked = sk_check(X, y, name="X", min_samples=2, estimator=self,
+                           binary=True if self.mi == "ross" else None, scores01=True)
+        S, target = checked if y is not None else (checked, None)
         binary = self.mi == "ross" or (self.mi == "auto" and is_binary(S))
         if not binary:
             S = check_matrix(S, name="X", binary=False, min_rows=self.mi_k + 1)
         n_models, n_total = S.shape
         n = resolve_budget(self.n_questions, n_total)
-        target = S.mean(1) if y is None else check_target(y, n_models)
+        target = S.mean(1) if target is None else target
         y_j = jitter_target(target, self.random_state)
 
         # relevance r_j = I(S[:, j]; y): Ross kNN for 0/1 questions, KSG for continuous ones
@@ -99,6 +103,7 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
                     redundancy_sum += plugin_mi_binary(S, S[:, pick])
                 else:
                     redundancy_sum += ksg_mi(S_j, S_j[:, pick], k=self.mi_k)
+        commit_features(self, X)
         self.selected_ = np.asarray(selected, dtype=np.int64)
         self.relevance_ = relevance
         self.scores_ = np.asarray(scores)
@@ -108,14 +113,73 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
         return self
 
     def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self)
         mask = np.zeros(self.n_features_in_, dtype=bool)
         mask[self.selected_] = True
         return mask
+
+    def transform(self, X):
+        """``(m, N)`` -> ``(m, n)``: the picked columns **in pick order** (``X[:, selected_]``), not in
+        index order as ``SelectorMixin`` would; ``get_feature_names_out`` follows the same order."""
+        arr = check_predict_input(self, X, scores01=True)
+        return arr[:, self.selected_]
+
+    def inverse_transform(self, X):
+        """``(m, n)`` in pick order -> ``(m, N)`` with zeros in the columns that were not picked."""
+        check_is_fitted(self)
+        arr = sk_check(X, name="X")
+        if arr.shape[1] != self.selected_.size:
+            raise ValueError(f"X must have {self.selected_.size} columns (the picks), got {arr.shape[1]}")
+        out = np.zeros((arr.shape[0], self.n_features_in_))
+        out[:, self.selected_] = arr
+        return out
+
+    def get_feature_names_out(self, input_features=None) -> np.ndarray:
+        """Names of the picked questions in pick order (``feature_names_in_`` or ``x0, x1, ...``)."""
+        check_is_fitted(self)
+        names = _check_feature_names_in(self, input_features)
+        return np.asarray(names, dtype=object)[self.selected_]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.positive_only = True  # answers are scores in [0, 1]
+        return tags
+
+    @classmethod
+    def sklearn_expected_failed_checks(cls) -> dict[str, str]:
+        """``check_estimator`` checks that feed values outside [0, 1]; answers are scores in [0, 1] and
+        values outside are refused (the error contract), so these checks cannot pass."""
+        return dict.fromkeys(_OUTSIDE_01_CHECKS_SELECTOR, _OUTSIDE_01_REASON)
 
     def native_predictor(self):
         """The plain mean of the coreset answers (mRMR without a regressor)."""
         from .regress import MeanPredictor
 
-        if not hasattr(self, "selected_"):
-            raise RuntimeError("MRMRSelector is not fitted; call fit(S) first")
+        check_is_fitted(self)
         return MeanPredictor().fit(np.zeros((1, self.selected_.size)))
+
+
+_OUTSIDE_01_REASON = ("feeds answers outside [0, 1] (Gaussian or shifted data); effbench answers are scores in "
+                      "[0, 1] and anything else is refused with a ValueError naming X")
+_OUTSIDE_01_CHECKS_SELECTOR: tuple[str, ...] = (
+    "check_dict_unchanged",
+    "check_dont_overwrite_parameters",
+    "check_estimators_dtypes",
+    "check_estimators_fit_returns_self",
+    "check_estimators_overwrite_params",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_fit2d_1feature",
+    "check_fit2d_predict1d",
+    "check_fit_check_is_fitted",
+    "check_fit_idempotent",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_n_features_in",
+    "check_n_features_in_after_fitting",
+    "check_pipeline_consistency",
+    "check_readonly_memmap_input",
+    "check_transformer_data_not_an_array",
+    "check_transformer_general",
+    "check_transformer_preserve_dtypes",
+)

@@ -2,7 +2,8 @@
 
     bench = EfficientBenchmark(MRMRSelector(0.1), KRRPredictor()).fit(S_source)
     bench.coreset_                          # ordered question indices to run on a new model
-    bench.predict(answers_on_coreset)       # (m, n) -> (m,) full-benchmark scores in [0, 1]
+    bench.predict(S_target)                 # (m, N), same columns as fit -> (m,) full scores in [0, 1]
+    bench.predict_from_coreset(answers)     # (m, n) answers on coreset_ only -> (m,)
 """
 
 from __future__ import annotations
@@ -14,13 +15,56 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_matrix, check_target
+from ._validation import check_predict_input, commit_features, sk_check
 from .baselines import AnchorPointsSelector, IRTSelector, LassoSelector, RandomSelector
-from .mrmr import MRMRSelector
+from .mrmr import _OUTSIDE_01_REASON, MRMRSelector
 from .regress import KRRPredictor, MeanPredictor, RidgePredictor
 
+_OUTSIDE_01_CHECKS_BENCH: tuple[str, ...] = (
+    "check_dict_unchanged",
+    "check_dont_overwrite_parameters",
+    "check_estimators_dtypes",
+    "check_estimators_fit_returns_self",
+    "check_estimators_overwrite_params",
+    "check_estimators_pickle",
+    "check_f_contiguous_array_estimator",
+    "check_fit2d_1feature",
+    "check_fit2d_predict1d",
+    "check_fit_check_is_fitted",
+    "check_fit_idempotent",
+    "check_methods_sample_order_invariance",
+    "check_methods_subset_invariance",
+    "check_n_features_in",
+    "check_n_features_in_after_fitting",
+    "check_pipeline_consistency",
+    "check_readonly_memmap_input",
+    "check_regressor_data_not_an_array",
+    "check_regressors_int",
+    "check_regressors_no_decision_function",
+    "check_regressors_train",
+)
+
 FEW_SOURCE_MODELS = 20
+
+
+def atomic_write(target: Path, write) -> None:
+    """``write(binary file)`` into a temporary file beside ``target``, fsync, then ``os.replace`` it onto
+    ``target``: a reader sees the old file or the complete new one, never a partial one."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
 FORMAT_VERSION = 1
 
 
@@ -53,6 +97,11 @@ def make_predictor(name: str, *, degree: int = 2, alphas=None):
 class EfficientBenchmark(RegressorMixin, BaseEstimator):
     """A question selector followed by a score regressor.
 
+    ``fit`` and ``predict`` take the same full answer matrix ``(models, N questions)``; ``predict`` reads
+    only the coreset columns. ``predict_from_coreset`` takes the ``(m, n)`` coreset answers alone (what a
+    new model is actually run on). ``score(X, y=None)`` is R^2 against ``y`` (default the row means, the
+    full-benchmark scores), so ``cross_val_score(bench, S)`` over models works.
+
     Args:
         selector: any object with ``fit(S, y)`` setting ``selected_`` (e.g. :class:`MRMRSelector`).
         predictor: a regressor with ``fit(X, y)`` / ``predict(X)`` (e.g. :class:`KRRPredictor`), or
@@ -60,7 +109,8 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         clip: clip predictions to [0, 1] (the official code does not clip; inferred).
 
     Fitted: ``coreset_`` ``(n,)`` ordered question indices, ``selector_``, ``predictor_``,
-    ``n_questions_total_``, ``question_ids_`` (when given to ``fit``), ``fit_seconds_``.
+    ``n_questions_total_`` (= ``n_features_in_``), ``feature_names_in_`` (DataFrame input),
+    ``question_ids_`` (given to ``fit``, else the column names, else absent), ``fit_seconds_``.
     """
 
     def __init__(self, selector=None, predictor: Any = "krr", *, clip: bool = True):
@@ -69,60 +119,100 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         self.clip = clip
 
     def fit(self, S_source, y=None, *, question_ids=None) -> EfficientBenchmark:
-        """``S_source``: ``(M, N)`` answers of source models; ``y``: ``(M,)``, default row means."""
+        """``S_source``: ``(M, N)`` answers in [0, 1] of source models; ``y``: ``(M,)``, default row means.
+
+        Every input is checked before anything is set; a refit replaces every fitted attribute."""
         import time
 
-        S = check_matrix(S_source, name="S_source", min_rows=2)
-        target = S.mean(1) if y is None else check_target(y, S.shape[0])
-        if S.shape[0] < FEW_SOURCE_MODELS:
-            warnings.warn(f"only {S.shape[0]} source models: regressors are unreliable below "
-                          f"{FEW_SOURCE_MODELS} (the paper's M = 15 results favour IRT / the plain mean)",
-                          UserWarning, stacklevel=2)
+        checked = sk_check(S_source, y, name="S_source", min_samples=2, estimator=self, scores01=True)
+        S, target = checked if y is not None else (checked, checked.mean(1))
+        if not isinstance(self.clip, (bool, np.bool_)):
+            raise TypeError(f"clip must be True or False, got {self.clip!r}")
+        ids = None
+        if question_ids is None and hasattr(S_source, "columns"):
+            question_ids = list(S_source.columns)
         if question_ids is not None:
+            if isinstance(question_ids, (str, bytes)):
+                raise TypeError(f"question_ids must be a sequence of {S.shape[1]} ids, got a string")
             ids = [str(q) for q in question_ids]
             if len(ids) != S.shape[1] or len(set(ids)) != len(ids):
                 raise ValueError(f"question_ids must be {S.shape[1]} unique ids, got {len(ids)} "
                                  f"({len(set(ids))} unique)")
-            self.question_ids_ = ids
+        if isinstance(self.predictor, str) and self.predictor not in ("native", "krr", "ridge", "mean"):
+            raise ValueError(f"predictor must be 'krr', 'ridge', 'mean', 'native' or a regressor object, "
+                             f"got {self.predictor!r}")
+        if S.shape[0] < FEW_SOURCE_MODELS:
+            warnings.warn(f"only {S.shape[0]} source models: regressors are unreliable below "
+                          f"{FEW_SOURCE_MODELS} (the paper's M = 15 results favour IRT / the plain mean)",
+                          UserWarning, stacklevel=2)
         start = time.perf_counter()
         selector = MRMRSelector() if self.selector is None else clone(self.selector)
         selector.fit(S, target)
-        self.select_seconds_ = time.perf_counter() - start
-        self.selector_ = selector
-        self.coreset_ = np.asarray(selector.selected_, dtype=np.int64)
-        X = S[:, self.coreset_]
+        select_seconds = time.perf_counter() - start
+        coreset = np.asarray(selector.selected_, dtype=np.int64)
+        X = S[:, coreset]
         if isinstance(self.predictor, str) and self.predictor == "native":
-            self.predictor_ = selector.native_predictor()
+            predictor = selector.native_predictor()
         elif isinstance(self.predictor, str):
-            self.predictor_ = make_predictor(self.predictor).fit(X, target)
+            predictor = make_predictor(self.predictor).fit(X, target)
         else:
-            self.predictor_ = clone(self.predictor).fit(X, target)
+            predictor = clone(self.predictor).fit(X, target)
+        # -- commit: every fitted attribute is replaced together (no stale question_ids_) --
+        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, key)
+        commit_features(self, S_source)
+        if ids is not None:
+            self.question_ids_ = ids
+        self.select_seconds_ = select_seconds
+        self.selector_ = selector
+        self.coreset_ = coreset
+        self.predictor_ = predictor
         self.fit_seconds_ = time.perf_counter() - start
         self.n_questions_total_ = S.shape[1]
         return self
 
     def _check_fitted(self) -> None:
-        if not hasattr(self, "coreset_"):
-            raise RuntimeError("EfficientBenchmark is not fitted; call fit(S_source) first")
+        check_is_fitted(self, "coreset_")
 
-    def predict(self, S_target_coreset) -> np.ndarray:
-        """``(m, n)`` answers on ``coreset_`` (in that order) -> ``(m,)`` predicted full scores."""
+    def predict(self, X) -> np.ndarray:
+        """``(m, N)`` answers on all questions, as given to ``fit`` (only the coreset is read) ->
+        ``(m,)`` predicted full scores."""
+        arr = check_predict_input(self, X, scores01=True)
+        return self._predict_coreset(arr[:, self.coreset_])
+
+    def predict_full(self, S_target) -> np.ndarray:
+        """The same as :meth:`predict` (kept for the earlier API)."""
+        return self.predict(S_target)
+
+    def predict_from_coreset(self, X_coreset) -> np.ndarray:
+        """``(m, n)`` answers on ``coreset_`` only (in that order) -> ``(m,)`` predicted full scores."""
         self._check_fitted()
-        X = check_matrix(S_target_coreset, name="S_target_coreset")
+        X = sk_check(X_coreset, name="X_coreset", scores01=True)
         if X.shape[1] != self.coreset_.size:
-            raise ValueError(f"S_target_coreset must have {self.coreset_.size} columns (the coreset, in "
-                             f"coreset_ order), got {X.shape[1]}; use predict_full for all questions")
+            raise ValueError(f"X_coreset must have {self.coreset_.size} columns (the coreset, in coreset_ order), "
+                             f"got {X.shape[1]}; use predict for all {self.n_questions_total_} questions")
+        return self._predict_coreset(X)
+
+    def _predict_coreset(self, X: np.ndarray) -> np.ndarray:
         pred = np.asarray(self.predictor_.predict(X), dtype=np.float64)
         return np.clip(pred, 0.0, 1.0) if self.clip else pred
 
-    def predict_full(self, S_target) -> np.ndarray:
-        """``(m, N)`` answers on all questions (only the coreset is read) -> ``(m,)``."""
-        self._check_fitted()
-        S = check_matrix(S_target, name="S_target")
-        if S.shape[1] != self.n_questions_total_:
-            raise ValueError(f"S_target must have {self.n_questions_total_} questions as at fit time, "
-                             f"got {S.shape[1]}")
-        return self.predict(S[:, self.coreset_])
+    def score(self, X, y=None, sample_weight=None) -> float:
+        """R^2 of ``predict(X)`` against ``y`` (default ``X.mean(1)``, the full-benchmark scores)."""
+        if y is None:
+            y = sk_check(X, name="X", scores01=True).mean(1)
+        return super().score(X, y, sample_weight=sample_weight)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False  # y defaults to the row means
+        tags.input_tags.positive_only = True  # answers are scores in [0, 1]
+        return tags
+
+    @classmethod
+    def sklearn_expected_failed_checks(cls) -> dict[str, str]:
+        """``check_estimator`` checks that feed answers outside [0, 1], with the reason."""
+        return dict.fromkeys(_OUTSIDE_01_CHECKS_BENCH, _OUTSIDE_01_REASON)
 
     def predict_full_score(self, answers: dict) -> float:
         """One model's answers keyed by question id -> its predicted full score (lm-eval-harness style).
@@ -139,16 +229,25 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         missing = [k for k in keys if str(k) not in lookup]
         if missing:
             raise ValueError(f"answers lacks {len(missing)} coreset question(s), e.g. {missing[:3]}")
-        row = np.array([[float(lookup[str(k)]) for k in keys]])
-        return float(self.predict(row)[0])
+        try:
+            row = np.array([[float(lookup[str(k)]) for k in keys]])
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"answers must map question ids to numbers in [0, 1]; {err}") from err
+        return float(self.predict_from_coreset(row)[0])
 
     # -- saving without pickle: arrays in npz, the rest in json --------------------------------------
-    def save(self, directory) -> Path:
+    def save(self, directory, *, overwrite: bool = False) -> Path:
         """Write ``predictor.npz`` + ``predictor.json`` into ``directory`` (created). Supports the
-        KRR, ridge and mean predictors."""
+        KRR, ridge and mean predictors. Each file is written to a temporary name and renamed into place
+        (atomic); an existing model is replaced only with ``overwrite=True`` (else ``FileExistsError``)."""
         self._check_fitted()
         path = Path(directory)
-        path.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_dir():
+            raise NotADirectoryError(f"directory must be a folder, got the file {path}")
+        existing = [name for name in ("predictor.json", "predictor.npz") if (path / name).exists()]
+        if existing and not overwrite:
+            raise FileExistsError(f"directory {path} already holds a model ({', '.join(existing)}); "
+                                  "pass overwrite=True (CLI: --force) to replace it")
         p = self.predictor_
         arrays: dict[str, np.ndarray] = {"coreset": self.coreset_}
         if isinstance(p, KRRPredictor):
@@ -164,8 +263,9 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
             raise TypeError(f"save supports KRR, ridge and mean predictors, got {type(p).__name__}")
         meta.update(format_version=FORMAT_VERSION, n_questions_total=self.n_questions_total_, clip=self.clip,
                     question_ids=getattr(self, "question_ids_", None))
-        np.savez(path / "predictor.npz", **arrays)
-        (path / "predictor.json").write_text(json.dumps(meta, indent=1), encoding="utf-8")
+        path.mkdir(parents=True, exist_ok=True)
+        atomic_write(path / "predictor.npz", lambda fh: np.savez(fh, **arrays))
+        atomic_write(path / "predictor.json", lambda fh: fh.write(json.dumps(meta, indent=1).encode("utf-8")))
         return path
 
     @classmethod
@@ -182,12 +282,16 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
             data = {k: arrays[k] for k in arrays.files}
         kind = meta["kind"]
         if kind == "krr":
+            from sklearn.kernel_ridge import KernelRidge
+
             p = KRRPredictor(degree=int(meta["degree"]), gamma=float(meta["gamma"]), coef0=float(meta["coef0"]))
             p.alpha_, p.gamma_, p.dual_coef_, p.X_fit_ = meta["alpha"], meta["gamma"], data["dual_coef"], data["X_fit"]
-            p.n_features_in_ = p.X_fit_.shape[1]
+            p.model_ = KernelRidge(alpha=p.alpha_, kernel="poly", degree=p.degree, gamma=p.gamma_, coef0=p.coef0)
+            p.model_.dual_coef_, p.model_.X_fit_ = p.dual_coef_, p.X_fit_
+            p.model_.n_features_in_ = p.n_features_in_ = p.X_fit_.shape[1]
         elif kind == "ridge":
             p = RidgePredictor()
-            p.alpha_, p.intercept_, p.coef_ = meta["alpha"], meta["intercept"], data["coef"]
+            p.alpha_, p.intercept_, p.coef_ = float(meta["alpha"]), float(meta["intercept"]), data["coef"]
             p.n_features_in_ = p.coef_.size
         elif kind == "mean":
             p = MeanPredictor()
@@ -198,7 +302,7 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         bench = cls(predictor=kind, clip=bool(meta["clip"]))
         bench.coreset_ = data["coreset"].astype(np.int64)
         bench.predictor_ = p
-        bench.n_questions_total_ = int(meta["n_questions_total"])
+        bench.n_questions_total_ = bench.n_features_in_ = int(meta["n_questions_total"])
         if meta.get("question_ids") is not None:
             bench.question_ids_ = list(meta["question_ids"])
         return bench
@@ -236,6 +340,8 @@ class BenchmarkPredictor(EfficientBenchmark):
                 else make_predictor(self.regressor, degree=self.degree, alphas=self.alphas))
         inner = EfficientBenchmark(sel, pred, clip=self.clip)
         inner.fit(S_source, y, question_ids=question_ids)
+        for key in [k for k in vars(self) if k.endswith("_") and not k.startswith("__")]:
+            delattr(self, key)
         for key, value in vars(inner).items():
             if key.endswith("_"):
                 setattr(self, key, value)

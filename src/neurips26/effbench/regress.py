@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ._validation import check_matrix, check_target
+from ._validation import check_matrix, check_predict_input, check_target, commit_features, sk_check
 
 DEFAULT_ALPHAS = tuple(np.logspace(-1, 1, 5))
 
@@ -148,17 +148,28 @@ def kfold_alpha(X, y, *, kind: str, folds: int, alphas=None, degree: int = 2, ga
 
 
 class _CoresetRegressor(RegressorMixin, BaseEstimator):
+    """The shared scikit-learn contract: ``validate_data`` / ``check_is_fitted``, finite input, ``y`` 1-D."""
+
+    _min_samples = 2
+
+    def _check_fit_input(self, X, y):
+        return sk_check(X, y, name="X", min_samples=self._min_samples, y_required=True, estimator=self)
+
     def _check_predict_input(self, X) -> np.ndarray:
-        if not hasattr(self, "n_features_in_"):
-            raise RuntimeError(f"{type(self).__name__} is not fitted; call fit(X, y) first")
-        X = check_matrix(X, name="X")
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X must have {self.n_features_in_} columns (the coreset size), got {X.shape[1]}")
-        return X
+        return check_predict_input(self, X)
+
+    @classmethod
+    def sklearn_expected_failed_checks(cls) -> dict[str, str]:
+        """Checks of ``check_estimator`` this estimator is known to fail, with the reason (none)."""
+        return {}
 
 
 class KRRPredictor(_CoresetRegressor):
     """Degree-``degree`` polynomial kernel ridge with LOO-selected alpha (the paper's "++").
+
+    Alpha is chosen by the closed-form leave-one-out of :func:`kernel_ridge_loo` (scikit-learn has no
+    LOO for kernel ridge), then the model is scikit-learn's ``KernelRidge(kernel="poly")`` at that alpha:
+    the same computation, so ``model_`` is a plain ``KernelRidge`` a user can inspect.
 
     Args:
         degree: polynomial degree (paper: 2; 3 and 4 are ablations).
@@ -167,7 +178,8 @@ class KRRPredictor(_CoresetRegressor):
         coef0: kernel offset.
         cv: ``None`` = exact closed-form leave-one-out (default); an int = that many CV folds.
 
-    Fitted: ``alpha_``, ``loo_mse_`` (per alpha), ``dual_coef_`` ``(M,)``, ``X_fit_`` ``(M, n)``.
+    Fitted: ``alpha_``, ``loo_mse_`` (per alpha), ``dual_coef_`` ``(M,)``, ``X_fit_`` ``(M, n)``,
+    ``gamma_``, ``model_`` (the fitted ``KernelRidge``), ``n_features_in_``.
     """
 
     def __init__(self, *, degree: int = 2, alphas=None, gamma: float | None = None, coef0: float = 1.0,
@@ -179,34 +191,51 @@ class KRRPredictor(_CoresetRegressor):
         self.cv = cv
 
     def fit(self, X, y) -> KRRPredictor:
+        """``X``: ``(M, n)`` coreset answers of the source models; ``y``: ``(M,)`` full scores."""
+        from sklearn.kernel_ridge import KernelRidge
+
         if isinstance(self.degree, bool) or not isinstance(self.degree, (int, np.integer)) or self.degree < 1:
             raise ValueError(f"degree must be a positive int, got {self.degree!r}")
-        X = check_matrix(X, name="X", min_rows=2)
-        folds = check_folds(self.cv, X.shape[0])
-        alphas = self.alphas
+        if self.gamma is not None and (isinstance(self.gamma, bool) or not np.isfinite(self.gamma)
+                                       or self.gamma <= 0):
+            raise ValueError(f"gamma must be None or a positive finite number, got {self.gamma!r}")
+        if isinstance(self.coef0, bool) or not np.isfinite(self.coef0):
+            raise ValueError(f"coef0 must be a finite number, got {self.coef0!r}")
+        arr, target = self._check_fit_input(X, y)
+        _check_alphas(self.alphas)
+        folds = check_folds(self.cv, arr.shape[0])
+        alphas, cv_mse = self.alphas, None
         if folds is not None:
-            best, self.cv_mse_ = kfold_alpha(X, y, kind="krr", folds=folds, alphas=alphas, degree=self.degree,
-                                             gamma=self.gamma, coef0=self.coef0)
+            best, cv_mse = kfold_alpha(arr, target, kind="krr", folds=folds, alphas=alphas, degree=self.degree,
+                                       gamma=self.gamma, coef0=self.coef0)
             alphas = [best]
-        res = kernel_ridge_loo(X, y, degree=self.degree, gamma=self.gamma, coef0=self.coef0, alphas=alphas)
-        self.alpha_, self.loo_mse_, self.dual_coef_ = res.alpha, res.loo_mse, res.coef
-        self.gamma_ = 1.0 / X.shape[1] if self.gamma is None else float(self.gamma)
-        self.X_fit_ = X
-        self.n_features_in_ = X.shape[1]
+        res = kernel_ridge_loo(arr, target, degree=self.degree, gamma=self.gamma, coef0=self.coef0, alphas=alphas)
+        gamma = 1.0 / arr.shape[1] if self.gamma is None else float(self.gamma)
+        model = KernelRidge(alpha=res.alpha, kernel="poly", degree=int(self.degree), gamma=gamma,
+                            coef0=float(self.coef0)).fit(arr, target)
+        # -- commit (every check passed) --
+        commit_features(self, X)
+        if cv_mse is not None:
+            self.cv_mse_ = cv_mse
+        self.alpha_, self.loo_mse_, self.gamma_, self.model_ = res.alpha, res.loo_mse, gamma, model
+        self.dual_coef_, self.X_fit_ = model.dual_coef_, model.X_fit_
         return self
 
     def predict(self, X) -> np.ndarray:
-        """``X``: ``(m, n)`` coreset answers -> ``(m,)`` predicted scores (not clipped)."""
-        X = self._check_predict_input(X)
-        K = poly_kernel(X, self.X_fit_, degree=self.degree, gamma=self.gamma_, coef0=self.coef0)
-        return K @ self.dual_coef_
+        """``X``: ``(m, n)`` coreset answers -> ``(m,)`` predicted scores (not clipped):
+        ``K(X, X_fit) @ dual_coef``."""
+        arr = self._check_predict_input(X)
+        return np.asarray(self.model_.predict(arr), dtype=np.float64)
 
 
 class RidgePredictor(_CoresetRegressor):
-    """Linear ridge with intercept and LOO-selected alpha (the paper's "+").
+    """Linear ridge with intercept and LOO-selected alpha (the paper's "+"): scikit-learn's ``RidgeCV``.
 
-    ``cv``: ``None`` = closed-form leave-one-out; an int = that many CV folds.
-    Fitted: ``alpha_``, ``loo_mse_``, ``coef_`` ``(n,)``, ``intercept_``.
+    ``RidgeCV(cv=None)`` is the same efficient leave-one-out as :func:`ridge_loo` (same alpha chosen,
+    coefficients equal to ~1e-15), so the model is ``RidgeCV`` itself.
+    ``cv``: ``None`` = closed-form leave-one-out; an int = that many CV folds (alpha by
+    :func:`kfold_alpha`'s fixed folds, then ``RidgeCV`` at that alpha).
+    Fitted: ``alpha_``, ``loo_mse_``, ``coef_`` ``(n,)``, ``intercept_``, ``model_``, ``n_features_in_``.
     """
 
     def __init__(self, *, alphas=None, cv: int | None = None):
@@ -214,20 +243,32 @@ class RidgePredictor(_CoresetRegressor):
         self.cv = cv
 
     def fit(self, X, y) -> RidgePredictor:
-        X = check_matrix(X, name="X", min_rows=2)
-        folds = check_folds(self.cv, X.shape[0])
-        alphas = self.alphas
+        """``X``: ``(M, n)`` coreset answers of the source models; ``y``: ``(M,)`` full scores."""
+        from sklearn.linear_model import RidgeCV
+
+        arr, target = self._check_fit_input(X, y)
+        grid = _check_alphas(self.alphas)
+        folds = check_folds(self.cv, arr.shape[0])
+        cv_mse = None
         if folds is not None:
-            best, self.cv_mse_ = kfold_alpha(X, y, kind="ridge", folds=folds, alphas=alphas)
-            alphas = [best]
-        res = ridge_loo(X, y, alphas=alphas)
-        self.alpha_, self.loo_mse_, self.coef_, self.intercept_ = res.alpha, res.loo_mse, res.coef, res.intercept
-        self.n_features_in_ = X.shape[1]
+            best, cv_mse = kfold_alpha(arr, target, kind="ridge", folds=folds, alphas=grid)
+            grid = np.asarray([best])
+        model = RidgeCV(alphas=grid, fit_intercept=True, store_cv_results=True).fit(arr, target)
+        # -- commit --
+        commit_features(self, X)
+        if cv_mse is not None:
+            self.cv_mse_ = cv_mse
+        self.model_ = model
+        self.alpha_ = float(model.alpha_)
+        # cv_results_[i, a]: squared LOO error of model i at alpha a
+        self.loo_mse_ = model.cv_results_.mean(0)
+        self.coef_, self.intercept_ = model.coef_, float(model.intercept_)
         return self
 
     def predict(self, X) -> np.ndarray:
-        X = self._check_predict_input(X)
-        return X @ self.coef_ + self.intercept_
+        """``X``: ``(m, n)`` -> ``(m,)``: ``X @ coef_ + intercept_``."""
+        arr = self._check_predict_input(X)
+        return arr @ self.coef_ + self.intercept_
 
 
 class MeanPredictor(_CoresetRegressor):
@@ -238,23 +279,41 @@ class MeanPredictor(_CoresetRegressor):
             ``None`` for the plain mean.
     """
 
+    _min_samples = 1
+
     def __init__(self, *, weights=None):
         self.weights = weights
 
     def fit(self, X, y=None) -> MeanPredictor:
-        X = check_matrix(X, name="X")
-        n = X.shape[1]
+        """``X``: ``(M, n)`` (only its width is read); ``y`` ignored."""
+        arr = sk_check(X, name="X", min_samples=1, estimator=self)
+        if y is not None:
+            sk_check(X, y, name="X", min_samples=1, estimator=self)
+        n = arr.shape[1]
         if self.weights is None:
-            self.weights_ = np.full(n, 1.0 / n)
+            weights = np.full(n, 1.0 / n)
         else:
             w = np.asarray(self.weights, dtype=np.float64)
-            if w.shape != (n,) or np.any(w < 0) or not np.isclose(w.sum(), 1.0):
-                raise ValueError(f"weights must be {n} non-negative numbers summing to 1, got shape {w.shape}, "
-                                 f"sum {w.sum() if w.size else 0}")
-            self.weights_ = w
-        self.n_features_in_ = n
+            if w.shape != (n,) or not np.all(np.isfinite(w)) or np.any(w < 0) or not np.isclose(w.sum(), 1.0):
+                raise ValueError(f"weights must be {n} finite non-negative numbers summing to 1, got shape "
+                                 f"{w.shape}, sum {w.sum() if w.size else 0}")
+            weights = w
+        commit_features(self, X)
+        self.weights_ = weights
         return self
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = False
+        return tags
+
+    @classmethod
+    def sklearn_expected_failed_checks(cls) -> dict[str, str]:
+        """``check_regressors_train`` wants R^2 > 0.5 on a random regression; the coreset mean learns nothing
+        from ``y`` by design (it is the baseline the regressors are compared with)."""
+        return {"check_regressors_train": "the coreset mean learns nothing from y by design (the baseline)"}
+
     def predict(self, X) -> np.ndarray:
-        X = self._check_predict_input(X)
-        return X @ self.weights_
+        """``X``: ``(m, n)`` -> ``(m,)``: ``X @ weights_``."""
+        arr = self._check_predict_input(X)
+        return arr @ self.weights_
