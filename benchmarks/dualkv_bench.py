@@ -12,6 +12,12 @@ Two levels, one table each, ratios within one run:
     python benchmarks/dualkv_bench.py                       # CPU, model level
     python benchmarks/dualkv_bench.py --clock process       # single-thread CPU time (shared, busy machine)
     python benchmarks/dualkv_bench.py --level kernel        # GPU
+    python benchmarks/dualkv_bench.py --level trl           # TRL GRPO policy update: DualKVGRPOTrainer / stock
+    python benchmarks/dualkv_bench.py --level trl --trl-shape 16,4096,512   # the issue's GPU shape (Triton)
+
+``--level trl`` times TRL's ``compute_loss`` + ``backward`` (the policy-update forward/backward of one GRPO
+micro-batch: one prompt, N completions) of a tiny Qwen3 (2 layers, d=128) for stock ``trl.GRPOTrainer`` and
+``neurips26.dualkv.trl.DualKVGRPOTrainer`` on the same synthetic inputs; default shape N=8, P=512, R=64 on CPU.
 
 Not run in CI. On a shared CPU, wall times are noisy: read the ratios, and prefer ``--clock process``.
 """
@@ -75,10 +81,70 @@ def _kernel_level(args: argparse.Namespace) -> None:
               f"{ratio('flex'):>7} {ratio('prefix_grouper'):>5}")
 
 
+def _trl_level(args: argparse.Namespace) -> None:
+    import tempfile
+    from datetime import date
+
+    import datasets
+    import transformers
+    import trl
+    from tokenizers import Tokenizer, models
+
+    from neurips26.claims import measure
+    from neurips26.dualkv.trl import DualKVGRPOTrainer
+
+    n, p, r = (int(x) for x in args.trl_shape.split(","))
+    cuda = torch.cuda.is_available()
+    device = torch.device("cuda" if cuda else "cpu")
+    vocab = 1024
+    tok = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=Tokenizer(models.WordLevel({f"t{i}": i for i in range(vocab)}, unk_token="t0")),
+        pad_token="t0", eos_token="t1")
+    cfg = transformers.Qwen3Config(vocab_size=vocab, hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                                   max_position_embeddings=p + r + 1, pad_token_id=0, eos_token_id=1)
+    torch.manual_seed(args.seed)
+    model = transformers.Qwen3ForCausalLM(cfg)
+    state = model.state_dict()
+    g = torch.Generator().manual_seed(args.seed)
+    lens = torch.randint(r // 2, r + 1, (n,), generator=g)
+    inputs = {"prompt_ids": torch.randint(2, vocab, (1, p), generator=g).expand(n, p).contiguous(),
+              "prompt_mask": torch.ones(n, p, dtype=torch.long),
+              "completion_ids": torch.randint(2, vocab, (n, r), generator=g),
+              "completion_mask": (torch.arange(r)[None] < lens[:, None]).long(),
+              "advantages": torch.randn(n, generator=g), "num_items_in_batch": lens.sum()}
+    inputs = {k: v.to(device) for k, v in inputs.items()}
+    times = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cls, extra in (("stock", trl.GRPOTrainer, {}),
+                                 ("dualkv", DualKVGRPOTrainer, {"dualkv_backend": "auto"})):
+            m = transformers.Qwen3ForCausalLM(cfg)
+            m.load_state_dict(state)
+            targs = trl.GRPOConfig(output_dir=tmp, per_device_train_batch_size=n, num_generations=n,
+                                   max_completion_length=r, report_to=[], use_cpu=not cuda, bf16=cuda, beta=0.0)
+            trainer = cls(model=m.to(device), reward_funcs=lambda completions, **_: [0.0] * len(completions),
+                          args=targs, train_dataset=datasets.Dataset.from_dict({"prompt": ["t2"] * n}),
+                          processing_class=tok, **extra)
+            trainer.current_gradient_accumulation_steps = 1
+
+            def step(t=trainer):
+                t.model.zero_grad(set_to_none=True)
+                t.compute_loss(t.model, inputs).backward()
+
+            times[name] = 1e3 * measure.timeit(step, warmup=args.warmup, repeats=args.reps,
+                                               clock="cuda" if cuda else args.clock).median
+    where = torch.cuda.get_device_name() if cuda else f"CPU, {torch.get_num_threads()} threads, clock={args.clock}"
+    print(f"TRL GRPO policy update (compute_loss + backward), tiny Qwen3 2x128, N={n}, P={p}, R~U{{{r // 2}..{r}}}, "
+          f"{where}, {date.today()}")
+    print(f"stock trl.GRPOTrainer {times['stock']:.1f} ms | DualKVGRPOTrainer {times['dualkv']:.1f} ms | "
+          f"stock/dualkv {times['stock'] / times['dualkv']:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--level", choices=("model", "kernel"), default="kernel" if torch.cuda.is_available()
+    parser.add_argument("--level", choices=("model", "kernel", "trl"), default="kernel" if torch.cuda.is_available()
                         else "model")
+    parser.add_argument("--trl-shape", default="8,512,64", help="trl level: N,P,R (R = longest completion)")
     parser.add_argument("--prompt-lens", type=int, nargs="+", default=[128, 512, 1024])
     parser.add_argument("--n-responses", type=int, nargs="+", default=[4, 8, 16])
     parser.add_argument("--shapes", nargs="*", help="kernel level: N,P pairs, e.g. 28,4096 16,16384")
@@ -89,7 +155,7 @@ def main() -> None:
     args = parser.parse_args()
     # process CPU time counts OpenMP spin-waiting of idle threads, so it is measured on one thread
     torch.set_num_threads(1 if args.clock == "process" else int(os.environ.get("OMP_NUM_THREADS", "2")))
-    (_kernel_level if args.level == "kernel" else _model_level)(args)
+    {"kernel": _kernel_level, "model": _model_level, "trl": _trl_level}[args.level](args)
 
 
 if __name__ == "__main__":

@@ -73,6 +73,35 @@ def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, names=("q",
     return h, hk
 
 
+def _autocast_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Cast as ``F.scaled_dot_product_attention`` does under ``torch.autocast``: when autocast is on for the
+    tensors' device, fp32/fp16/bf16 inputs become the autocast dtype (fp64 is not autocast-eligible and stays).
+    Outside autocast the tensors are returned unchanged (mixed dtypes are then refused by :func:`_check_qkv`)."""
+    device = q.device.type
+    if not torch.is_autocast_enabled(device):
+        return q, k, v
+    target = torch.get_autocast_dtype(device)
+    return tuple(t.to(target) if t.dtype in (torch.float32, torch.float16, torch.bfloat16) else t  # type: ignore
+                 for t in (q, k, v))
+
+
+def _check_finite(**tensors: torch.Tensor) -> None:
+    """Refuse NaN/inf by name (one reduction per tensor; skipped while tracing for ``torch.compile``)."""
+    if torch.compiler.is_compiling():
+        return
+    for name, t in tensors.items():
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} holds NaN or inf values; DualKV refuses non-finite input")
+
+
+def _check_scale(scale: Any, head_dim: int) -> float:
+    if scale is None:
+        return 1.0 / math.sqrt(head_dim)
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale) or scale <= 0:
+        raise ValueError(f"scale must be a finite number > 0 (or None for 1/sqrt(head_dim)), got {scale!r}")
+    return float(scale)
+
+
 def _resolve_backend(backend: str, q: torch.Tensor) -> str:
     """``"torch"`` or ``"triton"`` through :func:`neurips26.nn.backend.resolve_backend`: ``"auto"`` takes the
     kernel for CUDA tensors in a dtype it takes (fp32/fp16/bf16; fp64 stays on the reference) when Triton is
@@ -291,16 +320,21 @@ def _dualkv_triton(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: Sha
 
 # ----------------------------------------------------------------------------------- public API
 def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch, *,
-                     scale: float | None = None, backend: str = "auto") -> torch.Tensor:
+                     scale: float | None = None, backend: str = "auto", check_finite: bool = True) -> torch.Tensor:
     """Exact causal attention over a :class:`SharedPromptBatch`, prompt processed once.
 
     Args:
         q: ``[T, H, d]`` queries of the packed layout (RoPE applied with ``batch.position_ids``).
         k, v: ``[T, H_kv, d]`` keys/values (``H_kv`` divides ``H``); same dtype (fp32/fp16/bf16) and device.
         batch: the packing (``T = batch.num_tokens``).
-        scale: softmax scale, default ``1/sqrt(d)``.
+        scale: softmax scale (finite, > 0), default ``1/sqrt(d)``.
         backend: ``"auto"`` | ``"torch"`` | ``"triton"`` (Call 2 as the fused kernel; needs CUDA or
             ``TRITON_INTERPRET=1``; tensors must have a contiguous last dimension).
+        check_finite: refuse NaN/inf in ``q, k, v`` (``ValueError``). The model seams (:func:`dualkv_attention_fn`,
+            the Hugging Face adapter) pass ``False``: activations are not re-scanned in every layer.
+
+    Under ``torch.autocast`` the inputs are cast to the autocast dtype first, as SDPA does (so fp32 ``q, k``
+    after RoPE and a bf16 ``v`` from a projection are accepted); outside autocast they must share one dtype.
 
     Returns:
         ``[T, H, d]`` in the input dtype: row ``t`` equals what causal attention gives that token in its
@@ -308,16 +342,22 @@ def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: S
     """
     if not isinstance(batch, SharedPromptBatch):
         raise TypeError(f"batch must be a SharedPromptBatch (from pack_shared_prompt), got {type(batch).__name__}")
+    if all(isinstance(t, torch.Tensor) for t in (q, k, v)):
+        q, k, v = _autocast_qkv(q, k, v)
     _check_qkv(q, k, v)
     t = batch.num_tokens
     if q.shape[0] != t or k.shape[0] != t or v.shape[0] != t:
         raise ValueError(f"q, k, v must have T={t} tokens (batch.num_tokens), got {q.shape[0]}, {k.shape[0]}, "
                          f"{v.shape[0]}")
-    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else float(scale)
+    scale = _check_scale(scale, q.shape[-1])
     chosen = _resolve_backend(backend, q)
-    if chosen == "triton":
-        return _dualkv_triton(q, k, v, batch, scale)
-    return _dualkv_torch(q, k, v, batch, scale)
+    if check_finite:
+        _check_finite(q=q, k=k, v=v)
+    # inputs are cast already; the fp32 accumulations inside must not be re-cast by autocast
+    with torch.autocast(q.device.type, enabled=False):
+        if chosen == "triton":
+            return _dualkv_triton(q, k, v, batch, scale)
+        return _dualkv_torch(q, k, v, batch, scale)
 
 
 def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: torch.Tensor,
@@ -337,6 +377,10 @@ def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: to
     Returns:
         ``[ΣR, H, d]``: response ``i``'s queries attend to all ``P`` context keys and causally to its own keys.
     """
+    tensors = (q_dec, k_ctx, v_ctx, k_dec, v_dec)
+    if all(isinstance(t, torch.Tensor) for t in tensors) and torch.is_autocast_enabled(q_dec.device.type):
+        q_dec, k_ctx, v_ctx = _autocast_qkv(q_dec, k_ctx, v_ctx)
+        k_dec, v_dec, _ = _autocast_qkv(k_dec, v_dec, v_dec)
     _check_qkv(q_dec, k_dec, v_dec, names=("q_dec", "k_dec", "v_dec"))
     _check_qkv(q_dec, k_ctx, v_ctx, names=("q_dec", "k_ctx", "v_ctx"))
     if k_ctx.shape[1] != k_dec.shape[1]:
@@ -357,12 +401,15 @@ def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: to
     if cu[-1] != q_dec.shape[0] or k_dec.shape[0] != q_dec.shape[0] or v_dec.shape[0] != q_dec.shape[0]:
         raise ValueError(f"q_dec, k_dec, v_dec must have cu_seqlens[-1]={cu[-1]} rows, got {q_dec.shape[0]}, "
                          f"{k_dec.shape[0]}, {v_dec.shape[0]}")
-    scale = 1.0 / math.sqrt(q_dec.shape[-1]) if scale is None else float(scale)
-    if _resolve_backend(backend, q_dec) == "triton":
-        from .kernel import decoded_attention_split
+    scale = _check_scale(scale, q_dec.shape[-1])
+    chosen = _resolve_backend(backend, q_dec)
+    _check_finite(q_dec=q_dec, k_ctx=k_ctx, v_ctx=v_ctx, k_dec=k_dec, v_dec=v_dec)
+    with torch.autocast(q_dec.device.type, enabled=False):
+        if chosen == "triton":
+            from .kernel import decoded_attention_split
 
-        return decoded_attention_split(q_dec, k_ctx, v_ctx, k_dec, v_dec, cu, context_len, scale=scale)
-    return decoded_attention_reference(q_dec, k_ctx, v_ctx, k_dec, v_dec, lens, scale)
+            return decoded_attention_split(q_dec, k_ctx, v_ctx, k_dec, v_dec, cu, context_len, scale=scale)
+        return decoded_attention_reference(q_dec, k_ctx, v_ctx, k_dec, v_dec, lens, scale)
 
 
 # ----------------------------------------------------------------------------- model integration
@@ -377,7 +424,7 @@ def dualkv_attention_fn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, ba
     if q.dim() != 4 or q.shape[0] != 1:
         raise ValueError(f"a packed DualKV batch runs as B=1: q must be [1, H, T, d], got {tuple(q.shape)}")
     out = dualkv_attention(q[0].transpose(0, 1), k[0].transpose(0, 1), v[0].transpose(0, 1), batch,
-                           backend=backend)
+                           backend=backend, check_finite=False)
     return out.transpose(0, 1)[None]
 
 

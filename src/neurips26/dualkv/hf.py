@@ -1,14 +1,21 @@
 """Hugging Face adapter: run a ``transformers`` causal LM on a :class:`SharedPromptBatch`.
 
-``transformers`` lets a model's attention be swapped by name through ``AttentionInterface``. We register a
-function under ``"dualkv"`` that reads the packing from a keyword argument and calls
-:func:`~.attention.dualkv_attention`. Because ``"dualkv"`` has no entry in the mask interface, the model
-builds no ``[T, T]`` mask at all.
+Importing this module registers ``"dualkv"`` in transformers' ``AttentionInterface`` (the attention) and in its
+``AttentionMaskInterface`` (the mask builder), so any model can be loaded or switched by name:
 
-    from neurips26.dualkv.hf import enable_dualkv, packed_logits
-    enable_dualkv(model)                       # model.config._attn_implementation = "dualkv"
-    logits = packed_logits(model, batch)       # [T, vocab] over the packed layout
+    import neurips26.dualkv.hf                      # registers "dualkv"
+    model = AutoModelForCausalLM.from_pretrained(name, attn_implementation="dualkv")   # or enable_dualkv(model)
+    out = model.generate(prompt_ids, max_new_tokens=64)      # no packed batch: plain SDPA (rollouts)
+    logits = packed_logits(model, batch)                     # packed batch: DualKV (policy update)
     logps = response_logprobs(logits, batch)
+
+One model serves both: a call **with** ``dualkv_batch=<SharedPromptBatch>`` runs DualKV; a call without one
+(``generate``, evaluation, a padded batch) runs transformers' own SDPA attention with the usual causal/padding
+mask. The mask builder is SDPA's, except inside :func:`packed_logits` (which tells it, through a context
+variable, that no ``[T, T]`` mask is needed: DualKV builds its structure from the packing).
+
+A packed call runs as **one row** (batch size 1): put all prompt groups in one :class:`SharedPromptBatch`
+(:func:`~.packing.pack_shared_prompt` takes any number of groups); a packed call with several rows is refused.
 
 Exactness needs a strictly causal, per-token decoder (Llama/Qwen/Mistral-style, dropout off). Sliding-window
 layers, MoE token dropping or T-dependent auxiliary losses change with the token count (see README).
@@ -16,47 +23,87 @@ layers, MoE token dropping or T-dependent auxiliary losses change with the token
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
 from typing import Any
 
 import torch
+from transformers import AttentionInterface
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from .attention import dualkv_attention
 from .packing import SharedPromptBatch
 
-__all__ = ["ATTENTION_NAME", "register_dualkv_attention", "enable_dualkv", "packed_logits", "hf_dualkv_attention"]
+__all__ = ["ATTENTION_NAME", "register_dualkv_attention", "enable_dualkv", "packed_logits", "hf_dualkv_attention",
+           "dualkv_mask", "packed_call"]
 
 ATTENTION_NAME = "dualkv"
+
+#: True while a packed DualKV forward runs (set by :func:`packed_call`): the mask builder then returns ``None``.
+_PACKED: contextvars.ContextVar[bool] = contextvars.ContextVar("neurips26_dualkv_packed", default=False)
+
+
+@contextlib.contextmanager
+def packed_call() -> Iterator[None]:
+    """Within this block, a model switched to ``"dualkv"`` builds no attention mask (for packed forwards that
+    pass ``dualkv_batch=`` themselves; :func:`packed_logits` uses it)."""
+    token = _PACKED.set(True)
+    try:
+        yield
+    finally:
+        _PACKED.reset(token)
+
+
+def dualkv_mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:
+    """The ``AttentionMaskInterface`` entry: SDPA's mask (``None`` when plain causal), or ``None`` inside
+    :func:`packed_call` (the packed path ignores masks; building a ``[T, T]`` one would waste memory)."""
+    if _PACKED.get():
+        return None
+    return sdpa_mask(*args, **kwargs)
 
 
 def hf_dualkv_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                         attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
                         *, dualkv_batch: SharedPromptBatch | None = None, dualkv_backend: str = "auto",
-                        **_: Any) -> tuple[torch.Tensor, None]:
-    """The ``AttentionInterface`` function: ``query [1, H, T, d]``, ``key/value [1, H_kv, T, d]`` ->
-    ``([1, T, H, d], None)`` (the layout HF attention functions return)."""
+                        **kwargs: Any) -> tuple[torch.Tensor, None]:
+    """The ``AttentionInterface`` function: ``query [B, H, T, d]``, ``key/value [B, H_kv, T, d]`` ->
+    ``([B, T, H, d], None)`` (the layout HF attention functions return).
+
+    Without ``dualkv_batch``: transformers' SDPA attention (with ``attention_mask``, KV cache and all).
+    With it: DualKV over the packing; needs ``B = 1`` and no attention dropout."""
     if dualkv_batch is None:
-        raise ValueError("the 'dualkv' attention needs the packing: call the model with "
-                         "dualkv_batch=<SharedPromptBatch> (see neurips26.dualkv.hf.packed_logits)")
+        return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
+                                      **kwargs)
+    if not isinstance(dualkv_batch, SharedPromptBatch):
+        raise TypeError(f"dualkv_batch must be a SharedPromptBatch, got {type(dualkv_batch).__name__}")
     if dropout:
         raise ValueError(f"DualKV is exact only without attention dropout, got dropout={dropout}; call model.eval() "
                          "or set attention_dropout=0")
     if query.shape[0] != 1:
-        raise ValueError(f"a packed DualKV batch runs as batch size 1, got query {tuple(query.shape)}")
+        raise ValueError(f"dualkv_batch: a packed DualKV call runs as one row, got query {tuple(query.shape)} with "
+                         f"batch size {query.shape[0]}; pack every prompt group into one SharedPromptBatch "
+                         "(pack_shared_prompt takes any number of groups) and call with input_ids [1, T]")
     out = dualkv_attention(query[0].transpose(0, 1), key[0].transpose(0, 1), value[0].transpose(0, 1),
-                           dualkv_batch, scale=scaling, backend=dualkv_backend)
+                           dualkv_batch, scale=scaling, backend=dualkv_backend, check_finite=False)
     return out[None], None
 
 
 def register_dualkv_attention(name: str = ATTENTION_NAME) -> str:
-    """Register :func:`hf_dualkv_attention` in ``transformers.AttentionInterface`` under ``name``."""
-    from transformers import AttentionInterface
-
+    """Register :func:`hf_dualkv_attention` and :func:`dualkv_mask` under ``name`` (done on import for
+    ``"dualkv"``; call it for another name)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty str, got {name!r}")
     AttentionInterface.register(name, hf_dualkv_attention)
+    AttentionMaskInterface.register(name, dualkv_mask)
     return name
 
 
 def enable_dualkv(model: torch.nn.Module, name: str = ATTENTION_NAME) -> torch.nn.Module:
     """Register the function and switch ``model`` to it (``model.config._attn_implementation = name``)."""
+    if not isinstance(model, torch.nn.Module) or not hasattr(model, "config"):
+        raise TypeError(f"model must be a transformers PreTrainedModel, got {type(model).__name__}")
     register_dualkv_attention(name)
     if hasattr(model, "set_attn_implementation"):
         model.set_attn_implementation(name)
@@ -66,14 +113,35 @@ def enable_dualkv(model: torch.nn.Module, name: str = ATTENTION_NAME) -> torch.n
 
 
 def packed_logits(model: torch.nn.Module, batch: SharedPromptBatch, *, backend: str = "auto",
-                  **model_kwargs: Any) -> torch.Tensor:
-    """Logits ``[T, vocab]`` of an HF causal LM (switched with :func:`enable_dualkv`) on the packed layout."""
+                  logits_to_keep: torch.Tensor | None = None, **model_kwargs: Any) -> torch.Tensor:
+    """Logits ``[T, vocab]`` of an HF causal LM (switched to ``"dualkv"``) on the packed layout.
+
+    ``logits_to_keep``: optional 1-D int64 row indices; only those rows go through the LM head (``[K, vocab]``
+    is returned), e.g. ``batch.logprob_index()[0]``, the rows that predict response tokens."""
     if not isinstance(batch, SharedPromptBatch):
         raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
-    impl = getattr(model.config, "_attn_implementation", None)
+    config = getattr(getattr(model, "module", model), "config", None)  # DDP keeps the model in .module
+    impl = getattr(config, "_attn_implementation", None)
     if impl != ATTENTION_NAME:
         raise ValueError(f"model uses attention {impl!r}; call enable_dualkv(model) first")
+    vocab = getattr(config, "vocab_size", None)
+    ids = batch.input_ids
+    if vocab is not None and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
+        raise ValueError(f"batch: token ids must lie in [0, vocab_size={vocab}), got ids in "
+                         f"[{int(ids.min())}, {int(ids.max())}]")
+    if logits_to_keep is not None:
+        if not isinstance(logits_to_keep, torch.Tensor) or logits_to_keep.dim() != 1 \
+                or logits_to_keep.dtype not in (torch.int64, torch.int32):
+            raise ValueError(f"logits_to_keep must be a 1-D integer tensor of row indices, got {logits_to_keep!r}")
+        if logits_to_keep.numel() and (int(logits_to_keep.min()) < 0
+                                       or int(logits_to_keep.max()) >= batch.num_tokens):
+            raise ValueError(f"logits_to_keep: row indices must lie in [0, T={batch.num_tokens})")
+        model_kwargs["logits_to_keep"] = logits_to_keep
     device = next(model.parameters()).device
-    out = model(input_ids=batch.input_ids[None].to(device), position_ids=batch.position_ids[None].to(device),
-                use_cache=False, dualkv_batch=batch, dualkv_backend=backend, **model_kwargs)
+    with packed_call():
+        out = model(input_ids=ids[None].to(device), position_ids=batch.position_ids[None].to(device),
+                    use_cache=False, dualkv_batch=batch, dualkv_backend=backend, **model_kwargs)
     return out.logits[0]
+
+
+register_dualkv_attention()

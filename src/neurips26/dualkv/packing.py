@@ -134,6 +134,11 @@ class SharedPromptBatch:
             cu_seqlens_dec=[c.to(device) for c in self.cu_seqlens_dec],
             response_slices=[list(s) for s in self.response_slices], response_lens=list(self.response_lens))
 
+    def __reduce__(self):
+        # Pickle through a registered rebuild function (plain tensors, ints and (start, stop) pairs), so a saved
+        # batch loads with torch.load(..., weights_only=True); the derived-index cache is not saved.
+        return (_rebuild_shared_prompt_batch, _batch_fields(self))
+
     # ------------------------------------------------------- derived indices
     def sequence_table(self, device: torch.device | str | None = None) -> dict[str, torch.Tensor]:
         """Per-response metadata for the kernel, int32 ``[S]`` each, ``S`` = number of responses.
@@ -172,6 +177,55 @@ class SharedPromptBatch:
             targets = torch.cat([self.input_ids[sl] for s in self.response_slices for sl in s]).to(device)
             self._cache[key] = (pred, targets)
         return self._cache[key]
+
+
+def _batch_fields(b: SharedPromptBatch) -> tuple:
+    return (b.input_ids, b.position_ids, list(b.prompt_lens), list(b.group_offsets), list(b.cu_seqlens_dec),
+            [[(sl.start, sl.stop) for sl in s] for s in b.response_slices], list(b.response_lens))
+
+
+def _rebuild_shared_prompt_batch(input_ids, position_ids, prompt_lens, group_offsets, cu_seqlens_dec,
+                                 response_slices, response_lens) -> SharedPromptBatch:
+    """Inverse of :func:`_batch_fields` (unpickling and pytree unflattening); checks that the pieces agree."""
+    slices = [[slice(int(a), int(b)) for a, b in s] for s in response_slices]
+    n_groups = len(prompt_lens)
+    if not (isinstance(input_ids, torch.Tensor) and isinstance(position_ids, torch.Tensor)) \
+            or len(group_offsets) != n_groups + 1 or len(cu_seqlens_dec) != n_groups or len(slices) != n_groups \
+            or [sl.stop - sl.start for s in slices for sl in s] != list(response_lens) \
+            or input_ids.shape != position_ids.shape:
+        raise ValueError("SharedPromptBatch: the saved fields are inconsistent (not written by this library?)")
+    return SharedPromptBatch(input_ids=input_ids, position_ids=position_ids, prompt_lens=list(prompt_lens),
+                             group_offsets=list(group_offsets), cu_seqlens_dec=list(cu_seqlens_dec),
+                             response_slices=slices, response_lens=list(response_lens))
+
+
+def _flatten_batch(b: SharedPromptBatch) -> tuple[list[torch.Tensor], tuple]:
+    """Pytree: the tensors are leaves; the layout (ints, slice bounds) is the hashable context."""
+    _, _, prompt_lens, offsets, cu, slices, lens = _batch_fields(b)
+    context = (tuple(prompt_lens), tuple(offsets), tuple(tuple(s) for s in slices), tuple(lens))
+    return [b.input_ids, b.position_ids, *cu], context
+
+
+def _unflatten_batch(leaves, context) -> SharedPromptBatch:
+    prompt_lens, offsets, slices, lens = context
+    leaves = list(leaves)
+    return _rebuild_shared_prompt_batch(leaves[0], leaves[1], list(prompt_lens), list(offsets), leaves[2:],
+                                        [list(s) for s in slices], list(lens))
+
+
+def _register_batch_type() -> None:
+    from torch.utils import _pytree
+
+    _pytree.register_pytree_node(
+        SharedPromptBatch, _flatten_batch, _unflatten_batch,
+        serialized_type_name="neurips26.dualkv.packing.SharedPromptBatch",
+        flatten_with_keys_fn=lambda b: ([(_pytree.GetAttrKey(k), leaf) for k, leaf in zip(
+            ["input_ids", "position_ids"] + [f"cu_seqlens_dec_{i}" for i in range(b.num_groups)],
+            _flatten_batch(b)[0])], _flatten_batch(b)[1]))
+    torch.serialization.add_safe_globals([_rebuild_shared_prompt_batch])
+
+
+_register_batch_type()
 
 
 def pack_shared_prompt(groups: Sequence[Group]) -> SharedPromptBatch:
