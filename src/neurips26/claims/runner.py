@@ -162,7 +162,8 @@ def measure_claims(paper: Paper, ctx: CheckContext) -> list[dict[str, Any]]:
     for claim in paper.claims:
         # smoke exists to exercise every claim's pipeline (CI runs it), so it measures claims that are
         # decided only at larger scales too, and leaves them inconclusive.
-        exercised = ctx.scale == "smoke" and claim.measure is not None
+        # (GPU-only claims excepted: their measurements need a CUDA device)
+        exercised = ctx.scale == "smoke" and claim.measure is not None and set(claim.scales) != {"gpu"}
         if ctx.scale not in claim.scales and not exercised:
             results.append(_decide_one(claim, None, ctx.scale))
         elif claim.measure is None:
