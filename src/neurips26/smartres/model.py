@@ -1,0 +1,395 @@
+"""The mini grounding MLLM shared by every method, and SmartRes on top of it.
+
+* :class:`ViT` — patch embedding + 2D sin-cos position of each token centre in *full-resolution* pixels
+  + a scale embedding, then non-causal pre-LN blocks on :func:`neurips26.nn.sdpa_attention`.
+* :class:`FusionLM` — the "LLM": a non-causal transformer over [query tokens ; visual tokens] with a
+  grounding head on each visual token (objectness logit + 4 box offsets in units of the token footprint).
+  The predicted box is the one of the arg-max-objectness visual token.
+* :class:`MiniGroundingMLLM` — both, with encoders for the full view, the low view and regions, and hooks
+  for the token-reduction baselines (:mod:`.baselines`).
+* :class:`SmartRes` — low view → router → only the active regions through the ViT at full resolution →
+  order-preserving sequence.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from neurips26.nn import sdpa_attention
+
+from ._checks import check_float, check_int, check_tensor
+from .data import N_COLOURS, N_DIGITS
+from .router import ResolutionRouter, select_regions
+from .sequence import (
+    GLOBAL_ID,
+    PAD_ID,
+    SCALE_FULL,
+    SCALE_LOW,
+    VisualSequence,
+    build_order_preserving_sequence,
+    region_corners,
+    token_centres,
+)
+
+
+def sincos_2d(pos: Tensor, dim: int) -> Tensor:
+    r"""2D sin-cos embedding of pixel positions ``pos [..., 2]`` → ``[..., dim]`` (dim divisible by 4):
+    for x and y each, $[\sin(\omega_k u), \cos(\omega_k u)]_{k<dim/4}$ with $\omega_k = 1000^{-k/(dim/4)}$
+    rad/pixel."""
+    n = dim // 4
+    omega = torch.exp(-math.log(1000.0) * torch.arange(n, dtype=torch.float32, device=pos.device) / n)
+    ang = pos[..., :, None].float() * omega                                          # [..., 2, n]
+    return torch.cat([ang.sin(), ang.cos()], dim=-1).flatten(-2)                     # [..., 4n]
+
+
+def patchify(images: Tensor, p: int) -> Tensor:
+    """``[B, 3, H, W]`` → ``[B, (H/p)(W/p), 3p²]`` patches in raster order."""
+    b, c, h, w = images.shape
+    x = images.reshape(b, c, h // p, p, w // p, p).permute(0, 2, 4, 1, 3, 5)
+    return x.reshape(b, (h // p) * (w // p), c * p * p)
+
+
+class Block(nn.Module):
+    """Pre-LN transformer block, non-causal attention; ``key_bias [B, 1, 1, T]`` is added to the logits
+    (ToMe's $\\log(\\text{size})$, or $-\\infty$ for padding)."""
+
+    def __init__(self, dim: int, heads: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def _qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+        b, t, d = x.shape
+        q, k, v = self.qkv(self.ln1(x)).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
+        return q, k, v                                                                # [B, H, T, d_h] each
+
+    def forward(self, x: Tensor, key_bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """Returns the block output ``[B, T, d]`` and the keys averaged over heads ``[B, T, d_h]`` (ToMe's
+        similarity metric)."""
+        q, k, v = self._qkv(x)
+        mask = None if key_bias is None else key_bias.to(q.dtype)
+        a = sdpa_attention(q, k, v, attn_mask=mask, is_causal=False)                 # softmax(qkᵀ/√d + bias) v
+        x = x + self.proj(a.transpose(1, 2).flatten(2))
+        x = x + self.mlp(self.ln2(x))
+        return x, k.mean(1)
+
+    def attention_probs(self, x: Tensor, key_bias: Tensor | None = None) -> Tensor:
+        """Recompute the attention matrix of this block on input ``x``: ``[B, H, T, T]`` (the extra pass that
+        score-based token reduction needs when attention runs through SDPA / FlashAttention)."""
+        q, k, _ = self._qkv(x)
+        logits = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+        if key_bias is not None:
+            logits = logits + key_bias
+        return logits.softmax(-1)
+
+
+@dataclass(frozen=True)
+class MLLMConfig:
+    """Sizes of the mini MLLM (spec: patch 8, d 96, 3 + 3 blocks at 128²; the gpu variant: 512², patch 16,
+    d 384, 6 + 6 blocks)."""
+
+    image_size: int = 128
+    patch: int = 8
+    dim: int = 96
+    heads: int = 4
+    vit_blocks: int = 3
+    lm_blocks: int = 3
+    region_px: int = 32
+    lowres_scale: float = 0.5
+
+    @property
+    def full_grid(self) -> int:
+        return self.image_size // self.patch
+
+    @property
+    def low_grid(self) -> int:
+        return int(self.image_size * self.lowres_scale) // self.patch
+
+    @property
+    def region_grid(self) -> tuple[int, int]:
+        g = self.image_size // self.region_px
+        return (g, g)
+
+    @property
+    def region_tokens(self) -> int:
+        return (self.region_px // self.patch) ** 2
+
+
+class ViT(nn.Module):
+    """The shared vision encoder: any crop at any scale, positions in full-resolution pixels."""
+
+    def __init__(self, config: MLLMConfig) -> None:
+        super().__init__()
+        self.config = config
+        d = config.dim
+        self.patch_embed = nn.Linear(3 * config.patch ** 2, d)
+        self.scale_emb = nn.Embedding(2, d)
+        self.blocks = nn.ModuleList([Block(d, config.heads) for _ in range(config.vit_blocks)])
+        self.ln = nn.LayerNorm(d)
+
+    def embed(self, pixels: Tensor, pos: Tensor, scale: int) -> Tensor:
+        """``pixels [B, 3, h, w]`` of a crop (already at its scale), ``pos [N, 2]`` full-res centres → ``[B, N, d]``."""
+        x = self.patch_embed(patchify(pixels, self.config.patch))
+        return x + sincos_2d(pos, self.config.dim) + self.scale_emb.weight[scale]
+
+    def forward(self, x: Tensor, *, tome_r: list[int] | None = None, extra: Tensor | None = None,
+                return_last_attn: bool = False):
+        """Run the blocks on embedded tokens ``x [B, N, d]``.
+
+        ``tome_r``: tokens merged after each block (ToMe, with size-weighted attention); ``extra [B, N, e]``
+        (positions, footprints) is merged alongside. ``return_last_attn``: also the last block's attention
+        matrix (recomputed). Returns ``(tokens, extra, size, attn)``.
+        """
+        from .baselines import bipartite_merge
+
+        b, n, _ = x.shape
+        size = x.new_ones(b, n)
+        attn = None
+        for i, blk in enumerate(self.blocks):
+            bias = None if tome_r is None else size.log()[:, None, None, :]
+            if return_last_attn and i == len(self.blocks) - 1:
+                attn = blk.attention_probs(x, bias)
+            x, keys = blk(x, bias)
+            if tome_r is not None and tome_r[i] > 0:
+                x, size, extra = bipartite_merge(keys, x, size, tome_r[i], extra)
+        return self.ln(x), extra, size, attn
+
+
+class FusionLM(nn.Module):
+    """The "LLM": [2 query tokens (digit, colour) ; visual tokens] → per-visual-token objectness and box."""
+
+    def __init__(self, config: MLLMConfig) -> None:
+        super().__init__()
+        self.config = config
+        d = config.dim
+        self.digit_emb = nn.Embedding(N_DIGITS, d)
+        self.colour_emb = nn.Embedding(N_COLOURS, d)
+        self.type_emb = nn.Embedding(3, d)                                            # digit, colour, visual
+        self.vis_proj = nn.Linear(d, d)
+        self.scale_emb = nn.Embedding(2, d)
+        self.blocks = nn.ModuleList([Block(d, config.heads) for _ in range(config.lm_blocks)])
+        self.ln = nn.LayerNorm(d)
+        self.head = nn.Linear(d, 5)
+
+    def query_tokens(self, query: Tensor) -> Tensor:
+        """``query [B, 2]`` (digit, colour) → ``[B, 2, d]``."""
+        return torch.stack([self.digit_emb(query[:, 0]) + self.type_emb.weight[0],
+                            self.colour_emb(query[:, 1]) + self.type_emb.weight[1]], dim=1)
+
+    def query_embedding(self, query: Tensor) -> Tensor:
+        """e_q ``[B, 2d]`` for the router: the two query embeddings, concatenated."""
+        return torch.cat([self.digit_emb(query[:, 0]), self.colour_emb(query[:, 1])], dim=1)
+
+    def visual_inputs(self, seq: VisualSequence) -> Tensor:
+        return (self.vis_proj(seq.tokens) + sincos_2d(seq.pos, self.config.dim)
+                + self.scale_emb(seq.scale) + self.type_emb.weight[2])
+
+    def forward(self, seq: VisualSequence, query: Tensor, *, reduce=None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+        """Returns ``(objectness [B, T'], offsets [B, T', 4], pos [B, T', 2], footprint [B, T'])``
+        of the visual tokens that reach the head (``T' < T`` when ``reduce`` prunes inside the LM), with
+        objectness ``-inf`` on padding.
+
+        ``reduce``: ``(layer, fn)``: before block ``layer`` the hidden states go through
+        ``fn(block, h_query, h_visual, meta, valid) -> (h_visual, meta, valid)`` (FastV / SparseVLM hooks);
+        ``meta [B, T, 3]`` holds (x, y, footprint).
+        """
+        q = self.query_tokens(query)
+        v = self.visual_inputs(seq)
+        n_q = q.shape[1]
+        meta = torch.cat([seq.pos, seq.footprint[..., None]], dim=-1)
+        valid = seq.valid
+        for i, blk in enumerate(self.blocks):
+            if reduce is not None and reduce[0] == i:
+                v, meta, valid = reduce[1](blk, q, v, meta, valid)
+            h = torch.cat([q, v], dim=1)
+            bias = _padding_bias(valid, n_q, h.dtype)
+            h, _ = blk(h, bias)
+            q, v = h[:, :n_q], h[:, n_q:]
+        out = self.head(self.ln(v))
+        obj = out[..., 0].masked_fill(~valid, float("-inf"))
+        return obj, out[..., 1:], meta[..., :2], meta[..., 2]
+
+
+def _padding_bias(valid: Tensor, n_q: int, dtype: torch.dtype) -> Tensor | None:
+    if bool(valid.all()):
+        return None
+    keep = torch.cat([valid.new_ones(valid.shape[0], n_q), valid], dim=1)
+    return torch.zeros(keep.shape, dtype=dtype).masked_fill(~keep, float("-inf"))[:, None, None, :]
+
+
+def decode_boxes(obj: Tensor, offsets: Tensor, pos: Tensor, footprint: Tensor) -> Tensor:
+    r"""The box of the arg-max-objectness token: $(c_x + s\,o_1,\; c_y + s\,o_2,\; c_x + s\,o_3,\; c_y + s\,o_4)$,
+    corners sorted so that $x_2 \ge x_1$. ``→ [B, 4]`` pixels."""
+    best = obj.argmax(1)
+    ar = torch.arange(obj.shape[0])
+    c, s, o = pos[ar, best], footprint[ar, best][:, None], offsets[ar, best]
+    raw = torch.cat([c, c], dim=1) + s * o
+    x1, x2 = torch.minimum(raw[:, 0], raw[:, 2]), torch.maximum(raw[:, 0], raw[:, 2])
+    y1, y2 = torch.minimum(raw[:, 1], raw[:, 3]), torch.maximum(raw[:, 1], raw[:, 3])
+    return torch.stack([x1, y1, x2, y2], dim=1)
+
+
+def grounding_loss(obj: Tensor, offsets: Tensor, pos: Tensor, footprint: Tensor, boxes: Tensor) -> Tensor:
+    r"""Cross-entropy over visual tokens (target: the finest token whose footprint holds the box centre)
+    + L1 on the box offsets, in footprint units, of every token holding the centre."""
+    centre = (boxes[:, :2] + boxes[:, 2:]) / 2                                        # [B, 2]
+    dist = (pos - centre[:, None]).abs().amax(-1)                                     # L∞ distance [B, T]
+    holds = (dist <= footprint / 2) & torch.isfinite(obj)
+    # finest footprint first, nearest centre to break ties
+    rank = torch.where(holds, footprint + 1e-3 * dist, torch.full_like(dist, float("inf")))
+    target = rank.argmin(1)
+    ce = F.cross_entropy(obj, target)
+    tgt_off = (boxes[:, None, :] - torch.cat([pos, pos], -1)) / footprint.clamp(min=1e-6)[..., None]
+    l1 = ((offsets - tgt_off).abs().sum(-1) * holds).sum() / holds.sum().clamp(min=1)
+    return ce + l1
+
+
+class MiniGroundingMLLM(nn.Module):
+    """ViT + FusionLM with encoders for the three views every method needs."""
+
+    def __init__(self, config: MLLMConfig | None = None) -> None:
+        super().__init__()
+        self.config = config or MLLMConfig()
+        self.vit = ViT(self.config)
+        self.lm = FusionLM(self.config)
+
+    def _check_images(self, images: Tensor) -> Tensor:
+        check_tensor("images", images, ndim=4)
+        s = self.config.image_size
+        if images.shape[1:] != (3, s, s):
+            raise ValueError(f"images must have shape [B, 3, {s}, {s}], got {tuple(images.shape)}")
+        return images
+
+    def full_inputs(self, images: Tensor) -> tuple[Tensor, Tensor]:
+        """Embedded full-resolution tokens ``[B, 256, d]`` and ``meta [256, 3]`` (x, y, footprint)."""
+        c = self.config
+        pos = token_centres(c.full_grid, c.full_grid, c.patch)
+        meta = torch.cat([pos, torch.full((len(pos), 1), float(c.patch))], 1)
+        return self.vit.embed(images, pos, SCALE_FULL), meta
+
+    def encode_full(self, images: Tensor) -> VisualSequence:
+        """The full-resolution reference: all (H/p)² tokens through the ViT."""
+        images = self._check_images(images)
+        x, meta = self.full_inputs(images)
+        tokens, _, _, _ = self.vit(x)
+        b, n = tokens.shape[:2]
+        return _sequence(tokens, meta.expand(b, -1, -1), SCALE_FULL, n_vit=b * n)
+
+    def encode_low(self, images: Tensor) -> tuple[Tensor, Tensor]:
+        """Low view (``lowres_scale``, area resize): tokens ``[B, N_L, d]`` and centres ``[N_L, 2]``."""
+        images = self._check_images(images)
+        c = self.config
+        low = F.interpolate(images, scale_factor=c.lowres_scale, mode="area")
+        pos = token_centres(c.low_grid, c.low_grid, c.patch / c.lowres_scale)
+        tokens, _, _, _ = self.vit(self.vit.embed(low, pos, SCALE_LOW))
+        return tokens, pos
+
+    def encode_regions(self, images: Tensor, region_ids: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
+        """Active regions at full resolution, each encoded as its own sequence of (region_px/p)² tokens.
+        Returns per image ``[k_b, n_r, d]`` tokens and ``[k_b, n_r, 2]`` centres."""
+        c = self.config
+        r, n_r = c.region_px, c.region_tokens
+        crops, poss, counts = [], [], []
+        local = token_centres(r // c.patch, r // c.patch, c.patch)                  # [n_r, 2] inside a region
+        for i, ids in enumerate(region_ids):
+            corners = region_corners(ids, c.region_grid, r)                         # [k, 2]
+            for x0, y0 in corners.long().tolist():
+                crops.append(images[i, :, y0:y0 + r, x0:x0 + r])
+            poss.append(corners[:, None, :] + local[None])
+            counts.append(len(ids))
+        if crops:
+            pix = torch.stack(crops)
+            pos_all = torch.cat(poss)                                              # [K, n_r, 2]
+            x = self.vit.patch_embed(patchify(pix, c.patch)) + sincos_2d(pos_all, c.dim) \
+                + self.vit.scale_emb.weight[SCALE_FULL]
+            tokens, _, _, _ = self.vit(x)
+        else:
+            tokens = images.new_zeros(0, n_r, c.dim)
+        return list(tokens.split(counts)), poss
+
+    def sequence_from_regions(self, images: Tensor, region_ids: list[Tensor],
+                              low: tuple[Tensor, Tensor] | None = None) -> VisualSequence:
+        """[low view] ++ [given regions at full resolution], order preserved."""
+        c = self.config
+        low_tokens, low_pos = low if low is not None else self.encode_low(images)
+        rt, rp = self.encode_regions(images, region_ids)
+        return build_order_preserving_sequence(low_tokens, low_pos, rt, rp, region_ids,
+                                               n_regions=c.region_grid[0] * c.region_grid[1],
+                                               low_footprint=c.patch / c.lowres_scale, region_footprint=c.patch)
+
+    def low_sequence(self, images: Tensor, low: tuple[Tensor, Tensor] | None = None) -> VisualSequence:
+        """The low-resolution-only reference (N_L tokens)."""
+        low_tokens, low_pos = low if low is not None else self.encode_low(images)
+        b, n = low_tokens.shape[:2]
+        meta = torch.cat([low_pos, torch.full((n, 1), self.config.patch / self.config.lowres_scale)], 1)
+        return _sequence(low_tokens, meta.expand(b, -1, -1), SCALE_LOW, n_vit=b * n)
+
+    def ground(self, seq: VisualSequence, query: Tensor, *, reduce=None) -> Tensor:
+        """Predicted boxes ``[B, 4]`` (full-resolution pixels)."""
+        return decode_boxes(*self.lm(seq, query, reduce=reduce))
+
+    def loss(self, seq: VisualSequence, query: Tensor, boxes: Tensor) -> Tensor:
+        return grounding_loss(*self.lm(seq, query), boxes)
+
+
+def _sequence(tokens: Tensor, meta: Tensor, scale: int, *, n_vit: int, region_ids: Tensor | None = None,
+              valid: Tensor | None = None) -> VisualSequence:
+    """A VisualSequence of tokens ``[B, T, d]`` with ``meta [B, T, 3]`` (x, y, footprint)."""
+    b, t = tokens.shape[:2]
+    rid = torch.full((b, t), GLOBAL_ID, dtype=torch.long) if region_ids is None else region_ids
+    if valid is not None:
+        rid = rid.masked_fill(~valid, PAD_ID)
+    return VisualSequence(tokens, meta[..., :2], torch.full((b, t), scale, dtype=torch.long), rid, n_vit,
+                          meta[..., 2])
+
+
+class SmartRes(nn.Module):
+    """Pixel-space resolution routing.
+
+    Args:
+        vision_encoder: the :class:`MiniGroundingMLLM` whose ViT encodes the views (its LM is not used here).
+        router: a :class:`ResolutionRouter` over the low-resolution tokens.
+        lowres_scale: must equal the model's low-view scale (½).
+        region_px: must equal the model's region side.
+        threshold, k_min, k_max: the selection rule of :func:`select_regions`.
+    """
+
+    def __init__(self, vision_encoder: MiniGroundingMLLM, router: ResolutionRouter, lowres_scale: float = 0.5,
+                 region_px: int = 32, threshold: float = 0.5, k_min: int = 1, k_max: int | None = None) -> None:
+        super().__init__()
+        if not isinstance(vision_encoder, MiniGroundingMLLM):
+            raise TypeError(f"vision_encoder must be a MiniGroundingMLLM, got {type(vision_encoder).__name__}")
+        if not isinstance(router, ResolutionRouter):
+            raise TypeError(f"router must be a ResolutionRouter, got {type(router).__name__}")
+        c = vision_encoder.config
+        if check_float("lowres_scale", lowres_scale, low=0.0, open_low=True) != c.lowres_scale:
+            raise ValueError(f"lowres_scale must equal the encoder's {c.lowres_scale}, got {lowres_scale}")
+        if check_int("region_px", region_px, 1) != c.region_px:
+            raise ValueError(f"region_px must equal the encoder's {c.region_px}, got {region_px}")
+        check_float("threshold", threshold, low=0.0, high=1.0, open_low=True, open_high=True)
+        n_regions = c.region_grid[0] * c.region_grid[1]
+        check_int("k_min", k_min, 0, n_regions)
+        if k_max is not None and (check_int("k_max", k_max, 1, n_regions) < k_min):
+            raise ValueError(f"k_max must be >= k_min={k_min}, got {k_max}")
+        self.encoder, self.router = vision_encoder, router
+        self.threshold, self.k_min, self.k_max = threshold, k_min, k_max
+
+    def route(self, low_tokens: Tensor, query_emb: Tensor) -> Tensor:
+        c = self.encoder.config
+        return self.router(low_tokens, (c.low_grid, c.low_grid), query_emb, c.region_grid)
+
+    def encode(self, images: Tensor, query_emb: Tensor) -> VisualSequence:
+        """``images [B, 3, S, S]``, ``query_emb [B, q]`` → the order-preserving sequence; only the routed
+        regions go through the ViT at full resolution."""
+        low = self.encoder.encode_low(images)                                        # global view
+        logits = self.route(low[0], query_emb)                                        # [B, gh·gw]
+        ids = select_regions(logits, self.threshold, self.k_min, self.k_max)
+        return self.encoder.sequence_from_regions(images, ids, low=low)
