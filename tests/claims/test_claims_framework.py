@@ -43,8 +43,13 @@ def test_resolve_rejects_all_mixed_with_names():
 
 
 def test_load_paper_of_unimplemented_paper_says_so():
+    from neurips26.claims import CATALOG, is_implemented
+
+    missing = [entry.slug for entry in CATALOG if not is_implemented(entry)]
+    if not missing:
+        pytest.skip("every paper is implemented")
     with pytest.raises(LookupError, match="not implemented yet"):
-        load_paper("spherelatent")
+        load_paper(missing[0])
 
 
 def test_evidence_statistics_match_numpy():

@@ -128,7 +128,11 @@ class Evidence:
             return "not measured"
         text = f"{self.mean:.4g}"
         if self.n > 1:
-            text += f" ± {self.std:.2g} (n={self.n})"
+            text += f" ± {self.std:.2g}"
+        if self.n > 2:  # several rules decide on the median; a skewed mean alone would mislead
+            text += f", median {float(np.median(self.finite)):.4g}"
+        if self.n > 1:
+            text += f" (n={self.n})"
         missing = len(self.values) - self.n
         if missing:
             text += f", {missing} missing"
