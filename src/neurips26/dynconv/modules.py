@@ -28,7 +28,9 @@ from neurips26.nn import LlamaConfig, apply_rope, rope_cos_sin, sdpa_attention
 from .ops import (
     BACKENDS,
     _shift,
+    autocast_inputs,
     check_cu_seqlens,
+    check_finite,
     dynamic_conv1d,
     lowrank_dynamic_conv1d,
     sequence_starts,
@@ -155,18 +157,25 @@ class DynamicShortConv(nn.Module):
         """
         x = _check_input("x", x, self.dim)
         c = self._cond(x, cond)
+        # under torch.autocast, x and cond are cast to the autocast dtype first (as SDPA does): a bf16
+        # projection output conditioned on an fp32 normed block input is what autocast produces
+        x, c = autocast_inputs(x, c)
         if c.dtype != x.dtype:
             raise TypeError(f"cond dtype ({c.dtype}) must match x ({x.dtype})")
+        check_finite(x=x, cond=None if c is x else c)
         # parameters follow x's dtype (works under autocast / bf16 activations with fp32 master weights)
         dt = x.dtype
         static_w = self.static_weight.to(dt) if self.static_weight is not None else None
-        if self.head_size is None:
-            z = F.linear(c, self.proj_in.weight.to(dt))
-            y = lowrank_dynamic_conv1d(x, z, self.U.to(dt), static_w, self.residual, self.backend, cu_seqlens)
-        else:
-            b, t, _ = x.shape
-            taps = F.linear(c, self.tap_weight.to(dt)).view(b, t, self.dim // self.head_size, self.kernel_size)
-            y = dynamic_conv1d(x, taps, static_w, self.residual, self.backend, cu_seqlens)
+        with torch.autocast(x.device.type, enabled=False):
+            if self.head_size is None:
+                z = F.linear(c, self.proj_in.weight.to(dt))
+                y = lowrank_dynamic_conv1d(x, z, self.U.to(dt), static_w, self.residual, self.backend, cu_seqlens,
+                                           finite_check=False)
+            else:
+                b, t, _ = x.shape
+                taps = F.linear(c, self.tap_weight.to(dt)).view(b, t, self.dim // self.head_size,
+                                                                 self.kernel_size)
+                y = dynamic_conv1d(x, taps, static_w, self.residual, self.backend, cu_seqlens, finite_check=False)
         if return_final_state:
             return y, _final_state(x, self.kernel_size, cu_seqlens)
         return y
@@ -257,6 +266,7 @@ class StaticShortConv(nn.Module):
         """``x: [B, T, D]`` -> ``[B, T, D]``; ``cu_seqlens`` packs sequences (``B == 1``)."""
         x = _check_input("x", x, self.dim)
         check_cu_seqlens(cu_seqlens, x)
+        check_finite(x=x)
         t = x.shape[1]
         weight = self.weight.to(x.dtype)  # follows x's dtype (autocast / bf16 activations)
         if cu_seqlens is None:

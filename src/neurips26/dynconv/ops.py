@@ -57,6 +57,28 @@ def _check_static(static_w: torch.Tensor | None, width: int, x: torch.Tensor) ->
     _check_same("static_w", static_w, x)
 
 
+def autocast_inputs(*tensors: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
+    """Cast as ``F.scaled_dot_product_attention`` does under ``torch.autocast``: when autocast is on for the
+    first tensor's device, fp32/fp16/bf16 tensors become the autocast dtype (fp64 is not autocast-eligible);
+    ``None`` passes through. Outside autocast nothing changes (mixed dtypes are then refused)."""
+    first = next(t for t in tensors if t is not None)
+    device = first.device.type
+    if not torch.is_autocast_enabled(device):
+        return tensors
+    target = torch.get_autocast_dtype(device)
+    return tuple(t.to(target) if t is not None and t.dtype in (torch.float32, torch.float16, torch.bfloat16)
+                 else t for t in tensors)
+
+
+def check_finite(**tensors: torch.Tensor | None) -> None:
+    """Refuse NaN/inf by argument name (skipped while ``torch.compile`` traces)."""
+    if torch.compiler.is_compiling():
+        return
+    for name, t in tensors.items():
+        if t is not None and not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} holds NaN or inf values; dynamic conv refuses non-finite input")
+
+
 def _check_backend(backend: str) -> None:
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
@@ -150,19 +172,22 @@ def _resolve(backend: str, x: torch.Tensor) -> str:
 
     ``"auto"`` takes the kernels only for CUDA tensors with Triton installed and not in the CPU
     interpreter; a forced ``"triton"`` imports :mod:`.kernels` (whose ``INTERPRET`` flag triton fixed at
-    its import) and raises a ``RuntimeError`` saying why when they cannot run on ``x``. No dtype rule here:
-    the kernels accumulate in fp32 and store in the input dtype."""
+    its import) and raises a ``RuntimeError`` saying why when they cannot run on ``x``. The kernels take
+    fp32/fp16/bf16 (fp32 accumulation, stored in the input dtype); fp64 needs the reference."""
     interpreted = None
     if triton_available() and (backend == "triton" or (backend == "auto" and x.is_cuda)):
         from . import kernels
 
         interpreted = kernels.INTERPRET
-    return resolve_backend(backend, device=x.device, what="dynamic conv", interpreted=interpreted)
+    # fp64: "auto" stays on the reference; a forced "triton" raises a TypeError naming backend='torch' (the
+    # kernels accumulate in fp32 and would silently lose fp64's precision)
+    return resolve_backend(backend, device=x.device, dtype=getattr(x, "dtype", None), what="dynamic conv",
+                           interpreted=interpreted)
 
 
 def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor | None = None,
                    residual: bool = False, backend: str = "auto",
-                   cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+                   cu_seqlens: torch.Tensor | None = None, *, finite_check: bool = True) -> torch.Tensor:
     """Head-wise dynamic causal depthwise convolution.
 
     Args:
@@ -173,14 +198,21 @@ def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor |
         residual: add ``x`` to the output.
         backend: ``"auto"`` | ``"torch"`` | ``"triton"``.
         cu_seqlens: optional ``[N+1]`` cumulative lengths of packed sequences (``B == 1``).
+        finite_check: refuse NaN/inf in ``x``, ``taps``, ``static_w`` (``ValueError``); the modules, which
+            check their own input, pass ``False``.
 
     Returns:
-        ``[B, T, D]`` in ``x``'s dtype (accumulated in fp32).
+        ``[B, T, D]`` in ``x``'s dtype (accumulated in fp32). Under ``torch.autocast`` the float inputs are
+        cast to the autocast dtype first (as SDPA does), so the output is in that dtype. The Triton backend
+        takes fp32/fp16/bf16; fp64 runs on ``backend="torch"`` (``"auto"`` picks it).
     """
     x = _check_x(x)
     _check_backend(backend)
     if not isinstance(taps, torch.Tensor):
         raise TypeError(f"taps must be a torch.Tensor [B, T, H, W], got {type(taps).__name__}")
+    if static_w is not None and not isinstance(static_w, torch.Tensor):
+        raise TypeError(f"static_w must be a torch.Tensor [W, D] or None, got {type(static_w).__name__}")
+    x, taps, static_w = autocast_inputs(x, taps, static_w)
     if taps.dim() != 4 or taps.shape[:2] != x.shape[:2]:
         raise ValueError(f"taps must be [B, T, H, W] with B, T = {tuple(x.shape[:2])} from x, got "
                          f"{tuple(taps.shape)}")
@@ -191,24 +223,30 @@ def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor |
     _check_same("taps", taps, x)
     _check_static(static_w, taps.shape[3], x)
     check_cu_seqlens(cu_seqlens, x)
+    chosen = _resolve(backend, x)
+    if finite_check:
+        check_finite(x=x, taps=taps, static_w=static_w)
     starts = sequence_starts(cu_seqlens, x)
-    if _resolve(backend, x) == "torch":
-        return reference_dynamic_conv1d(x, taps, static_w, residual, starts)
-    from .kernels import headwise_conv_triton
+    with torch.autocast(x.device.type, enabled=False):
+        if chosen == "torch":
+            return reference_dynamic_conv1d(x, taps, static_w, residual, starts)
+        from .kernels import headwise_conv_triton
 
-    return headwise_conv_triton(x, taps, static_w, residual, starts)
+        return headwise_conv_triton(x, taps, static_w, residual, starts)
 
 
 def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
                            static_w: torch.Tensor | None = None, residual: bool = False,
-                           backend: str = "auto", cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
+                           backend: str = "auto", cu_seqlens: torch.Tensor | None = None, *,
+                           finite_check: bool = True) -> torch.Tensor:
     """Low-rank dynamic causal depthwise convolution, ``K[b,t] = reshape(z[b,t] @ U, (W, D))``.
 
     Args:
         x: input ``[B, T, D]``.
         z: per-token filter coordinates ``[B, T, R]`` (e.g. ``Linear(cond)``).
         U: filter basis ``[R, W*D]``; column ``w*D + d`` is lag ``w`` of channel ``d``.
-        static_w, residual, backend, cu_seqlens: as in :func:`dynamic_conv1d`.
+        static_w, residual, backend, cu_seqlens, finite_check: as in :func:`dynamic_conv1d` (autocast and
+            fp64 too).
 
     Returns:
         ``[B, T, D]`` in ``x``'s dtype. Any ``R >= 1`` works (the kernel pads R on chip; no power-of-two
@@ -219,6 +257,9 @@ def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
     for name, t in (("z", z), ("U", U)):
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if static_w is not None and not isinstance(static_w, torch.Tensor):
+        raise TypeError(f"static_w must be a torch.Tensor [W, D] or None, got {type(static_w).__name__}")
+    x, z, U, static_w = autocast_inputs(x, z, U, static_w)
     if z.dim() != 3 or z.shape[:2] != x.shape[:2]:
         raise ValueError(f"z must be [B, T, R] with B, T = {tuple(x.shape[:2])} from x, got {tuple(z.shape)}")
     if z.shape[2] < 1:
@@ -231,9 +272,13 @@ def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
     width = U.shape[1] // d
     _check_static(static_w, width, x)
     check_cu_seqlens(cu_seqlens, x)
+    chosen = _resolve(backend, x)
+    if finite_check:
+        check_finite(x=x, z=z, U=U, static_w=static_w)
     starts = sequence_starts(cu_seqlens, x)
-    if _resolve(backend, x) == "torch":
-        return reference_lowrank_dynamic_conv1d(x, z, U, static_w, residual, starts)
-    from .kernels import lowrank_conv_triton
+    with torch.autocast(x.device.type, enabled=False):
+        if chosen == "torch":
+            return reference_lowrank_dynamic_conv1d(x, z, U, static_w, residual, starts)
+        from .kernels import lowrank_conv_triton
 
-    return lowrank_conv_triton(x, z, U, static_w, residual, starts)
+        return lowrank_conv_triton(x, z, U, static_w, residual, starts)
