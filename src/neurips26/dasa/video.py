@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 import torch
@@ -34,6 +35,7 @@ class SpriteVideo:
     background: torch.Tensor | None = None   # [3, S, S] sprite-free first frame (before flicker)
 
 
+@lru_cache(maxsize=1)
 def _glyphs() -> np.ndarray:
     from neurips26.data import load_digits
 
