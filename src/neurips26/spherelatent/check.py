@@ -4,12 +4,12 @@ Data: scikit-learn's 1797 digits (``neurips26.data.load_digits``), 8×8 bilinear
 gpu: 32×32), in [-1, 1], class-conditional. Per seed: a conv tokenizer is trained, then frozen; SLE's denoiser,
 the Sphere Encoder (SE; same conv design, width chosen so E + D has the parameters of tokenizer + denoiser) and
 latent flow matching (FM; the denoiser's transformer with a time input, same frozen latent) are trained.
-Equal budgets: tokenizer + denoiser CPU seconds = SE CPU seconds (process time, robust to the shared machine's
-load; gpu: wall seconds); every generator is evaluated with its EMA weights. Digits-FID: Fréchet distance of
-the 64-d penultimate features of a small CNN (trained once on an 80 % split, held-out accuracy >= 95 % required,
-never in a loss), all real images vs as many class-balanced samples (gpu: 10k samples). Speed: images per
-CPU-second at batch 256 (gpu: 1024, bf16, CUDA clock), median of 5 after 2 warm-ups, 2 threads, plus FLOPs per
-image from ``torch.utils.flop_counter``.
+Equal budgets: tokenizer + denoiser CPU seconds = SE CPU seconds (process time on one thread, robust to the
+shared machine's load; gpu: wall seconds); every generator is evaluated with its EMA weights.
+Digits-FID: Fréchet distance of the 64-d penultimate features of a small CNN (trained once on an 80 % split,
+held-out accuracy >= 95 % required, never in a loss), all real images vs as many class-balanced samples (gpu: 10k
+samples). Speed: images per CPU-second at batch 256 (gpu: 1024, bf16, CUDA clock), median of 5 after 2 warm-ups,
+2 threads, plus FLOPs per image from ``torch.utils.flop_counter``.
 """
 
 from __future__ import annotations
@@ -110,12 +110,12 @@ def _se_width(target: int, s: Setup) -> int:
 # ------------------------------------------------------------------ data and the FID network
 def _data(ctx: CheckContext) -> dict[str, Any]:
     s = _setup(ctx)
-    x, y = digits_images(s.size)
+    x, y = (t.to(ctx.device) for t in digits_images(s.size))
     classifier, acc = train_classifier(to_unit_interval(x), y, image_size=s.size, steps=s.classifier_steps, seed=0)
     ctx.log(f"digits-FID network: held-out accuracy {acc:.3f}")
     features = FeatureView(classifier)
     with torch.no_grad():
-        real = features(to_unit_interval(x)).double().numpy()
+        real = features(to_unit_interval(x)).double().cpu().numpy()
     half = np.random.default_rng(0).permutation(len(real))
     floor = frechet_distance(real[half[: len(real) // 2]], real[half[len(real) // 2:]])
     return {"x": x, "y": y, "classifier": classifier, "features": features, "acc": acc, "real": real, "floor": floor}
@@ -123,27 +123,28 @@ def _data(ctx: CheckContext) -> dict[str, Any]:
 
 # ------------------------------------------------------------------ training every arm of one seed
 def _train_seed(ctx: CheckContext, data: dict[str, Any], seed: int) -> dict[str, Any]:
-    s, x, y = _setup(ctx), data["x"], data["y"]
-    progress = ctx.progress
+    s, x, y, dev = _setup(ctx), data["x"], data["y"], ctx.device
+    progress, clock = ctx.progress, "wall" if ctx.scale == "gpu" else "process"
     torch.manual_seed(seed)
-    tok = ConvAutoencoder(image_size=s.size, downsample=s.downsample, width=s.tok_width)
-    tok_fit = train_tokenizer(tok, x, budget_s=s.budget_tok, batch_size=s.batch, seed=seed, progress=progress)
+    tok = ConvAutoencoder(image_size=s.size, downsample=s.downsample, width=s.tok_width).to(dev)
+    tok_fit = train_tokenizer(tok, x, budget_s=s.budget_tok, batch_size=s.batch, seed=seed, progress=progress,
+                              clock=clock)
     stats = latent_statistics(tok, x)
     g = LatentTransformer(tok.latent_shape, dim=s.dim, depth=s.depth, heads=4 if s.dim >= 64 else 2, mlp_ratio=2.0,
                           num_classes=10)
-    sle = SphereLatentEncoder(tok, g, latent_stats=stats, num_classes=10)
+    sle = SphereLatentEncoder(tok, g, latent_stats=stats, num_classes=10).to(dev)
     loss = lambda m, xb, yb: m.loss(xb, yb)[0]  # noqa: E731
     sle_fit = fit(sle, x, y, loss_fn=loss, budget_s=s.budget_g, batch_size=s.batch, seed=seed, progress=progress,
-                  desc="SLE denoiser")
+                  desc="SLE denoiser", clock=clock)
     width = _se_width(_params(tok) + _params(g), s)
-    se = SphereEncoder(image_size=s.size, downsample=s.downsample, width=width, num_classes=10)
+    se = SphereEncoder(image_size=s.size, downsample=s.downsample, width=width, num_classes=10).to(dev)
     se_fit = fit(se, x, y, loss_fn=loss, budget_s=s.budget_tok + s.budget_g, batch_size=s.batch, seed=seed,
-                 progress=progress, desc="Sphere Encoder")
+                 progress=progress, desc="Sphere Encoder", clock=clock)
     v = LatentTransformer(tok.latent_shape, dim=s.dim, depth=s.depth, heads=4 if s.dim >= 64 else 2, mlp_ratio=2.0,
                           num_classes=10, time_input=True)
-    fm = LatentFlowMatching(tok, v, latent_stats=stats, num_classes=10)
+    fm = LatentFlowMatching(tok, v, latent_stats=stats, num_classes=10).to(dev)
     fm_fit = fit(fm, x, y, loss_fn=loss, budget_s=s.budget_fm, batch_size=s.batch, seed=seed, progress=progress,
-                 desc="latent FM")
+                 desc="latent FM", clock=clock)
     info = {"params_sle": _params(tok) + _params(g), "params_tokenizer": _params(tok), "params_se": _params(se),
             "params_fm_velocity": _params(v), "se_width": width}
     for name, f in (("tokenizer", tok_fit), ("sle", sle_fit), ("se", se_fit), ("fm", fm_fit)):
@@ -155,12 +156,13 @@ def _train_seed(ctx: CheckContext, data: dict[str, Any], seed: int) -> dict[str,
 
 # ------------------------------------------------------------------ evaluation
 def _quality(data: dict[str, Any], model: Any, steps: int, n: int, seed: int) -> dict[str, float]:
-    labels = torch.arange(n) % 10
-    gen = torch.Generator().manual_seed(10_000 + seed)
+    dev = data["x"].device
+    labels = torch.arange(n, device=dev) % 10
+    gen = torch.Generator(device=dev).manual_seed(10_000 + seed)
     with torch.no_grad():
         images = torch.cat([model.sample(len(chunk), steps=steps, y=chunk, generator=gen)
                             for chunk in labels.split(512)])
-        feats = data["features"](images).double().numpy()
+        feats = data["features"](images).double().cpu().numpy()
         acc = float((data["classifier"](images).argmax(1) == labels).float().mean())
     precision, recall = knn_precision_recall(data["real"], feats, k=3)
     return {"fid": frechet_distance(data["real"], feats), "class_acc": acc, "precision": precision, "recall": recall}
@@ -172,7 +174,7 @@ def _reconstruction(data: dict[str, Any], arms: dict[str, Any]) -> dict[str, flo
         plain = tok.decode(tok.encode(x))
         sphere_path = sle.decode(sle.encode(x))
         se_rec = se.reconstruct(x, y)
-        fid = {name: frechet_distance(data["real"], data["features"](to_unit_interval(r)).double().numpy())
+        fid = {name: frechet_distance(data["real"], data["features"](to_unit_interval(r)).double().cpu().numpy())
                for name, r in (("rfid_tokenizer", plain), ("rfid_tokenizer_sphere", sphere_path), ("rfid_se", se_rec))}
     return {"psnr_tokenizer": psnr(plain.clamp(-1, 1), x), "psnr_tokenizer_sphere": psnr(sphere_path.clamp(-1, 1), x),
             "psnr_se": psnr(se_rec.clamp(-1, 1), x), **fid}
@@ -190,11 +192,15 @@ def _evaluate_seed(ctx: CheckContext, data: dict[str, Any], arms: dict[str, Any]
 
 def _runs(ctx: CheckContext) -> dict[str, Any]:
     """Train and evaluate every arm for every seed (shared by all claims)."""
-    data = ctx.cache("data", lambda: _data(ctx))
+    with torch_threads(1):
+        data = ctx.cache("data", lambda: _data(ctx))
     out, models = {}, None
     for seed in ctx.progress(ctx.seeds, desc="spherelatent seeds"):
-        arms = _train_seed(ctx, data, seed)
-        out[seed] = _evaluate_seed(ctx, data, arms, seed)
+        # one thread: CPU-second budgets then count work, not the spinning of a second OpenMP thread on a
+        # loaded machine (which inflated the CPU time per step several-fold in a first quick run)
+        with torch_threads(1):
+            arms = _train_seed(ctx, data, seed)
+            out[seed] = _evaluate_seed(ctx, data, arms, seed)
         models = models or arms
     ctx.metrics["per_seed"] = {str(k): v for k, v in out.items()}
     ctx.metrics["digits_fid_floor_real_halves"] = data["floor"]

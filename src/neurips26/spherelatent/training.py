@@ -72,7 +72,7 @@ class FitResult:
 def _batches(x: Tensor, y: Tensor | None, batch_size: int, seed: int) -> Callable[[int], tuple[Tensor, Tensor]]:
     gen = torch.Generator().manual_seed(seed)
     state = {"perm": torch.randperm(x.shape[0], generator=gen), "pos": 0}
-    dummy = torch.zeros(x.shape[0], dtype=torch.long)
+    dummy = torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
     labels = y if y is not None else dummy
 
     def batch(_: int) -> tuple[Tensor, Tensor]:
@@ -85,7 +85,16 @@ def _batches(x: Tensor, y: Tensor | None, batch_size: int, seed: int) -> Callabl
     return batch
 
 
-def _steps_for_budget(model: nn.Module, loss_fn: Callable, batch: Callable, budget_s: float, lr: float) -> int:
+def _now(clock: str) -> float:
+    if clock == "process":
+        return time.process_time()
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return time.perf_counter()
+
+
+def _steps_for_budget(model: nn.Module, loss_fn: Callable, batch: Callable, budget_s: float, lr: float,
+                      clock: str = "process") -> int:
     """Time 3 AdamW steps (after 1 warm-up) on a throw-away copy; steps = budget / (seconds per step)."""
     probe = copy.deepcopy(model)
     opt = torch.optim.AdamW([p for p in probe.parameters() if p.requires_grad], lr=lr)
@@ -93,11 +102,11 @@ def _steps_for_budget(model: nn.Module, loss_fn: Callable, batch: Callable, budg
     times = []
     for k in range(4):
         x, y = batch(k)
-        t0 = time.process_time()
+        t0 = _now(clock)
         opt.zero_grad(set_to_none=True)
         loss_fn(probe, x, y).backward()
         opt.step()
-        times.append(time.process_time() - t0)
+        times.append(_now(clock) - t0)
     torch.set_rng_state(rng)
     per_step = max(sorted(times[1:])[1], 1e-4)
     return max(10, int(budget_s / per_step))
@@ -106,19 +115,23 @@ def _steps_for_budget(model: nn.Module, loss_fn: Callable, batch: Callable, budg
 def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.Module, Tensor, Tensor], Tensor],
         budget_s: float | None = None, steps: int | None = None, batch_size: int = 128, lr: float = 1e-3,
         seed: int = 0, ema_decay: float | None = 0.999, warmup_steps: int | None = None,
-        progress: Callable[..., Any] | None = None, desc: str = "train") -> FitResult:
+        progress: Callable[..., Any] | None = None, desc: str = "train", clock: str = "process") -> FitResult:
     """Train ``model`` in place for ``steps`` AdamW steps, or as many as ``budget_s`` CPU seconds allow.
 
     ``loss_fn(model, x_batch, y_batch) -> scalar``; ``y=None`` passes dummy labels. Cosine schedule with a
-    5 % warm-up, grad-clip 1, weight decay 0; seeded batch order and noise.
+    5 % warm-up, grad-clip 1, weight decay 0; seeded batch order and noise. ``clock``: ``"process"`` (CPU
+    seconds of this process) or ``"wall"`` (CUDA-synchronised wall seconds, for GPUs).
     """
+    if clock not in ("process", "wall"):
+        raise ValueError(f"clock must be 'process' or 'wall', got {clock!r}")
     if (budget_s is None) == (steps is None):
         raise ValueError("give exactly one of budget_s (CPU seconds) or steps")
     if budget_s is not None and not (isinstance(budget_s, int | float) and math.isfinite(budget_s) and budget_s > 0):
         raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
     torch.manual_seed(seed)
     if budget_s is not None:
-        steps = _steps_for_budget(model, loss_fn, _batches(x, y, batch_size, seed + 1), float(budget_s), lr)
+        steps = _steps_for_budget(model, loss_fn, _batches(x, y, batch_size, seed + 1), float(budget_s), lr,
+                                  clock)
     ema = EMA(model, ema_decay) if ema_decay is not None else None
     torch.manual_seed(seed)
     cpu0, wall0 = time.process_time(), time.perf_counter()
@@ -142,11 +155,11 @@ def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.
 
 def train_tokenizer(model: nn.Module, x: Tensor, *, budget_s: float | None = None, steps: int | None = None,
                     latent_noise: float = 0.1, batch_size: int = 128, lr: float = 2e-3, seed: int = 0,
-                    progress: Callable[..., Any] | None = None) -> FitResult:
+                    progress: Callable[..., Any] | None = None, clock: str = "process") -> FitResult:
     """Train a :class:`ConvAutoencoder` (L1 + L2 with latent-noise augmentation), then freeze it (eval, no grad)."""
     out = fit(model, x, None, loss_fn=lambda m, xb, _: m.reconstruction_loss(xb, latent_noise), budget_s=budget_s,
               steps=steps, batch_size=batch_size, lr=lr, seed=seed, ema_decay=None, progress=progress,
-              desc="tokenizer")
+              desc="tokenizer", clock=clock)
     model.eval().requires_grad_(False)
     return out
 
@@ -161,7 +174,7 @@ def train_classifier(x01: Tensor, y: Tensor, *, image_size: int = 16, steps: int
     cut = int(train_fraction * x01.shape[0])
     tr, te = perm[:cut], perm[cut:]
     torch.manual_seed(seed)
-    net = DigitsClassifier(image_size=image_size, num_classes=int(y.max()) + 1)
+    net = DigitsClassifier(image_size=image_size, num_classes=int(y.max()) + 1).to(x01.device)
     fit(net, x01[tr], y[tr], loss_fn=lambda m, xb, yb: F.cross_entropy(m(xb), yb), steps=steps, batch_size=128,
         lr=3e-3, seed=seed, ema_decay=None)
     net.eval().requires_grad_(False)
