@@ -15,7 +15,6 @@ The paper's text was not found: every criterion below is ours, fixed from the sp
 from __future__ import annotations
 
 import math
-import time
 import warnings
 
 import numpy as np
@@ -154,16 +153,14 @@ def _c2_one(seed: int, n: int, m: int, steps: int) -> dict:
     S = WeightBand(n // 4)
     X = sample_truncated_product(z, S, m, rng=rng)
     sizes = [m >> k for k in range(6, -1, -1)]  # m/64 ... m
-    t0 = time.process_time()
-    pl = [_fit_pl(S, X[:mm]) for mm in sizes]
-    t_pl = time.process_time() - t0
+    pl: list = []
+    t_pl = measure.time_once(lambda: pl.extend(_fit_pl(S, X[:mm]) for mm in sizes), "process")
     pl_err = [_err(e.natural_params_, z) for e in pl]
     pl_calls, pl_ok = _calls_to_target(pl_err, [e.n_oracle_calls_ for e in pl])
     counted = CallableOracle(S, name=repr(S))  # the SGD peer gets the same oracle, without fast paths
-    t0 = time.process_time()
     sgd = TruncatedMLESGD(counted, lr=SGD_LR, n_steps=steps, alpha=math.exp(log_mass(z, S)),
-                          random_state=rng.integers(2**31)).fit(X)
-    t_sgd = time.process_time() - t0
+                          random_state=rng.integers(2**31))
+    t_sgd = measure.time_once(lambda: sgd.fit(X), "process")
     sgd_err = [_err(t["z_avg"], z) for t in sgd.trajectory_]
     sgd_calls, sgd_ok = _calls_to_target(sgd_err, [t["oracle_calls"] for t in sgd.trajectory_])
     out = {"n": n, "pl_calls": pl_calls, "pl_reached": pl_ok, "sgd_calls": sgd_calls, "sgd_reached": sgd_ok,
