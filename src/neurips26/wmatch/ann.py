@@ -20,7 +20,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._validate import check_norm_p, check_points, lp_distance
+from ._validate import check_norm_p, check_point, check_points, lp_distance
 
 
 class _IdArrayIndex:
@@ -40,7 +40,18 @@ class _IdArrayIndex:
     def __contains__(self, pid: int) -> bool:
         return pid in self._row
 
+    def _check_new_ids(self, ids: np.ndarray, X: np.ndarray) -> None:
+        """Everything ``add`` needs, checked before any row is written."""
+        if len(ids) != len(X):
+            raise ValueError(f"ids and X must have the same length, got {len(ids)} and {len(X)}")
+        if len(np.unique(ids)) != len(ids):
+            raise ValueError("ids must be unique within one add call")
+        dup = [pid for pid in ids.tolist() if pid in self._row]
+        if dup:
+            raise ValueError(f"ids already in the index: {dup[:5]}")
+
     def _add_rows(self, ids: np.ndarray, X: np.ndarray) -> None:
+        self._check_new_ids(ids, X)
         need = len(self._row) + len(ids)
         if need > len(self._ids):
             cap = max(need, 2 * len(self._ids))
@@ -54,6 +65,8 @@ class _IdArrayIndex:
             self._row[pid] = row
 
     def _remove_rows(self, ids: np.ndarray) -> None:
+        if len(np.unique(ids)) != len(ids):
+            raise ValueError("ids must be unique within one remove call")
         for pid in ids.tolist():
             if pid not in self._row:
                 raise ValueError(f"id {pid} is not in the index")
@@ -69,9 +82,15 @@ class _IdArrayIndex:
         return self._ids[:n], self._X[:n]
 
 
+def _check_query(x: object, k: object, dim: int) -> tuple[np.ndarray, int]:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}")
+    return check_point(x, dim, "x"), int(k)
+
+
 def _as_ids(ids: object) -> np.ndarray:
     arr = np.atleast_1d(np.asarray(ids))
-    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer):
+    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
         raise ValueError(f"ids must be a 1-d array of integers, got dtype {arr.dtype} shape {arr.shape}")
     return arr.astype(np.int64)
 
@@ -96,10 +115,12 @@ class BruteForceANN(_IdArrayIndex):
         self._remove_rows(_as_ids(ids))
 
     def query(self, x: object, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` nearest live points to ``x: [dim]``: ``(ids [k'], distances [k'])``, k' = min(k, n)."""
+        x_arr, k = _check_query(x, k, self.dim)
         ids, X = self.points()
         if len(ids) == 0:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        dists = lp_distance(X, np.asarray(x, dtype=np.float64), self.norm_p)
+        dists = lp_distance(X, x_arr, self.norm_p)
         k = min(k, len(ids))
         top = np.argpartition(dists, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
         top = top[np.argsort(dists[top], kind="stable")]
@@ -142,8 +163,7 @@ class PStableLSH(_IdArrayIndex):
     def add(self, ids: object, X: object) -> None:
         ids_arr = _as_ids(ids)
         X_arr = check_points(np.atleast_2d(X), self.dim)
-        if len(ids_arr) != len(X_arr):
-            raise ValueError(f"ids and X must have the same length, got {len(ids_arr)} and {len(X_arr)}")
+        self._check_new_ids(ids_arr, X_arr)
         self._add_rows(ids_arr, X_arr)
         for pid, codes in zip(ids_arr.tolist(), self._hash(X_arr)):
             keys = [tuple(row) for row in codes.tolist()]
@@ -162,7 +182,7 @@ class PStableLSH(_IdArrayIndex):
                     del table[key]
 
     def query(self, x: object, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
-        x_arr = np.asarray(x, dtype=np.float64)
+        x_arr, k = _check_query(x, k, self.dim)
         codes = self._hash(x_arr[None])[0]
         candidates: set[int] = set()
         for table, row in zip(self._tables, codes.tolist()):
@@ -207,6 +227,8 @@ class FaissANN:
         X_arr = check_points(np.atleast_2d(X), self.dim)
         if len(ids_arr) != len(X_arr):
             raise ValueError(f"ids and X must have the same length, got {len(ids_arr)} and {len(X_arr)}")
+        if len(np.unique(ids_arr)) != len(ids_arr):
+            raise ValueError("ids must be unique within one add call")
         dup = self._live.intersection(ids_arr.tolist())
         if dup:
             raise ValueError(f"ids already in the index: {sorted(dup)[:5]}")
@@ -222,10 +244,11 @@ class FaissANN:
         self._live.difference_update(ids_arr.tolist())
 
     def query(self, x: object, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        x_arr, k = _check_query(x, k, self.dim)
         k = min(k, len(self._live))
         if k == 0:
             return np.empty(0, dtype=np.int64), np.empty(0)
-        q = np.ascontiguousarray(np.asarray(x, dtype=np.float32)[None])
+        q = np.ascontiguousarray(x_arr.astype(np.float32)[None])
         dists, ids = self._index.search(q, k)
         dists = dists[0].astype(np.float64)
         if self.norm_p == 2.0:

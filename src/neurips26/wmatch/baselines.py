@@ -17,9 +17,12 @@ from scipy.optimize import linear_sum_assignment
 from ._validate import (
     check_norm_p,
     check_point,
+    check_point_id,
     check_points,
     check_side,
     check_wasserstein_p,
+    coordinate_limit,
+    finish_cost,
     lp_cost_matrix,
     lp_distance,
 )
@@ -27,16 +30,26 @@ from .ann import make_ann
 
 
 def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: int = 1,
-                   method: str = "lsa") -> tuple[float, np.ndarray]:
+                   method: str = "lsa", normalize: str = "sum") -> tuple[float, np.ndarray]:
     """OPT between ``A: [n, d]`` and ``B: [m, d]``: ``(cost, pairs)``.
 
     ``cost`` $= (\\min_M \\sum_{(i,j) \\in M} \\|A_i - B_j\\|_p^w)^{1/w}$ over matchings of size
-    min(n, m); ``pairs``: ``[min(n, m), 2]`` row indices into A and B. ``method="emd"`` needs n == m.
+    min(n, m) (``normalize="sum"``), or with the sum divided by the number of pairs (``"mean"``, POT's
+    ``ot.emd2`` convention for uniform weights); ``pairs``: ``[min(n, m), 2]`` row indices into A and B.
+    ``method="emd"`` needs n == m.
     """
-    A_arr, B_arr = check_points(A, None, "A"), check_points(B, None, "B")
+    w = check_wasserstein_p(wasserstein_p)
+    A_arr = check_points(A, None, "A")
+    B_arr = check_points(B, None, "B")
     if A_arr.shape[1] != B_arr.shape[1]:
         raise ValueError(f"A and B must have the same dimension, got {A_arr.shape[1]} and {B_arr.shape[1]}")
-    norm_p, w = check_norm_p(norm_p), check_wasserstein_p(wasserstein_p)
+    limit = coordinate_limit(A_arr.shape[1], w)
+    check_points(A_arr, None, "A", limit=limit)
+    check_points(B_arr, None, "B", limit=limit)
+    norm_p = check_norm_p(norm_p)
+    finish_cost(0.0, 0, w, normalize)  # validates normalize
+    if method not in ("lsa", "emd"):
+        raise ValueError(f"method must be 'lsa' or 'emd', got {method!r}")
     if len(A_arr) == 0 or len(B_arr) == 0:
         return 0.0, np.empty((0, 2), dtype=np.int64)
     C = lp_cost_matrix(A_arr, B_arr, norm_p, w)
@@ -52,7 +65,8 @@ def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: 
         rows, cols = np.nonzero(plan > 0.5 / n)  # an optimal vertex of the assignment polytope
     else:
         raise ValueError(f"method must be 'lsa' or 'emd', got {method!r}")
-    return float(C[rows, cols].sum() ** (1.0 / w)), np.stack([rows, cols], axis=1).astype(np.int64)
+    cost = finish_cost(float(C[rows, cols].sum()), len(rows), w, normalize)
+    return cost, np.stack([rows, cols], axis=1).astype(np.int64)
 
 
 class _PointStore:
@@ -65,9 +79,10 @@ class _PointStore:
         self.wasserstein_p = check_wasserstein_p(wasserstein_p)
         self._points: dict[int, tuple[np.ndarray, str]] = {}
         self._next_id = 0
+        self._limit = coordinate_limit(dim, self.wasserstein_p)
 
     def _new(self, x: object, side: str) -> tuple[int, np.ndarray]:
-        x_arr = check_point(x, self.dim)
+        x_arr = check_point(x, self.dim, limit=self._limit)
         check_side(side)
         pid = self._next_id
         self._next_id += 1
@@ -75,7 +90,7 @@ class _PointStore:
         return pid, x_arr
 
     def _pop(self, pid: int) -> tuple[np.ndarray, str]:
-        if not isinstance(pid, int | np.integer) or int(pid) not in self._points:
+        if check_point_id(pid) not in self._points:
             raise ValueError(f"delete: unknown or already deleted point id {pid!r}")
         return self._points.pop(int(pid))
 
@@ -87,12 +102,13 @@ class _PointStore:
 
         return ids_a, stack(ids_a), ids_b, stack(ids_b)
 
-    def _pairs_cost(self, pairs: list[tuple[int, int]]) -> float:
+    def _pairs_cost(self, pairs: list[tuple[int, int]], normalize: str = "sum") -> float:
         if not pairs:
-            return 0.0
+            return finish_cost(0.0, 0, self.wasserstein_p, normalize)
         A = np.stack([self._points[a][0] for a, _ in pairs])
         B = np.stack([self._points[b][0] for _, b in pairs])
-        return float((lp_distance(A, B, self.norm_p) ** self.wasserstein_p).sum() ** (1.0 / self.wasserstein_p))
+        total = float((lp_distance(A, B, self.norm_p) ** self.wasserstein_p).sum())
+        return finish_cost(total, len(pairs), self.wasserstein_p, normalize)
 
 
 class RecomputeBaseline(_PointStore):
@@ -125,8 +141,11 @@ class RecomputeBaseline(_PointStore):
     def matching(self) -> list[tuple[int, int]]:
         return list(self._pairs)
 
-    def matching_cost(self) -> float:
-        return self._cost
+    def matching_cost(self, normalize: str = "sum") -> float:
+        """Cost of the exact matching (``normalize`` as in :func:`exact_matching`)."""
+        if normalize == "sum":
+            return self._cost
+        return self._pairs_cost(self._pairs, normalize)
 
 
 class IncrementalHungarian(_PointStore):
@@ -266,8 +285,9 @@ class IncrementalHungarian(_PointStore):
     def matching(self) -> list[tuple[int, int]]:
         return [(self._rows[r], self._cols[c]) for r, c in enumerate(self._match_row) if c >= 0 and self._rows[r] >= 0]
 
-    def matching_cost(self) -> float:
-        return self._pairs_cost(self.matching())
+    def matching_cost(self, normalize: str = "sum") -> float:
+        """Cost of :meth:`matching` (``normalize`` as in :func:`exact_matching`)."""
+        return self._pairs_cost(self.matching(), normalize)
 
     cost = matching_cost
 
@@ -286,7 +306,7 @@ class MetricIncrementalHungarian(IncrementalHungarian):
         return self._D[pid, np.asarray(others, dtype=np.int64)] ** self.wasserstein_p
 
     def insert(self, pid: int, side: str) -> int:  # type: ignore[override]
-        if not isinstance(pid, int | np.integer) or not 0 <= int(pid) < len(self._D):
+        if check_point_id(pid) < 0 or int(pid) >= len(self._D):
             raise ValueError(f"point id must be an int in [0, {len(self._D)}), got {pid!r}")
         if int(pid) in self._points:
             raise ValueError(f"insert: point {pid} is already live")
@@ -295,9 +315,11 @@ class MetricIncrementalHungarian(IncrementalHungarian):
         self._insert_slot(int(pid), side)
         return int(pid)
 
-    def matching_cost(self) -> float:
-        total = sum(float(self._D[a, b]) ** self.wasserstein_p for a, b in self.matching())
-        return total ** (1.0 / self.wasserstein_p)
+    def matching_cost(self, normalize: str = "sum") -> float:
+        """Cost of :meth:`matching` (``normalize`` as in :func:`exact_matching`)."""
+        pairs = self.matching()
+        total = sum(float(self._D[a, b]) ** self.wasserstein_p for a, b in pairs)
+        return finish_cost(total, len(pairs), self.wasserstein_p, normalize)
 
     cost = matching_cost
 
@@ -339,7 +361,8 @@ class GreedyOnline(_PointStore):
     def matching(self) -> list[tuple[int, int]]:
         return [(a, b) for a, b in self._partner.items() if self._points[a][1] == "A"]
 
-    def matching_cost(self) -> float:
-        return self._pairs_cost(self.matching())
+    def matching_cost(self, normalize: str = "sum") -> float:
+        """Cost of :meth:`matching` (``normalize`` as in :func:`exact_matching`)."""
+        return self._pairs_cost(self.matching(), normalize)
 
     cost = matching_cost

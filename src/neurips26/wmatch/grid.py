@@ -36,9 +36,12 @@ from scipy.optimize import linear_sum_assignment
 from ._validate import (
     check_norm_p,
     check_point,
+    check_point_id,
     check_points,
     check_side,
     check_wasserstein_p,
+    coordinate_limit,
+    finish_cost,
     lp_cost_matrix,
     lp_distance,
 )
@@ -97,6 +100,7 @@ class DynamicWassersteinMatcher:
         self.dim, self.eps, self.seed = dim, float(eps), seed
         self.norm_p = check_norm_p(norm_p)
         self.wasserstein_p = check_wasserstein_p(wasserstein_p)
+        self._limit = coordinate_limit(dim, self.wasserstein_p)
         self.branching_arg, self.levels_arg = branching, levels
         self.ann, self.node_solver, self.exact_node_limit = ann, node_solver, exact_node_limit
         self._rng = np.random.default_rng(seed)
@@ -104,7 +108,8 @@ class DynamicWassersteinMatcher:
         self._next_id = 0
         self._bounds = None
         if bounds is not None:
-            lo, hi = check_point(bounds[0], dim, "bounds[0]"), check_point(bounds[1], dim, "bounds[1]")
+            lo = check_point(bounds[0], dim, "bounds[0]", limit=self._limit / 4)
+            hi = check_point(bounds[1], dim, "bounds[1]", limit=self._limit / 4)
             if not np.all(hi > lo):
                 raise ValueError("bounds must satisfy lo < hi in every coordinate")
             self._bounds = (lo, hi)
@@ -150,7 +155,7 @@ class DynamicWassersteinMatcher:
     # ------------------------------------------------------------------ public API
     def insert(self, x: object, side: str) -> int:
         """Insert a point of side ``"A"`` or ``"B"``; returns its id. Amortised O(L · T_node)."""
-        x_arr = check_point(x, self.dim)
+        x_arr = check_point(x, self.dim, limit=self._limit)
         sign = 1 if check_side(side) == "A" else -1
         pid = self._next_id
         self._next_id += 1
@@ -168,7 +173,7 @@ class DynamicWassersteinMatcher:
 
     def insert_many(self, X: object, side: str) -> list[int]:
         """Insert the rows of ``X: [m, dim]`` with one side; one bulk rebuild (O((n + m) L) node solves)."""
-        X_arr = check_points(X, self.dim)
+        X_arr = check_points(X, self.dim, limit=self._limit)
         sign = 1 if check_side(side) == "A" else -1
         ids = list(range(self._next_id, self._next_id + len(X_arr)))
         self._next_id += len(X_arr)
@@ -184,9 +189,10 @@ class DynamicWassersteinMatcher:
 
     def delete(self, pid: int) -> None:
         """Delete a live point by id (``ValueError`` for an unknown or already deleted id)."""
-        if not isinstance(pid, int | np.integer) or int(pid) not in self._points:
+        pid = check_point_id(pid)
+        if pid not in self._points:
             raise ValueError(f"delete: unknown or already deleted point id {pid!r}")
-        x, sign = self._points.pop(int(pid))
+        x, sign = self._points.pop(pid)
         self._matching_cache = None
         self._apply(x, sign, int(pid), -1)
 
@@ -212,19 +218,21 @@ class DynamicWassersteinMatcher:
             self._matching_cache = self._materialise()
         return list(self._matching_cache)
 
-    def matching_cost(self) -> float:
-        """The true cost $(\\sum_{(a,b)} \\|a - b\\|_p^w)^{1/w}$ of :meth:`matching`."""
+    def matching_cost(self, normalize: str = "sum") -> float:
+        """The true cost of :meth:`matching`: ``normalize="sum"`` $(\\sum_{(a,b)} \\|a - b\\|_p^w)^{1/w}$;
+        ``"mean"`` $(\\frac1k \\sum \\|a - b\\|_p^w)^{1/w}$ over the k pairs, POT's convention
+        (``ot.emd2`` with uniform weights, when |A| = |B|)."""
         pairs = self.matching()
         if not pairs:
-            return 0.0
+            return finish_cost(0.0, 0, self.wasserstein_p, normalize)
         A = np.stack([self._points[a][0] for a, _ in pairs])
         B = np.stack([self._points[b][0] for _, b in pairs])
         d = lp_distance(A, B, self.norm_p)
-        return float((d**self.wasserstein_p).sum() ** (1 / self.wasserstein_p))
+        return finish_cost(float((d**self.wasserstein_p).sum()), len(pairs), self.wasserstein_p, normalize)
 
     def partner(self, pid: int) -> int | None:
         """The point matched to ``pid`` in :meth:`matching` (``None`` if unmatched)."""
-        if int(pid) not in self._points:
+        if check_point_id(pid) not in self._points:
             raise ValueError(f"partner: unknown or deleted point id {pid!r}")
         for a, b in self.matching():
             if a == pid:

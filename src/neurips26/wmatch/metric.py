@@ -24,7 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validate import check_metric_matrix, check_side, check_wasserstein_p
+from ._validate import check_metric_matrix, check_point_id, check_side, check_wasserstein_p, finish_cost
 
 _GLOBAL = -1  # the cluster id of the final, global scale
 
@@ -80,9 +80,7 @@ class MetricDynamicMatcher:
         return np.fromiter((self._dist_fn(i, j) for j in js), dtype=np.float64, count=len(js))
 
     def _check_id(self, pid: object) -> int:
-        if not isinstance(pid, int | np.integer) or isinstance(pid, bool):
-            raise ValueError(f"point id must be an int, got {pid!r}")
-        pid = int(pid)
+        pid = check_point_id(pid)
         if self.n_ground is not None and not 0 <= pid < self.n_ground:
             raise ValueError(f"point id must be in [0, {self.n_ground}), got {pid}")
         return pid
@@ -228,7 +226,7 @@ class MetricDynamicMatcher:
 
     def delete(self, pid: int) -> None:
         """Delete a live point (``ValueError`` for an unknown or already deleted id)."""
-        if not isinstance(pid, int | np.integer) or int(pid) not in self._side:
+        if check_point_id(pid) not in self._side:
             raise ValueError(f"delete: unknown or already deleted point id {pid!r}")
         pid = int(pid)
         del self._side[pid]
@@ -254,9 +252,11 @@ class MetricDynamicMatcher:
         """All pairs ``(a, b)`` made at every scale."""
         return [pair for level in self._pairs for pairs in level.values() for pair in pairs]
 
-    def matching_cost(self) -> float:
-        """The true cost $(\\sum_{(a,b)} d(a, b)^w)^{1/w}$ of :meth:`matching`."""
-        total = sum(float(self._d(a, [b])[0]) ** self.wasserstein_p for a, b in self.matching())
-        return total ** (1.0 / self.wasserstein_p)
+    def matching_cost(self, normalize: str = "sum") -> float:
+        """The true cost of :meth:`matching`: ``"sum"`` $(\\sum_{(a,b)} d(a, b)^w)^{1/w}$, ``"mean"`` the sum
+        divided by the number of pairs first (POT's ``ot.emd2`` convention for uniform weights)."""
+        pairs = self.matching()
+        total = sum(float(self._d(a, [b])[0]) ** self.wasserstein_p for a, b in pairs)
+        return finish_cost(total, len(pairs), self.wasserstein_p, normalize)
 
     cost = matching_cost
