@@ -123,11 +123,12 @@ def _candidates(model: Any, cfg: dict[str, Any]) -> tuple[list[str], list[str], 
 
 
 def _evaluators(model: Any, tok: Any, cfg: dict[str, Any], task: str, split: int,
-                start: int) -> tuple[ChoiceEvaluator, ChoiceEvaluator]:
+                start: int, *, test: bool = True) -> tuple[ChoiceEvaluator, ChoiceEvaluator | None]:
+    """Calibration and test evaluators of one (task, split); the items are drawn once, then split."""
     items = _items(task, cfg["n_cal"] + cfg["n_test"], seed=split)
     kw = dict(start_layer=start, max_prompt_tokens=cfg["max_prompt"], max_choice_tokens=cfg["max_choice"])
     return (ChoiceEvaluator(model, tok, items[: cfg["n_cal"]], **kw),
-            ChoiceEvaluator(model, tok, items[cfg["n_cal"]:], **kw))
+            ChoiceEvaluator(model, tok, items[cfg["n_cal"]:], **kw) if test else None)
 
 
 def _index_batches(n: int, size: int) -> list[list[int]]:
@@ -285,7 +286,7 @@ def memory_probe(method: str, scale: str, split: str, out_path: str) -> None:
     cfg = _SETTINGS[scale]
     model, tok = _load_model(scale)
     names, _, start = _candidates(model, cfg)
-    ev_cal, _ = _evaluators(model, tok, cfg, cfg["tasks"][0], int(split), start)
+    ev_cal, _ = _evaluators(model, tok, cfg, cfg["tasks"][0], int(split), start, test=False)
 
     def rss(key: str) -> int:
         line = [ln for ln in open("/proc/self/status") if ln.startswith(key + ":")][0]
