@@ -68,6 +68,9 @@ def superpose_embeddings(bag_ids: torch.Tensor, embedding: nn.Embedding | torch.
         raise ValueError(f"bag_ids must be [B, L, s], got {tuple(getattr(bag_ids, 'shape', ()))}")
     if bag_ids.dtype not in (torch.int64, torch.int32):
         raise TypeError(f"bag_ids must be an integer tensor, got {bag_ids.dtype}")
+    if bag_ids.numel() and (int(bag_ids.min()) < 0 or int(bag_ids.max()) >= weight.shape[0]):
+        raise ValueError(f"bag_ids must lie in [0, vocab_size={weight.shape[0]}), got ids in "
+                         f"[{int(bag_ids.min())}, {int(bag_ids.max())}]")
     # Gather [B, L, s, D] then average over the bag axis. F.embedding keeps padding_idx/sparse semantics
     # of a plain lookup; for s·L·D that fits in memory this is as fast as an EmbeddingBag(mode="mean").
     if isinstance(embedding, nn.Embedding):
@@ -93,7 +96,8 @@ def multi_hot_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, igno
     instead (PatchTrain's form) repeats that pass ``s`` times.
 
     Args:
-        logits: ``[B, L, V]`` (any float dtype; the loss is computed in float32).
+        logits: ``[B, L, V]``, finite (any float dtype; the loss is computed in ``promote(float32, dtype)``:
+            float32, or float64 for float64 logits).
         targets: int64 ``[B, L, s]``; entries equal to ``ignore_index`` are skipped.
         ignore_index: target value to skip.
         reduction: ``"mean"`` (over all non-ignored (position, k) pairs; nats/token),
@@ -116,7 +120,10 @@ def multi_hot_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, igno
         raise ValueError(f"targets must lie in [0, {vocab}) or equal ignore_index={ignore_index}")
     # log softmax(z_j) = z_j - LSE(z_j): one fused pass over [B, L, V] (in float32), shared by all s targets.
     # (A separate logsumexp + gather on the logits is mathematically the same but slower on CPU.)
-    log_probs = torch.log_softmax(logits.float(), dim=-1)
+    if not torch.compiler.is_compiling() and not bool(torch.isfinite(logits).all()):
+        raise ValueError("logits hold NaN or inf values; multi_hot_cross_entropy refuses non-finite input")
+    # computed in promote(float32, logits.dtype): fp32 for fp16/bf16/fp32 logits, fp64 for fp64 (gradcheck)
+    log_probs = torch.log_softmax(logits.to(torch.promote_types(torch.float32, logits.dtype)), dim=-1)
     # s gathers in one call: [B, L, s] (ignored entries read index 0, then are masked out).
     picked = log_probs.gather(-1, torch.where(valid, targets, torch.zeros_like(targets)).long())
     nll = -picked * valid  # -log softmax at each target, 0 where ignored

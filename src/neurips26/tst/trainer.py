@@ -18,6 +18,7 @@ this class only averages the logged loss over ranks).
 
 from __future__ import annotations
 
+import copy
 import inspect
 import math
 import os
@@ -37,8 +38,16 @@ _FORMAT = "neurips26.tst.TSTTrainer/1"
 
 
 def unwrap_model(model: nn.Module) -> nn.Module:
-    """The module inside ``DistributedDataParallel`` (or the model itself)."""
-    return model.module if isinstance(model, nn.parallel.DistributedDataParallel) else model
+    """The model inside its wrappers: ``torch.compile`` (``_orig_mod``), ``DistributedDataParallel`` /
+    ``DataParallel`` (``.module``), nested in any order; the model itself when unwrapped."""
+    for _ in range(8):
+        if isinstance(model, nn.parallel.DistributedDataParallel | nn.DataParallel):
+            model = model.module
+        elif isinstance(getattr(model, "_orig_mod", None), nn.Module):  # torch._dynamo OptimizedModule
+            model = model._orig_mod
+        else:
+            break
+    return model
 
 
 def _forward_params(model: nn.Module) -> set[str]:
@@ -106,13 +115,21 @@ class TSTTrainer:
             optimizer state) at the first recovery step.
         grad_clip: max global gradient norm (``None``: no clipping).
         reinit_seed: seed of the re-initialisation (same on every rank and on resume).
+        autocast_dtype: ``torch.bfloat16`` / ``torch.float16`` runs the forward under ``torch.autocast`` on the
+            model's device (losses in fp32; fp16 has no loss scaler here, prefer bf16); ``None``: no autocast.
+        grad_accum_steps: each :meth:`train_step` splits its rows into this many equal micro-batches (``B``
+            must be divisible), back-propagates ``loss_i / k`` for each and steps the optimizer once, so the
+            update equals the one-batch update (equal micro-batch sizes).
+
+    Accepts ``torch.compile(model)`` and DDP-wrapped models (:func:`unwrap_model` finds the module).
     """
 
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, schedule: TSTSchedule, *,
                  lr_scheduler: Any | None = None, context_len: int | None = None,
                  superpose_inputs: bool = True, multi_hot_targets: bool = True,
                  reinit_embeddings_at_switch: bool = False, grad_clip: float | None = 1.0,
-                 reinit_seed: int = 0) -> None:
+                 reinit_seed: int = 0, autocast_dtype: torch.dtype | None = None,
+                 grad_accum_steps: int = 1) -> None:
         if not isinstance(model, nn.Module):
             raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
         if not isinstance(optimizer, torch.optim.Optimizer):
@@ -121,8 +138,15 @@ class TSTTrainer:
             raise TypeError(f"schedule must be a TSTSchedule, got {type(schedule).__name__}")
         if context_len is not None and (not isinstance(context_len, int) or context_len < 1):
             raise ValueError(f"context_len must be a positive int, got {context_len!r}")
-        if grad_clip is not None and not (grad_clip > 0):
-            raise ValueError(f"grad_clip must be positive or None, got {grad_clip!r}")
+        if grad_clip is not None and (isinstance(grad_clip, bool) or not isinstance(grad_clip, int | float)
+                                      or not math.isfinite(grad_clip) or not grad_clip > 0):
+            raise ValueError(f"grad_clip must be a finite number > 0 or None, got {grad_clip!r}")
+        if autocast_dtype not in (None, torch.bfloat16, torch.float16):
+            raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
+        if isinstance(grad_accum_steps, bool) or not isinstance(grad_accum_steps, int) or grad_accum_steps < 1:
+            raise ValueError(f"grad_accum_steps must be an int >= 1, got {grad_accum_steps!r}")
+        if isinstance(reinit_seed, bool) or not isinstance(reinit_seed, int):
+            raise TypeError(f"reinit_seed must be an int, got {type(reinit_seed).__name__}")
         base = unwrap_model(model)
         get_emb = getattr(base, "get_input_embeddings", None)
         if not callable(get_emb) or not isinstance(get_emb(), nn.Embedding):
@@ -141,6 +165,7 @@ class TSTTrainer:
         self.lr_scheduler, self.context_len, self.grad_clip = lr_scheduler, context_len, grad_clip
         self.superpose_inputs, self.multi_hot_targets = bool(superpose_inputs), bool(multi_hot_targets)
         self.reinit_embeddings_at_switch, self.reinit_seed = bool(reinit_embeddings_at_switch), reinit_seed
+        self.autocast_dtype, self.grad_accum_steps = autocast_dtype, grad_accum_steps
         self._extra_kwargs = {"use_cache": False} if "use_cache" in params else {}
         self.step = 0
 
@@ -149,6 +174,26 @@ class TSTTrainer:
         return {"superpose_inputs": self.superpose_inputs, "multi_hot_targets": self.multi_hot_targets,
                 "reinit_embeddings_at_switch": self.reinit_embeddings_at_switch,
                 "context_len": self.context_len}
+
+    def _recipe(self) -> dict[str, Any]:
+        """What a resume must keep besides the schedule and variant: grad clip, the optimizer's class and
+        hyperparameters (``lr`` excluded: schedulers move it), the LR scheduler's class and its multipliers at
+        16 probe steps (a different warmup or decay shows there)."""
+        groups = [{k: (list(v) if isinstance(v, tuple) else v) for k, v in g.items()
+                   if k not in ("params", "lr", "initial_lr") and isinstance(v, int | float | bool | str | tuple
+                                                                            | type(None))}
+                  for g in self.optimizer.param_groups]
+        sched = self.lr_scheduler
+        probes = None
+        lambdas = getattr(sched, "lr_lambdas", None)
+        if lambdas is not None:
+            total = self.schedule.total_steps
+            points = sorted({round(i * max(total - 1, 0) / 15) for i in range(16)})
+            probes = [[round(float(fn(p)), 9) for p in points] for fn in lambdas]
+        return {"grad_clip": self.grad_clip, "optimizer": type(self.optimizer).__name__, "param_groups": groups,
+                "lr_scheduler": None if sched is None else type(sched).__name__, "lr_probes": probes,
+                "grad_accum_steps": self.grad_accum_steps,
+                "autocast_dtype": None if self.autocast_dtype is None else str(self.autocast_dtype)}
 
     def row_len(self, step: int, context_len: int | None = None) -> int:
         """Raw tokens per row at ``step``: ``s·(L+1)`` (bag inputs), ``L+s`` (output-only), ``L+1`` (NTP)."""
@@ -227,24 +272,45 @@ class TSTTrainer:
         if self.context_len is not None and batch_ids.shape[1] != self.row_len(step):
             raise ValueError(f"batch_ids rows must hold {self.row_len(step)} raw tokens at step {step} "
                              f"({phase}, L={self.context_len}, s={self.schedule.bag_size}), got {batch_ids.shape[1]}")
+        vocab = unwrap_model(self.model).get_input_embeddings().num_embeddings
+        if batch_ids.numel() == 0:
+            raise ValueError(f"batch_ids is empty, got shape {tuple(batch_ids.shape)}")
+        lo, hi = int(batch_ids.min()), int(batch_ids.max())
+        if lo < 0 or hi >= vocab:
+            raise ValueError(f"batch_ids must lie in [0, vocab_size={vocab}), got ids in [{lo}, {hi}]")
+        k = self.grad_accum_steps
+        if batch_ids.shape[0] % k:
+            raise ValueError(f"batch_ids has {batch_ids.shape[0]} rows, not divisible by grad_accum_steps={k}")
         if phase == "recovery" and step == self.schedule.switch_step and self.reinit_embeddings_at_switch \
                 and step > 0:
             self._reinit_embeddings()
         base = unwrap_model(self.model)
-        ids = batch_ids.to(next(base.parameters()).device).long()
+        device = next(base.parameters()).device
+        ids = batch_ids.to(device).long()
+        phase1 = phase == "superposition" and (self.superpose_inputs or self.multi_hot_targets)
+        if not phase1 and ids.shape[1] < 2:
+            raise ValueError(f"batch_ids rows need at least 2 tokens for next-token prediction, got {ids.shape[1]}")
         self.model.train()
-        if phase == "superposition" and (self.superpose_inputs or self.multi_hot_targets):
-            loss, objective = self._phase1_loss(ids)
+        self.optimizer.zero_grad(set_to_none=True)
+        total = torch.zeros((), device=device)
+        for micro in ids.chunk(k, dim=0):
+            with torch.autocast(device.type, dtype=self.autocast_dtype or torch.float32,
+                                enabled=self.autocast_dtype is not None):
+                if phase1:
+                    loss, objective = self._phase1_loss(micro)
+                else:
+                    loss, objective = self._ntp_loss(micro), "ce"
+            if not torch.isfinite(loss):
+                self.optimizer.zero_grad(set_to_none=True)
+                raise FloatingPointError(f"non-finite loss {float(loss)} at step {step} ({phase})")
+            (loss / k).backward()
+            total = total + loss.detach().float() / k
+        loss = total
+        if phase1:
             positions = ids.shape[1] // self.schedule.bag_size - 1 if self.superpose_inputs \
                 else ids.shape[1] - self.schedule.bag_size
         else:
-            if ids.shape[1] < 2:
-                raise ValueError(f"batch_ids rows need at least 2 tokens for next-token prediction, got {ids.shape[1]}")
-            loss, objective, positions = self._ntp_loss(ids), "ce", ids.shape[1] - 1
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss {float(loss)} at step {step} ({phase})")
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+            positions = ids.shape[1] - 1
         if self.grad_clip is not None:
             torch.nn.utils.clip_grad_norm_(base.parameters(), self.grad_clip)
         lr = float(self.optimizer.param_groups[0]["lr"])
@@ -286,7 +352,7 @@ class TSTTrainer:
         """Everything needed to resume exactly: step, schedule, variant, model, optimizer, LR scheduler,
         the data position (``data.state_dict()``) and torch's CPU RNG state."""
         return {"format": _FORMAT, "step": self.step, "schedule": self.schedule.to_dict(),
-                "variant": self.variant(), "reinit_seed": self.reinit_seed,
+                "variant": self.variant(), "reinit_seed": self.reinit_seed, "recipe": self._recipe(),
                 "model": unwrap_model(self.model).state_dict(), "optimizer": self.optimizer.state_dict(),
                 "lr_scheduler": None if self.lr_scheduler is None else self.lr_scheduler.state_dict(),
                 "data": None if data is None else data.state_dict(), "rng": torch.get_rng_state()}
@@ -305,14 +371,52 @@ class TSTTrainer:
             raise ValueError("lr_scheduler: the checkpoint and this trainer disagree on having one")
         if data is not None and state["data"] is None:
             raise ValueError("data: the checkpoint holds no data position")
-        unwrap_model(self.model).load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        if self.lr_scheduler is not None:
-            self.lr_scheduler.load_state_dict(state["lr_scheduler"])
+        recipe = state.get("recipe")
+        if recipe is not None and recipe != self._recipe():
+            mine = self._recipe()
+            diff = sorted(k for k in mine if recipe.get(k) != mine[k])
+            raise ValueError(f"the checkpoint was trained with another recipe ({', '.join(diff)}): checkpoint "
+                             f"{ {k: recipe.get(k) for k in diff} }, this trainer { {k: mine[k] for k in diff} }; "
+                             "refusing to resume")
+        # validate everything before the first write (a failed load changes nothing)
+        model = unwrap_model(self.model)
+        own = model.state_dict()
+        saved = state["model"]
+        if own.keys() != saved.keys():
+            missing, extra = sorted(own.keys() - saved.keys()), sorted(saved.keys() - own.keys())
+            raise ValueError(f"model: the checkpoint's tensors differ from this model's (missing {missing[:5]}, "
+                             f"unexpected {extra[:5]})")
+        bad = [k for k in own if tuple(own[k].shape) != tuple(saved[k].shape)]
+        if bad:
+            raise ValueError(f"model: tensor shapes differ from the checkpoint's, e.g. {bad[0]}: "
+                             f"{tuple(saved[bad[0]].shape)} in the checkpoint, {tuple(own[bad[0]].shape)} here")
+        opt_groups = state["optimizer"].get("param_groups", [])
+        if [len(g["params"]) for g in opt_groups] != [len(g["params"]) for g in self.optimizer.param_groups]:
+            raise ValueError("optimizer: the checkpoint's parameter groups do not match this optimizer's")
+        step = state["step"]
+        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= self.schedule.total_steps:
+            raise ValueError(f"step: the checkpoint holds step={step!r}, outside [0, {self.schedule.total_steps}]")
+        previous_data = data.state_dict() if data is not None else None
         if data is not None:
-            data.load_state_dict(state["data"])
-        torch.set_rng_state(state["rng"])
-        self.step = int(state["step"])
+            data.load_state_dict(state["data"])  # may refuse another layout: nothing else was touched yet
+        previous = {"model": {k: v.detach().clone() for k, v in own.items()},
+                    "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+                    "lr_scheduler": None if self.lr_scheduler is None else self.lr_scheduler.state_dict()}
+        try:
+            model.load_state_dict(saved)
+            self.optimizer.load_state_dict(state["optimizer"])
+            if self.lr_scheduler is not None:
+                self.lr_scheduler.load_state_dict(state["lr_scheduler"])
+            torch.set_rng_state(state["rng"])
+        except Exception:
+            model.load_state_dict(previous["model"])
+            self.optimizer.load_state_dict(previous["optimizer"])
+            if self.lr_scheduler is not None:
+                self.lr_scheduler.load_state_dict(previous["lr_scheduler"])
+            if data is not None:
+                data.load_state_dict(previous_data)
+            raise
+        self.step = step
 
     def save_checkpoint(self, path: str | os.PathLike, data: Any | None = None) -> Path:
         """Write :meth:`state_dict` atomically (temporary file + ``os.replace``); under DDP rank 0 writes."""
