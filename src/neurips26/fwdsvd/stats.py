@@ -44,15 +44,16 @@ _EPS = 1e-12  # ‖W x‖ below this counts as zero: ĉ = 0 for that token
 
 def mean_pairwise_cosine(y: torch.Tensor) -> float:
     r"""Brute force $\frac{1}{T(T-1)}\sum_{s \ne t} \cos(y_s, y_t)$ of rows ``y [T, m]`` (T >= 2), in float64."""
-    y = torch.as_tensor(y).detach().to(torch.float64)
+    y = torch.as_tensor(y).detach().to(device="cpu", dtype=torch.float64)
     if y.dim() != 2 or y.shape[0] < 2:
         raise ValueError(f"y must be [T >= 2, m], got {tuple(y.shape)}")
-    t = y.shape[0]
+    rows = y.numpy()
+    t = rows.shape[0]
     total = 0.0
-    for s in range(t):
+    for s in range(t):  # the plain double loop: a reference, not a fast path
         for u in range(t):
             if s != u:
-                total += float(torch.dot(y[s], y[u]) / (y[s].norm() * y[u].norm()))
+                total += float(rows[s] @ rows[u]) / math.sqrt(float(rows[s] @ rows[s]) * float(rows[u] @ rows[u]))
     return total / (t * (t - 1))
 
 
