@@ -36,8 +36,8 @@ def _sizes(ctx: CheckContext) -> dict:
     return ctx.pick({
         "smoke": dict(size=32, dim=24, depth=1, heads=2, region=(2, 2), train_s=3, train_steps=2, clip=4,
                       frames=6, videos=1, repeats=1, distill=1),
-        "quick": dict(size=64, dim=96, depth=3, heads=4, region=(4, 4), train_s=60, train_steps=10_000, clip=8,
-                      frames=16, videos=8, repeats=5, distill=30),
+        "quick": dict(size=64, dim=48, depth=2, heads=4, region=(4, 4), train_s=60, train_steps=10_000, clip=6,
+                      frames=16, videos=8, repeats=3, distill=20, batch=4),
         "full": dict(size=64, dim=120, depth=4, heads=4, region=(4, 4), train_s=240, train_steps=100_000, clip=16,
                      frames=32, videos=24, repeats=5, distill=300),
         "gpu": dict(size=128, dim=384, depth=8, heads=4, region=(4, 4), train_s=240, train_steps=100_000, clip=16,
@@ -52,11 +52,11 @@ def _teacher(ctx: CheckContext) -> ARVideoDiT:
     s = _sizes(ctx)
     torch.manual_seed(ctx.seeds[0])
     model = ARVideoDiT(VideoDiTConfig(frame_size=s["size"], dim=s["dim"], depth=s["depth"], heads=s["heads"]))
-    n = 4 if ctx.scale == "smoke" else 96
+    n = 4 if ctx.scale == "smoke" else 48
     clips = torch.stack([moving_sprites(REGIMES[i % 3], s["clip"], s["size"], 10_000 + i).frames
                          for i in ctx.progress(range(n), desc="dasa sprite clips")])
     with torch_threads(2):
-        losses = train_teacher(model, clips, steps=s["train_steps"], batch=8, seed=ctx.seeds[0],
+        losses = train_teacher(model, clips, steps=s["train_steps"], batch=s.get("batch", 8), seed=ctx.seeds[0],
                                max_seconds=s["train_s"])
     ctx.metrics["teacher"] = {"steps": len(losses), "first_loss": losses[0], "last_loss": float(np.mean(losses[-10:]))}
     ctx.log(f"teacher: {len(losses)} steps, loss {losses[0]:.4f} -> {np.mean(losses[-10:]):.4f}")
