@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import statistics
 import time
 from pathlib import Path
@@ -204,6 +205,26 @@ def _cell(ctx: CheckContext, model: Any, tok: Any, cfg: dict[str, Any], task: st
     return out
 
 
+def _oracle_agreement(cell: dict[str, Any]) -> dict[str, Any]:
+    """How the dispersion ranking agrees with LASER's grid used as the oracle (over the matrices LASER tried;
+    at `gpu` that is all 210 x 6 cells): Spearman of D(W) vs each matrix's best calibration score, and whether
+    the top-1 / top-5 matrices by D include an oracle-best matrix (chance: share of oracle-best matrices)."""
+    from scipy.stats import spearmanr
+
+    best: dict[str, float] = {}
+    for key, score in cell["laser_cells"].items():
+        module = key.split("@")[0]
+        best[module] = max(best.get(module, -math.inf), score)
+    names = sorted(best)
+    top = max(best.values())
+    winners = {n for n in names if best[n] == top}
+    ranked = sorted(names, key=lambda n: -cell["dispersion"][n])
+    rho = spearmanr([cell["dispersion"][n] for n in names], [best[n] for n in names]).statistic
+    return {"n_matrices": len(names), "spearman": None if not math.isfinite(rho) else float(rho),
+            "top1_hit": ranked[0] in winners, "top5_hit": bool(winners & set(ranked[:5])),
+            "chance_top1": len(winners) / len(names), "oracle_best": sorted(winners), "oracle_best_cal": top}
+
+
 def _experiment(ctx: CheckContext) -> list[dict[str, Any]]:
     cfg = _settings(ctx)
     device = ctx.device if ctx.scale == "gpu" else "cpu"
@@ -211,6 +232,7 @@ def _experiment(ctx: CheckContext) -> list[dict[str, Any]]:
         model, tok = ctx.cache("model", lambda: _load_model(ctx.scale, device))
         cells = [_cell(ctx, model, tok, cfg, task, split) for task in cfg["tasks"] for split in ctx.seeds]
     ctx.metrics["cells"] = [{k: v for k, v in c.items() if k not in ("dispersion", "laser_cells")} for c in cells]
+    ctx.metrics["oracle_agreement"] = [_oracle_agreement(c) for c in cells]
     ctx.metrics["dispersion_first_cell"] = cells[0]["dispersion"]
     ctx.metrics["laser_cells_first_cell"] = cells[0]["laser_cells"]
     _plot_accuracy(ctx, cells)
