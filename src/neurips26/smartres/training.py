@@ -126,7 +126,7 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
-        log.losses.append(float(loss))
+        log.losses.append(loss.item())
         log.modes.append(mode)
     model.eval()
     return log
