@@ -121,3 +121,54 @@ def test_hf_registered_on_import_fallback_generate_and_multirow_refused():
             low = hf.packed_logits(dk, b)
         assert low.dtype == torch.bfloat16
         torch.testing.assert_close(low.float(), hf.packed_logits(dk, b), rtol=0, atol=0.1)
+
+
+def _bad_cases():
+    from _badinput import BadInput
+
+    b = pack_shared_prompt(_groups())
+    gen = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(b.num_tokens, n, 8, generator=gen) for n in (4, 2, 2))
+    nan_q = q.clone()
+    nan_q[3, 1, 2] = float("nan")
+    inf_v = v.clone()
+    inf_v[0, 0, 0] = float("inf")
+    return [
+        BadInput("nan-q", (nan_q, k, v, b), names="q"),
+        BadInput("inf-v", (q, k, inf_v, b), names="v"),
+        BadInput("nan-scale", (q, k, v, b), {"scale": float("nan")}, names="scale"),
+        BadInput("zero-scale", (q, k, v, b), {"scale": 0.0}, names="scale"),
+        BadInput("str-scale", (q, k, v, b), {"scale": "0.3"}, names="scale"),
+        BadInput("wrong-T", (q[:-1], k[:-1], v[:-1], b), names="T="),
+        BadInput("q-list", (q.tolist(), k, v, b), names="q"),
+        BadInput("int-k", (q, k.long(), v, b), names="k"),
+        BadInput("batch-None", (q, k, v, None), names="batch"),
+        BadInput("backend", (q, k, v, b), {"backend": "gpu"}, names="backend"),
+    ]
+
+
+@pytest.mark.parametrize("case", _bad_cases(), ids=lambda c: c.id)
+def test_dualkv_attention_bad_input_table(case):
+    """Issue 16: NaN q or scale used to return zeros silently; now every bad call names its argument."""
+    from _badinput import check_bad_inputs
+
+    check_bad_inputs(dualkv_attention, case, targets=[a for a in case.args if isinstance(a, torch.Tensor)])
+
+
+def test_packing_and_logprob_bad_input_table():
+    from _badinput import BadInput, check_bad_inputs
+    from neurips26.dualkv import groups_from_rollouts, token_reduction_ratio
+
+    b = pack_shared_prompt(_groups())
+    for call, case in [
+        (pack_shared_prompt, BadInput("empty", ([],), names="groups")),
+        (pack_shared_prompt, BadInput("float-ids", ([(torch.rand(3), [torch.arange(2)])],), names="prompt")),
+        (pack_shared_prompt, BadInput("empty-resp", ([(torch.arange(3), [torch.arange(0)])],), names="response")),
+        (response_logprobs, BadInput("wrong-T", (torch.randn(b.num_tokens - 1, 8), b), names="logits")),
+        (response_logprobs, BadInput("batch", (torch.randn(b.num_tokens, 8), "b"), names="batch")),
+        (token_reduction_ratio, BadInput("N-0", (0, 4, 2.0), names="N")),
+        (token_reduction_ratio, BadInput("R-nan", (2, 4, float("nan")), names="R")),
+        (groups_from_rollouts, BadInput("len", (torch.ones(2, 3).long(), torch.ones(3, 2).long(), [0, 0]),
+                                        names="batch size")),
+    ]:
+        check_bad_inputs(call, case)
