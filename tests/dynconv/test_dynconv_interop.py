@@ -101,3 +101,27 @@ def test_modules_refuse_non_finite_by_name():
         layer(x.index_fill(1, torch.tensor([0]), float("nan")), c)
     with pytest.raises(ValueError, match="x holds NaN"):
         StaticShortConv(6)(x.index_fill(1, torch.tensor([0]), float("nan")))
+
+
+def test_readme_hf_hook_example_runs_under_autocast_and_matches_manual_conv():
+    transformers = pytest.importorskip("transformers")
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                                   num_attention_heads=4, num_key_value_heads=2)
+    hf = transformers.LlamaForCausalLM(cfg)
+    convs = torch.nn.ModuleList()
+    for layer in hf.model.layers:
+        for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
+            conv = DynamicShortConv(proj.out_features, 4, rank=15, cond_dim=cfg.hidden_size, static=True,
+                                    residual=True, backend="torch")
+            convs.append(conv)
+            proj.register_forward_hook(lambda mod, args, out, conv=conv: conv(out, cond=args[0]))
+    ids = torch.randint(0, 64, (2, 12))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = hf(input_ids=ids, labels=ids).loss
+    loss.backward()
+    assert torch.isfinite(loss) and all(p.grad is not None for p in convs.parameters())
+    # the hooked q_proj output equals the conv applied by hand
+    layer = hf.model.layers[0].self_attn
+    x = torch.randn(1, 5, 32)
+    torch.testing.assert_close(layer.q_proj(x), convs[0](torch.nn.functional.linear(x, layer.q_proj.weight), cond=x))
