@@ -192,6 +192,8 @@ def _cell(ctx: CheckContext, model: Any, tok: Any, cfg: dict[str, Any], task: st
         "fo_cpu_s": fo.result_.cpu_s, "grad_cpu_s": grad.result_.cpu_s,
         "fo_wall_s": fo.result_.wall_s, "grad_wall_s": grad.result_.wall_s,
         "fo_passes": fo.result_.passes_used, "grad_passes": grad.result_.passes_used,
+        # CUDA allocator peak of each fit at `gpu`; on CPU the process's peak RSS so far (C2 measures it properly)
+        "fo_peak_mem_bytes": fo.result_.peak_mem_bytes, "grad_peak_mem_bytes": grad.result_.peak_mem_bytes,
         "laser_restricted_passes": laser.result_.passes_used,
         "laser_full_grid_passes": laser_grid_passes(len(candidate_linears(model, "all")), len(DEFAULT_RHO_GRID)),
         "trial_cpu_median_s": statistics.median(trial_cpu),
