@@ -175,11 +175,12 @@ def _dyra_error(mod: DyRALinear, xg: torch.Tensor, y: torch.Tensor) -> float:
     return relative_output_error(out, y)
 
 
-def _plan_layer(lin: nn.Linear, xcal: torch.Tensor, xtest: torch.Tensor, seed: int) -> dict[str, Any]:
+def _plan_layer(lin: nn.Linear, xcal: torch.Tensor, xtest: torch.Tensor, seed: int,
+                group_tokens: int = GROUP_TOKENS) -> dict[str, Any]:
     m, n = lin.out_features, lin.in_features
     G = gram(xcal)
     f = _Factors(lin, G)
-    gc, gt = _groups(xcal, GROUP_TOKENS), _groups(xtest, GROUP_TOKENS)
+    gc, gt = _groups(xcal, group_tokens), _groups(xtest, group_tokens)
     with torch.no_grad():
         yc, yt = lin(gc).reshape(-1, m), lin(gt).reshape(-1, m)
     xc_flat, xt_flat = gc.reshape(-1, n), gt.reshape(-1, n)
@@ -200,7 +201,7 @@ def _plan_layer(lin: nn.Linear, xcal: torch.Tensor, xtest: torch.Tensor, seed: i
                 if "static" not in best or cal < best["static"]["calib"]:
                     best["static"] = {"k": k, "rank": rs, "calib": cal, "module": st}
             for kind in ("white", "svd"):
-                rd = dyra_budget_rank(m, n, beta, k, oversample=OVERSAMPLE, n_tokens=GROUP_TOKENS)
+                rd = dyra_budget_rank(m, n, beta, k, oversample=OVERSAMPLE, n_tokens=group_tokens)
                 if rd >= 1:
                     d = DyRALinear(lin, f.structured(kind, rd), rank=k, oversample=OVERSAMPLE, seed=seed,
                                    residual_dtype=torch.float32)
@@ -216,7 +217,7 @@ def _plan_layer(lin: nn.Linear, xcal: torch.Tensor, xtest: torch.Tensor, seed: i
                 row[key + "_module"] = mod
         # pure output low rank (W_s = 0): the largest k whose DyRA cost fits the budget
         k0 = max([k for k in range(1, min(m, n)) if k % 8 == 0
-                  and dyra_extra_flops(m, n, k, OVERSAMPLE, 0, GROUP_TOKENS) <= beta * (2 * m * n + m)] or [0])
+                  and dyra_extra_flops(m, n, k, OVERSAMPLE, 0, group_tokens) <= beta * (2 * m * n + m)] or [0])
         if k0:
             row["output_lr"] = {"k": k0, "test": _dyra_error(output_low_rank(lin, k0, seed=seed,
                                                                              residual_dtype=torch.float32), gt, yt)}
@@ -227,7 +228,9 @@ def _plan_layer(lin: nn.Linear, xcal: torch.Tensor, xtest: torch.Tensor, seed: i
 def _minilm_plan(ctx: CheckContext) -> dict[str, Any]:
     corpus = ctx.cache("corpus", lambda: _corpus(ctx))
     model = ctx.cache("minilm", lambda: _minilm(ctx))
-    max_tokens = ctx.pick({"smoke": 2048, "quick": 2048, "full": 6144})
+    max_tokens = ctx.pick({"smoke": 512, "quick": 2048, "full": 6144})
+    group_tokens = ctx.pick({"smoke": 256, "quick": GROUP_TOKENS, "full": GROUP_TOKENS})
+    only = ctx.pick({"smoke": "layers.0.", "quick": "", "full": ""})  # smoke: exercise block 0 only
 
     def batches(texts: list[str]) -> list[dict]:
         out = []
@@ -237,15 +240,16 @@ def _minilm_plan(ctx: CheckContext) -> dict[str, Any]:
         return out
 
     enc = model.encoder
-    xcal = collect_linear_inputs(enc, batches(corpus["calib"]), max_tokens=max_tokens)
-    xtest = collect_linear_inputs(enc, batches(corpus["fidelity_test"]), max_tokens=max_tokens)
+    keep = lambda name, mod: isinstance(mod, nn.Linear) and name.startswith(only)  # noqa: E731
+    xcal = collect_linear_inputs(enc, batches(corpus["calib"]), max_tokens=max_tokens, filter=keep)
+    xtest = collect_linear_inputs(enc, batches(corpus["fidelity_test"]), max_tokens=max_tokens, filter=keep)
     ctx.log(f"MiniLM: {len(xcal)} linears, {next(iter(xcal.values())).shape[0]} calibration tokens (comedies), "
             f"{next(iter(xtest.values())).shape[0]} test tokens (tragedies)")
     plans = {}
     for name in ctx.progress(list(xcal), desc="dyra: MiniLM layer plans"):
         lin = enc.get_submodule(name)
         with torch_threads(1):  # 2 OpenMP threads on a shared 2-core machine made LAPACK ~100x slower
-            plans[name] = _plan_layer(lin, xcal[name], xtest[name], ctx.seeds[0])
+            plans[name] = _plan_layer(lin, xcal[name], xtest[name], ctx.seeds[0], group_tokens)
     return plans
 
 
@@ -403,12 +407,13 @@ def _measure_c4(ctx: CheckContext) -> Evidence:
     plays = load_shakespeare_plays()
     model, tok = load_smollm2()
     rng = np.random.default_rng(ctx.seeds[0])
-    n_win, length = 8, 128
+    n_win, length = ctx.pick({"smoke": (2, 32), "full": (8, 128)})
     calib = _lm_windows(tok, "\n\n".join(plays[k] for k in corpus["plays"]["train"] if plays.group(k) == "comedy"),
                         n_win, length, rng)
     test = _lm_windows(tok, "\n\n".join(plays[k] for k in corpus["plays"]["val"] if plays.group(k) == "tragedy"),
                        n_win, length, rng)
-    keep = lambda name, mod: isinstance(mod, nn.Linear) and name != "lm_head"  # noqa: E731
+    only = ctx.pick({"smoke": "layers.0.", "full": ""})  # smoke: exercise block 0 only
+    keep = lambda name, mod: isinstance(mod, nn.Linear) and name != "lm_head" and only in name  # noqa: E731
     xcal = collect_linear_inputs(model, [(w[None, :-1],) for w in calib], max_tokens=n_win * length, filter=keep)
     dense = _lm_loss(model, test)
     factors = {name: _Factors(model.get_submodule(name), gram(x))
@@ -488,7 +493,8 @@ def _speed(ctx: CheckContext, d: int, ff: int) -> dict[str, float]:
 
 
 def measure_c3(ctx: CheckContext) -> Evidence:
-    shapes = {"ViT-L": (1024, 4096)} if ctx.scale == "gpu" else {"ViT-B": (768, 3072), "ViT-L": (1024, 4096)}
+    shapes = ctx.pick({"smoke": {"tiny-a": (128, 512), "tiny-b": (192, 768)}, "quick": None, "full": None,
+                       "gpu": {"ViT-L": (1024, 4096)}}) or {"ViT-B": (768, 3072), "ViT-L": (1024, 4096)}
     res = {name: _speed(ctx, *dims) for name, dims in ctx.progress(shapes.items(), desc="dyra: CPU speed")}
     ctx.metrics["c3_speed"] = res
     for name, r in res.items():
