@@ -79,6 +79,12 @@ def evaluate_ntp(model: nn.Module, windows: torch.Tensor, *, batch_size: int = 3
     """Mean next-token cross-entropy (nats/token) of ``model`` on ``windows: int64 [n, L+1]``."""
     if not isinstance(windows, torch.Tensor) or windows.dim() != 2 or windows.shape[1] < 2:
         raise ValueError(f"windows must be int64 [n, L+1] with L >= 1, got {tuple(getattr(windows, 'shape', ()))}")
+    if windows.shape[0] == 0:
+        raise ValueError("windows must hold at least one window, got 0 rows")
+    if windows.dtype not in (torch.int64, torch.int32):
+        raise TypeError(f"windows must be an integer tensor of token ids, got {windows.dtype}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
     base = unwrap_model(model)
     was_training = base.training
     base.eval()
@@ -462,5 +468,10 @@ def flops_per_step(model: nn.Module, *, rows: int, context_len: int) -> float:
 
 
 def bits_per_byte(nats_per_token: float, bytes_per_token: float) -> float:
-    """Convert nats/token to bits/byte given the average UTF-8 bytes per token."""
+    """Convert nats/token to bits/byte given the average UTF-8 bytes per token (> 0)."""
+    for name, value in (("nats_per_token", nats_per_token), ("bytes_per_token", bytes_per_token)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if bytes_per_token <= 0:
+        raise ValueError(f"bytes_per_token must be > 0, got {bytes_per_token!r}")
     return nats_per_token / (bytes_per_token * math.log(2))
