@@ -114,9 +114,9 @@ def test_missing_corpus_skips_the_lm_claim_only(monkeypatch, tmp_path):
     import neurips26.data
 
     def absent():
-        raise DatasetNotFoundError("tinyshakespeare", [tmp_path], "neurips26 data fetch tinyshakespeare")
+        raise DatasetNotFoundError("shakespeare", [tmp_path], "neurips26 data fetch shakespeare")
 
-    monkeypatch.setattr(neurips26.data, "load_tinyshakespeare", absent)
+    monkeypatch.setattr(neurips26.data, "load_shakespeare_plays", absent)
     c1, c2, c3 = PAPER.claims
     fake_c1 = type(c1)(id="C1", statement=c1.statement, paper_value=c1.paper_value, metric=c1.metric,
                        rule=c1.rule, scales=c1.scales,
@@ -131,3 +131,20 @@ def test_missing_corpus_skips_the_lm_claim_only(monkeypatch, tmp_path):
 @pytest.mark.parametrize("name", ["measure_c1", "measure_c2", "measure_c3"])
 def test_every_claim_has_its_measure(name):
     assert getattr(check, name) in [c.measure for c in PAPER.claims]
+
+
+def test_char_data_splits_by_play_and_round_trips():
+    """The C2 corpus (protocol 2026-12-01): held-out plays only in validation, encoding invertible."""
+    from neurips26.data import load_shakespeare_plays, split_plays
+    from neurips26.data.testing import require_dataset
+
+    require_dataset("shakespeare")
+    train, val, vocab = check._char_data("cpu")
+    plays = load_shakespeare_plays()
+    split = split_plays(plays, val_fraction=0.1, seed=0)
+    val_text = split.val_text(plays)
+    assert len(val) == len(val_text) and len(train) == len(split.train_text(plays))
+    chars = sorted(set(plays.text()))
+    assert vocab == len(chars) and int(train.min()) >= 0 and int(val.max()) < vocab
+    assert "".join(chars[i] for i in val[:2000].tolist()) == val_text[:2000]
+    assert set(split.val).isdisjoint(split.train)
