@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 from neurips26.claims import CheckContext, Evidence, measure_claims
 from neurips26.data import DatasetNotFoundError
 from neurips26.effbench import check
@@ -10,9 +12,9 @@ from neurips26.effbench.check import CLAIMS, PAPER, _c2_decision_inputs, _c4_dec
 RULE = {c.id: c.rule for c in CLAIMS}
 
 
-def test_paper_declares_four_claims_each_with_a_measure():
+def test_paper_declares_six_claims_each_with_a_measure():
     assert PAPER.id == "P12" and PAPER.slug == "effbench"
-    assert [c.id for c in CLAIMS] == ["C1", "C2", "C3", "C4"]
+    assert [c.id for c in CLAIMS] == ["C1", "C2", "C3", "C4", "C5", "C6"]
     assert all(c.measure is not None and c.criterion for c in CLAIMS) and PAPER.run is None
 
 
@@ -88,6 +90,49 @@ def test_absent_correctness_matrices_skip_every_claim(monkeypatch, tmp_path):
     monkeypatch.setattr(check, "effbench_names", absent)
     ctx = CheckContext(scale="quick", seeds=[0, 1], device="cpu", out_dir=tmp_path, show_progress=False)
     records = measure_claims(PAPER, ctx)
-    assert [r["verdict"] for r in records] == ["skipped"] * 4
+    assert [r["verdict"] for r in records] == ["skipped"] * 6
     assert not any(r.get("error") for r in records)
 
+
+# ---- protocol 2026-12-01: benchpred peers, random split, MI estimators
+def test_random_split_is_a_disjoint_half():
+
+    src, tgt = check.random_split(11, 3)
+    assert len(src) == 5 and len(tgt) == 6 and set(src).isdisjoint(tgt) and sorted([*src, *tgt]) == list(range(11))
+    assert (check.random_split(11, 3)[0] == src).all() and not (check.random_split(11, 4)[0] == src).all()
+
+
+def test_binned_relevance_matches_counting_mi():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    S = (rng.random((40, 7)) < 0.4).astype(float)
+    y = S.mean(1) + 0.01 * rng.random(40)
+    ours = check.binned_relevance(S, y, bins=4)
+    edges = np.quantile(y, [0.25, 0.5, 0.75])
+    b = [int(sum(v >= e for e in edges)) for v in y]
+    for j in range(S.shape[1]):
+        mi = 0.0
+        for u in (0, 1):
+            for v in set(b):
+                puv = sum(1 for i in range(40) if S[i, j] == u and b[i] == v) / 40
+                pu = sum(1 for i in range(40) if S[i, j] == u) / 40
+                pv = b.count(v) / 40
+                if puv > 0:
+                    mi += puv * math.log(puv / (pu * pv))
+        assert ours[j] == pytest.approx(mi, abs=1e-12)
+
+
+def test_mrmr_binned_picks_the_most_relevant_first_and_no_repeats():
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    S = (rng.random((30, 12)) < 0.5).astype(float)
+    idx = check.mrmr_binned(S, 5)
+    assert idx[0] == int(np.argmax(check.binned_relevance(S, S.mean(1)))) and len(set(idx.tolist())) == 5
+
+
+def test_c5_c6_rules():
+    assert RULE["C5"](Evidence(values=[-1.0, -1.2, -0.9, -1.1])).label == "supported"
+    assert RULE["C5"](Evidence(values=[1.0, 1.2, 0.9, 1.1])).label == "not supported"
+    assert RULE["C6"](Evidence(values=[-1.0, 1.0, 0.1, -0.2])).label == "inconclusive"
