@@ -260,11 +260,15 @@ def _plot_accuracy(ctx: CheckContext, cells: list[dict[str, Any]]) -> None:
     rand = [100 * np.array(c["random_test"]) for c in cells]
     ax.bar(np.arange(len(cells)) + len(methods) * width, [r.mean() for r in rand], width,
            yerr=[r.std(ddof=1) if len(r) > 1 else 0 for r in rand], capsize=3, label="random matrix (mean ± sd)")
+    for i, c in enumerate(cells):  # chance level of the cell's task (4 choices for A, 2 for B)
+        chance = 50.0 if c["task"] == "B" else 25.0
+        ax.hlines(chance, i - width / 2, i + 0.8 - width / 2, colors="k", linestyles=":", lw=1)
     ax.set_xticks(np.arange(len(cells)) + 0.4 - width / 2, [f"{c['task']} / split {c['split']}" for c in cells])
     ax.set_ylabel("test accuracy (%)")
-    ax.legend(fontsize=7, ncol=2)
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7, ncol=3, loc="upper center")
     ctx.save_figure(fig, "accuracy.png", caption="test accuracy per (task, split): each method's pick, selected "
-                                                 "on the calibration items")
+                                                 "on the calibration items; dotted: chance")
 
 
 def _plot_dispersion(ctx: CheckContext, cell: dict[str, Any]) -> None:
