@@ -33,7 +33,8 @@ from .federated import (
 )
 from .rnr import RNRPenalty, rnr_penalty
 
-_FLOWER = ("WLIAFedAvg", "make_client_app", "make_server_app", "run_flower_simulation")
+_FLOWER = ("ClientFailureError", "WLIAFedAdam", "WLIAFedAvg", "WLIAFedProx", "make_client_app", "make_server_app",
+           "run_flower_simulation", "with_attacks")
 
 __all__ = [
     "WLIA", "UpdateAttack", "scores_to_distribution", "BiasAnalytic", "LLGRowSum", "UniformGuess",

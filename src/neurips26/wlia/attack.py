@@ -120,12 +120,12 @@ class UpdateAttack:
                              f"{self._shape} in earlier updates")
         if not (np.all(np.isfinite(w_global)) and np.all(np.isfinite(w_local))):
             raise ValueError(f"{self.weight_key!r} contains NaN or inf (global or local state)")
-        rounds = self._scores.setdefault(client_id, {})
-        if int(round_idx) in rounds:
+        if int(round_idx) in self._scores.get(client_id, {}):
             raise ValueError(f"client {client_id!r} already observed in round {round_idx}")
         scores = self._round_scores(w_global, w_local)
+        # commit only now: a refused update registers nothing (not even the client)
         self._shape = w_global.shape
-        rounds[int(round_idx)] = scores
+        self._scores.setdefault(client_id, {})[int(round_idx)] = scores
         return scores.copy()
 
     def _round_scores(self, w_global: np.ndarray, w_local: np.ndarray) -> np.ndarray:

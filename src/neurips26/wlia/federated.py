@@ -186,8 +186,11 @@ def client_seed(seed: int, round_idx: int, client_id: int) -> int:
 
 def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: int, lr: float,
                 batch_size: int, seed: int, penalty: RNRPenalty | None = None,
-                penalty_key: Sequence[int] | None = None, weight_key: str = "fc.weight") -> dict[str, float]:
-    """One client's local training: ``epochs`` of mini-batch SGD on ``CE (+ RNR penalty)``, in place.
+                penalty_key: Sequence[int] | None = None, weight_key: str = "fc.weight",
+                proximal_mu: float = 0.0) -> dict[str, float]:
+    """One client's local training: ``epochs`` of mini-batch SGD on ``CE (+ RNR penalty) (+ FedProx term)``,
+    in place. ``proximal_mu > 0`` adds FedProx's ``mu/2 ||w - w^g||^2`` over all parameters (``w^g``: the
+    received weights).
 
     Args:
         model: starts from the received global weights; trained in place.
@@ -202,7 +205,11 @@ def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     """
     if X.shape[0] != y.shape[0] or X.shape[0] == 0:
         raise ValueError(f"X and y must have the same non-zero length, got {X.shape[0]} and {y.shape[0]}")
+    if isinstance(proximal_mu, bool) or not isinstance(proximal_mu, int | float) or not proximal_mu >= 0 \
+            or proximal_mu == float("inf"):
+        raise ValueError(f"proximal_mu must be a finite number >= 0, got {proximal_mu!r}")
     params = dict(model.named_parameters())
+    anchor = {k: v.detach().clone() for k, v in params.items()} if proximal_mu > 0 else None
     if penalty is not None:
         if weight_key not in params:
             raise ValueError(f"weight_key {weight_key!r} is not a parameter of the model "
@@ -224,6 +231,8 @@ def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
             ce = F.cross_entropy(logits, y[idx])
             # L = CE + λ Σ_c (‖w_c‖ − r_c)²
             loss = ce if penalty is None else ce + penalty(params[weight_key])
+            if anchor is not None:  # FedProx: + mu/2 sum ||w - w^g||^2
+                loss = loss + 0.5 * proximal_mu * sum(((params[k] - anchor[k]) ** 2).sum() for k in anchor)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -235,7 +244,31 @@ def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
 
 def fedavg_aggregate(states: Sequence[Mapping[str, torch.Tensor]], weights: Sequence[float]
                      ) -> dict[str, torch.Tensor]:
-    """``Σ_k (n_k / Σ n) θ_k``, per tensor (float32, like Flower's ``aggregate_arrayrecords``)."""
+    """``Σ_k (n_k / Σ n) θ_k``, per tensor (float32, like Flower's ``aggregate_arrayrecords``).
+
+    ``states``: one state dict per client, same keys and shapes; ``weights``: as many finite numbers >= 0
+    with a positive sum (the clients' example counts)."""
+    states, weights = list(states), list(weights)
+    if not states:
+        raise ValueError("states must hold at least one client state dict, got none")
+    if len(weights) != len(states):
+        raise ValueError(f"weights must have one entry per state ({len(states)}), got {len(weights)}")
+    for k, w in enumerate(weights):
+        if isinstance(w, bool) or not isinstance(w, int | float | np.integer | np.floating) or not np.isfinite(w) \
+                or w < 0:
+            raise ValueError(f"weights[{k}] must be a finite number >= 0, got {w!r}")
+    if float(sum(weights)) <= 0:
+        raise ValueError(f"weights must have a positive sum (they are example counts), got {weights}")
+    ref = states[0]
+    for k, state in enumerate(states):
+        if not isinstance(state, Mapping) or set(state) != set(ref):
+            raise ValueError(f"states[{k}] must be a state dict with the keys of states[0] ({sorted(ref)[:5]})")
+        for key, value in state.items():
+            if not isinstance(value, torch.Tensor) or value.shape != ref[key].shape:
+                raise ValueError(f"states[{k}][{key!r}] must be a tensor of shape {tuple(ref[key].shape)}, got "
+                                 f"{tuple(getattr(value, 'shape', ())) or type(value).__name__}")
+            if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+                raise ValueError(f"states[{k}][{key!r}] contains NaN or inf")
     total = float(sum(weights))
     out: dict[str, torch.Tensor] = {}
     for state, w in zip(states, weights, strict=True):

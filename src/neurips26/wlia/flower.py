@@ -34,16 +34,22 @@ try:  # Flower is the optional `fl` extra
     from flwr.app import ArrayRecord, ConfigRecord, Context, Message, MetricRecord, RecordDict
     from flwr.clientapp import ClientApp
     from flwr.serverapp import Grid, ServerApp
-    from flwr.serverapp.strategy import FedAvg
+    from flwr.serverapp.strategy import FedAdam, FedAvg, FedProx
 except ImportError as _err:  # pragma: no cover - exercised only without flwr
     raise ImportError("neurips26.wlia.flower needs Flower: pip install 'neurips26[fl]' "
                       "(flwr[simulation] for the simulation engine)") from _err
 
-__all__ = ["WLIAFedAvg", "make_client_app", "make_server_app", "run_flower_simulation"]
+__all__ = ["ClientFailureError", "WLIAFedAdam", "WLIAFedAvg", "WLIAFedProx", "make_client_app", "make_server_app",
+           "run_flower_simulation", "with_attacks"]
 
 
-class WLIAFedAvg(FedAvg):
-    """Flower ``FedAvg`` that feeds each training reply to server-side label-distribution attacks.
+class ClientFailureError(RuntimeError):
+    """Raised when Flower clients replied with errors (instead of a run that ends with nothing observed)."""
+
+
+class _AttackObserver:
+    """Mixin for any Flower Message-API strategy: hands every training reply, with the global model it was
+    trained from, to label-distribution attacks before the strategy aggregates (FedAvg, FedProx, FedAdam...).
 
     Args:
         attacks: objects with ``observe(client_id, round_idx, global_state, local_state)``
@@ -52,13 +58,17 @@ class WLIAFedAvg(FedAvg):
         client_id_key: reply-metric key holding the client's id (default ``"partition-id"``); when a
             reply lacks it, the sending node's id is used.
         on_update: optional callback ``(round, client_id, global_arrays, local_arrays)``.
-        **fedavg_kwargs: passed to ``flwr.serverapp.strategy.FedAvg`` (``fraction_train``, ...).
+        fail_on_client_error: raise :class:`ClientFailureError` in the round where a client replied with an
+            error (default); ``False`` records it in ``failures`` and lets the strategy go on.
+        **strategy_kwargs: passed to the Flower strategy (``fraction_train``, ``proximal_mu``, ``eta`` ...).
     """
 
     def __init__(self, attacks: Sequence[UpdateAttack] = (), *, client_id_key: str = "partition-id",
                  on_update: Callable[[int, Any, ArrayRecord, ArrayRecord], None] | None = None,
-                 **fedavg_kwargs: Any) -> None:
-        super().__init__(**fedavg_kwargs)
+                 fail_on_client_error: bool = True, **strategy_kwargs: Any) -> None:
+        super().__init__(**strategy_kwargs)
+        self.fail_on_client_error = bool(fail_on_client_error)
+        self.failures: list[tuple[int, Any, str]] = []
         for attack in attacks:
             if not callable(getattr(attack, "observe", None)):
                 raise TypeError(f"every attack needs an observe() method, got {type(attack).__name__}")
@@ -82,6 +92,9 @@ class WLIAFedAvg(FedAvg):
         if sent is not None:
             for msg in replies:
                 if msg.has_error():
+                    error = msg.error
+                    self.failures.append((server_round, msg.metadata.src_node_id,
+                                          f"{getattr(error, 'code', '?')}: {getattr(error, 'reason', error)}"))
                     continue
                 local = msg.content.array_records.get(self.arrayrecord_key)
                 if local is None:
@@ -95,7 +108,27 @@ class WLIAFedAvg(FedAvg):
                 if self.on_update is not None:
                     self.on_update(server_round, client, sent, local)
                 self.observed.append((server_round, client))
+        if self.fail_on_client_error and any(r == server_round for r, _, _ in self.failures):
+            raise ClientFailureError(_failure_text(self.failures, server_round))
         return super().aggregate_train(server_round, replies)
+
+
+def _failure_text(failures: list[tuple[int, Any, str]], server_round: int | None = None) -> str:
+    shown = [f for f in failures if server_round is None or f[0] == server_round]
+    lines = "; ".join(f"round {r}, node {n}: {why.splitlines()[0] if why else why}" for r, n, why in shown[:3])
+    return f"{len(shown)} Flower client(s) failed ({lines})"
+
+
+def with_attacks(strategy_cls: type) -> type:
+    """``strategy_cls`` (a ``flwr.serverapp.strategy`` class) with the attack observer mixed in."""
+    return type(f"WLIA{strategy_cls.__name__}", (_AttackObserver, strategy_cls),
+                {"__doc__": f"Flower ``{strategy_cls.__name__}`` with label-distribution attacks observing every "
+                            "training reply (see :class:`_AttackObserver`)."})
+
+
+WLIAFedAvg = with_attacks(FedAvg)
+WLIAFedProx = with_attacks(FedProx)  # clients read config["proximal-mu"] (make_client_app does)
+WLIAFedAdam = with_attacks(FedAdam)
 
 
 def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
@@ -120,13 +153,15 @@ def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
         pid = int(context.node_config["partition-id"])
         if pid not in part_map:
             raise ValueError(f"partition-id {pid} has no partition here (have {sorted(part_map)[:10]})")
-        server_round = int(msg.content["config"]["server-round"])
+        config = msg.content["config"]
+        server_round = int(config["server-round"])
+        mu = float(config["proximal-mu"]) if "proximal-mu" in config else 0.0  # FedProx sends it
         model = model_fn()
         model.load_state_dict(msg.content["arrays"].to_torch_state_dict())
         idx = torch.as_tensor(part_map[pid])
         metrics = local_train(model, X_all[idx], y_all[idx], epochs=local_epochs, lr=lr, batch_size=batch_size,
                               seed=client_seed(seed, server_round, pid), penalty=penalty,
-                              penalty_key=(pid, server_round), weight_key=weight_key)
+                              penalty_key=(pid, server_round), weight_key=weight_key, proximal_mu=mu)
         content = RecordDict({
             "arrays": ArrayRecord(model.state_dict()),
             "metrics": MetricRecord({"num-examples": metrics["num-examples"], "train-loss": metrics["train-loss"],
@@ -137,7 +172,7 @@ def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
     return app
 
 
-def make_server_app(strategy: WLIAFedAvg, model_fn: Callable[[], nn.Module], *, rounds: int) -> ServerApp:
+def make_server_app(strategy: Any, model_fn: Callable[[], nn.Module], *, rounds: int) -> ServerApp:
     """A Flower ``ServerApp`` running ``strategy`` for ``rounds`` from ``model_fn()``'s weights.
 
     The ``Result`` of ``strategy.start`` is stored in ``strategy.result``.
@@ -170,26 +205,42 @@ def run_flower_simulation(model_fn: Callable[[], nn.Module], X: Any, y: Any, par
                           lr: float = 0.05, batch_size: int = 32, seed: int = 0, fraction: float = 1.0,
                           penalty: RNRPenalty | None = None, weight_key: str = "fc.weight",
                           num_cpus: int = 2, client_cpus: float = 1.0, quiet: bool = True,
-                          on_update: Callable[[int, Any, ArrayRecord, ArrayRecord], None] | None = None
-                          ) -> WLIAFedAvg:
+                          on_update: Callable[[int, Any, ArrayRecord, ArrayRecord], None] | None = None,
+                          strategy: str = "fedavg", strategy_kwargs: Mapping[str, Any] | None = None,
+                          ) -> Any:
     """Run FedAvg + attacks on Flower's simulation engine (Ray); returns the strategy (``.result``,
     ``.observed``; the attacks hold their observations). Same arguments as
     :func:`~.federated.simulate_fedavg` plus Ray's CPU budget. Client sampling with ``fraction < 1``
-    is Flower's own (so it differs from the in-process loop's sampling)."""
+    is Flower's own (so it differs from the in-process loop's sampling). ``strategy``: ``"fedavg"``,
+    ``"fedprox"`` or ``"fedadam"`` (``strategy_kwargs`` e.g. ``{"proximal_mu": 0.1}`` or ``{"eta": 0.01}``).
+
+    Uses ``flwr.simulation.run_simulation`` (flwr 1.42 logs it as deprecated in favour of ``flwr run``; the
+    copyable ``flwr run`` app is ``examples/wlia_flower_app``). Raises :class:`ClientFailureError` when any
+    client failed and ``RuntimeError`` when the run ended without a result or without observing a reply."""
     from flwr.simulation import run_simulation
 
+    classes = {"fedavg": WLIAFedAvg, "fedprox": WLIAFedProx, "fedadam": WLIAFedAdam}
+    if strategy not in classes:
+        raise ValueError(f"strategy must be one of {sorted(classes)}, got {strategy!r}")
     n_clients = len(parts)
-    strategy = WLIAFedAvg(attacks, on_update=on_update, fraction_train=float(fraction), fraction_evaluate=0.0,
-                          min_train_nodes=max(1, int(round(fraction * n_clients))), min_available_nodes=n_clients)
+    extra = dict(strategy_kwargs or {})
+    if strategy == "fedprox":
+        extra.setdefault("proximal_mu", 0.1)
+    strat = classes[strategy](attacks, on_update=on_update, fail_on_client_error=False, fraction_train=float(fraction),
+                              fraction_evaluate=0.0, min_train_nodes=max(1, int(round(fraction * n_clients))),
+                              min_available_nodes=n_clients, **extra)
     client_app = make_client_app(model_fn, X, y, parts, local_epochs=local_epochs, lr=lr, batch_size=batch_size,
                                  seed=seed, penalty=penalty, weight_key=weight_key)
-    server_app = make_server_app(strategy, model_fn, rounds=rounds)
+    server_app = make_server_app(strat, model_fn, rounds=rounds)
     backend_config = {"client_resources": {"num_cpus": client_cpus, "num_gpus": 0.0},
                       "init_args": {"num_cpus": num_cpus, "include_dashboard": False,
                                     "logging_level": "error", "log_to_driver": False}}
     with _flower_log_level(logging.WARNING if quiet else logging.INFO):
         run_simulation(server_app=server_app, client_app=client_app, num_supernodes=n_clients,
                        backend_config=backend_config)
-    if strategy.result is None:
-        raise RuntimeError("the Flower simulation ended without a result (see the Flower/Ray log above)")
-    return strategy
+    if strat.failures:
+        raise ClientFailureError(_failure_text(strat.failures))
+    if strat.result is None or not strat.observed:
+        raise RuntimeError("the Flower simulation ended without a result or without any client reply "
+                           "(see the Flower/Ray log above)")
+    return strat
