@@ -24,6 +24,8 @@ information. The tests compare this against a direct numerical minimisation of `
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch import Tensor
 
@@ -36,13 +38,15 @@ def weighted_moments(z: Tensor, weights: Tensor | None = None) -> tuple[Tensor, 
     .. math:: \\mu = \\frac{\\sum_i w_i z_i}{\\sum_i w_i},\\quad
               \\Sigma = \\frac{\\sum_i w_i (z_i-\\mu)(z_i-\\mu)^T}{\\sum_i w_i}
     """
-    if z.dim() != 2 or z.shape[0] == 0:
-        raise ValueError(f"z: expected a non-empty [n, h] tensor, got shape {tuple(z.shape)}")
+    if not isinstance(z, Tensor) or z.dim() != 2 or z.shape[0] == 0:
+        raise ValueError(f"z: expected a non-empty [n, h] tensor, got shape {tuple(getattr(z, 'shape', ()))}")
+    if not bool(torch.isfinite(z).all()):
+        raise ValueError("z: contains NaN or inf")
     w = torch.ones(z.shape[0], dtype=z.dtype, device=z.device) if weights is None else weights.to(z.dtype)
     if w.shape != (z.shape[0],):
         raise ValueError(f"weights: expected shape [{z.shape[0]}], got {tuple(w.shape)}")
-    if bool((w < 0).any()):
-        raise ValueError("weights: must be non-negative")
+    if bool((w < 0).any()) or not bool(torch.isfinite(w).all()):
+        raise ValueError("weights: must be finite and non-negative")
     mass = float(w.sum())
     if mass <= 0.0:
         raise ValueError("weights: sum to zero, moments undefined")
@@ -95,9 +99,23 @@ def ridge_fit(z: Tensor, targets: Tensor, ridge: float, weights: Tensor | None =
     rescaling as the memory bank grows.
     Returns ``(W [h, C], b [C], m [h], s [h])``; predict with :func:`ridge_predict`.
     """
-    if ridge <= 0:
-        raise ValueError(f"ridge: expected > 0, got {ridge}")
+    if isinstance(ridge, bool) or not isinstance(ridge, int | float) or not math.isfinite(ridge) or ridge <= 0:
+        raise ValueError(f"ridge: expected a finite number > 0, got {ridge!r}")
+    for arg, t in (("z", z), ("targets", targets)):
+        if not isinstance(t, Tensor) or t.dim() != 2 or not t.is_floating_point():
+            raise ValueError(f"{arg}: expected a float tensor [n, {'h' if arg == 'z' else 'C'}], got "
+                             f"{getattr(t, 'shape', type(t).__name__)}")
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{arg}: contains NaN or inf")
     n = z.shape[0]
+    if n == 0 or targets.shape[0] != n:
+        raise ValueError(f"targets: expected {n} rows to match z (n >= 1), got {targets.shape[0]}")
+    if weights is not None:
+        if not isinstance(weights, Tensor) or weights.shape != (n,):
+            got = getattr(weights, "shape", type(weights).__name__)
+            raise ValueError(f"weights: expected a tensor [{n}], got {got}")
+        if not bool(torch.isfinite(weights).all()) or bool((weights < 0).any()) or float(weights.sum()) <= 0:
+            raise ValueError("weights: expected finite non-negative weights with a positive sum")
     w = torch.ones(n, dtype=z.dtype, device=z.device) if weights is None else weights.to(z.dtype)
     w = w * (n / w.sum())
     m = (w[:, None] * z).sum(0) / n

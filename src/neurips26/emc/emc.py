@@ -16,6 +16,8 @@ Per incoming unlabeled domain ``G_t`` (no gradient step anywhere):
 
 from __future__ import annotations
 
+import copy
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -63,6 +65,19 @@ def _resolve_encoder(encoder: Any) -> Encoder:
         return encoder
     raise TypeError(f"encoder: expected a callable (x, edge_index) -> [n, h] or a module with .embed, "
                     f"got {type(encoder).__name__}")
+
+
+def _accepts_edge_weight(encoder: Any, fn: Callable) -> bool:
+    """Whether the encoder uses a third ``edge_weight`` argument (SourceGNN says so itself)."""
+    flag = getattr(encoder, "accepts_edge_weight", None)
+    if isinstance(flag, bool):
+        return flag
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return "edge_weight" in params or sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                                          for p in params.values()) >= 3
 
 
 def _low_rank_factor(cov: Tensor, rank: int) -> Tensor:
@@ -134,20 +149,30 @@ class EMC:
 
     # ------------------------------------------------------------------ embedding
     @torch.no_grad()
-    def _embed(self, x: Tensor, edge_index: Tensor) -> Tensor:
+    def _embed(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None,
+               name: str = "graph") -> Tensor:
+        fn = _resolve_encoder(self.encoder)
+        if edge_weight is not None and not _accepts_edge_weight(self.encoder, fn):
+            raise ValueError(f"{name}.edge_weight: the encoder takes (x, edge_index) only, so the weights would "
+                             "be ignored; use an encoder that accepts edge_weight (SourceGNN with a gcn/graph "
+                             "conv) or drop edge_weight/edge_attr")
         module = self.encoder if isinstance(self.encoder, nn.Module) else None
         was_training = module.training if module is not None else False
         if module is not None:
             module.eval()
         try:
-            z = _resolve_encoder(self.encoder)(x, edge_index)
+            z = fn(x, edge_index) if edge_weight is None else fn(x, edge_index, edge_weight)
         finally:
             if module is not None and was_training:
                 module.train()
         if not isinstance(z, Tensor) or z.dim() != 2 or z.shape[0] != x.shape[0]:
             raise ValueError(f"encoder: expected embeddings [{x.shape[0]}, h], got "
                              f"{getattr(z, 'shape', type(z).__name__)}")
-        return z.float()
+        z = z.float()
+        if not bool(torch.isfinite(z).all()):
+            raise ValueError(f"{name}.x: the encoder's embeddings are not finite (features too large, e.g. "
+                             f"|x| up to {float(x.abs().max()):.3g}); rescale the features")
+        return z
 
     def _aligned(self, z: Tensor, state: Tensor) -> Tensor:
         # Z~ = Z - mean(Z) + s   (first-moment covariate alignment onto the state)
@@ -157,6 +182,9 @@ class EMC:
 
     # ------------------------------------------------------------------ memory
     def _make_crystal(self, label: int, mean: Tensor, cov: Tensor, weight: float, domain: int) -> Crystal:
+        if not (bool(torch.isfinite(mean).all()) and bool(torch.isfinite(cov).all())):
+            raise ValueError("graph.x: the class moments of the embeddings overflow (features too large); "
+                             "rescale the features")
         r = min(self.rank, mean.shape[0])
         cov = cov + self._eps * torch.eye(mean.shape[0], dtype=cov.dtype, device=cov.device)
         return Crystal(label=label, mean=mean, factor=_low_rank_factor(cov, r),
@@ -215,34 +243,47 @@ class EMC:
             mask: bool ``[n]``, which labeled nodes to use; default ``graph.train_mask`` or all labeled.
         """
         self._validate_params()
-        x, ei = unpack_graph(graph, edge_index, name="source graph")
+        enc_dim = getattr(self.encoder, "in_dim", None)
+        x, ei, w = unpack_graph(graph, edge_index, name="source graph", return_weight=True,
+                                in_dim=enc_dim if isinstance(enc_dim, int) else None)
         if y is None:
             y = getattr(graph, "y", None)
-        if not isinstance(y, Tensor) or y.shape != (x.shape[0],):
+        if not isinstance(y, Tensor) or y.shape != (x.shape[0],) or y.is_floating_point():
             raise ValueError(f"y: expected an integer tensor [{x.shape[0]}] of source labels, got "
-                             f"{getattr(y, 'shape', type(y).__name__)}")
+                             f"{getattr(y, 'shape', type(y).__name__)} {getattr(y, 'dtype', '')}")
         y = y.long()
         if int(y.max()) >= self.n_classes:
             raise ValueError(f"y: labels go up to {int(y.max())} but n_classes={self.n_classes} "
                              f"(class count mismatch)")
         if mask is None and not isinstance(graph, Tensor):
             mask = getattr(graph, "train_mask", None)
+        if mask is not None and (not isinstance(mask, Tensor) or mask.shape != (x.shape[0],)):
+            raise ValueError(f"mask: expected a bool tensor [{x.shape[0]}], got "
+                             f"{getattr(mask, 'shape', type(mask).__name__)}")
         keep = (y >= 0) if mask is None else (mask.bool() & (y >= 0))
-        self.in_dim_ = int(x.shape[1])
-        z = self._embed(x, ei)
-        self._eps = 1e-4 * float(z.var(0).mean().clamp_min(1e-12))
-        self.state_ = z.mean(0)
-        self.bank_: list[Crystal] = []
         for c in range(self.n_classes):
-            zc = z[keep & (y == c)]
-            if zc.shape[0] == 0:
+            if not bool((keep & (y == c)).any()):
                 raise ValueError(f"y: class {c} has no labeled source node; every class needs one")
-            mu, cov, _ = weighted_moments(zc)
-            self.bank_.append(self._make_crystal(c, mu, cov, 1.0, 0))
-        self._source_bank = list(self.bank_)
-        self.n_domains_ = 0
-        self._refit()
+        z = self._embed(x, ei, w, name="source graph")
+        # -- everything below works on a fresh EMC state and is committed at the end --
+        new = copy.copy(self)
+        new._eps = 1e-4 * float(z.var(0).mean().clamp_min(1e-12))
+        new.state_ = z.mean(0)
+        bank: list[Crystal] = []
+        for c in range(self.n_classes):
+            mu, cov, _ = weighted_moments(z[keep & (y == c)])
+            bank.append(new._make_crystal(c, mu, cov, 1.0, 0))
+        new.bank_ = bank
+        new._refit()
+        self._commit(new, in_dim_=int(x.shape[1]), _source_bank=list(bank), n_domains_=0)
         return self
+
+    def _commit(self, new: EMC, **extra: Any) -> None:
+        """Take the learned state of ``new`` (a shallow copy that did the work) in one step."""
+        for key in ("_eps", "state_", "bank_", "classifier_"):
+            setattr(self, key, getattr(new, key))
+        for key, value in extra.items():
+            setattr(self, key, value)
 
     @torch.no_grad()
     def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
@@ -252,41 +293,115 @@ class EMC:
         ``h x h`` and one ``h x h`` solve.
         """
         self._check_fitted()
-        x, ei = unpack_graph(graph, edge_index, in_dim=self.in_dim_, name="target graph")
-        z = self._embed(x, ei)
-        self.n_domains_ += 1
+        x, ei, w = unpack_graph(graph, edge_index, in_dim=self.in_dim_, name="target graph", return_weight=True)
+        z = self._embed(x, ei, w, name="target graph")
+        # work on a shallow copy (bank_ is rebound, never mutated in place); commit only when all succeeded,
+        # so a failure midway (e.g. a singular solve) leaves the memory and the state as they were
+        try:
+            new, domain, pred = self._adapt_on_copy(z)
+        except torch.linalg.LinAlgError as err:
+            raise ValueError(f"target graph.x: the adaptation solve failed numerically ({err}); the features are "
+                             "degenerate or too large: rescale them") from err
+        self._commit(new, n_domains_=domain)
+        return pred
+
+    def _adapt_on_copy(self, z: Tensor) -> tuple[EMC, int, Tensor]:
+        new = copy.copy(self)
+        new.bank_ = list(self.bank_)
+        domain = self.n_domains_ + 1
         # s_t = (1 - gamma) s_{t-1} + gamma mean(Z_t)
-        self.state_ = (1.0 - self.gamma) * self.state_ + self.gamma * z.mean(0)
-        za = self._aligned(z, self.state_)
+        new.state_ = (1.0 - self.gamma) * self.state_ + self.gamma * z.mean(0)
+        za = self._aligned(z, new.state_)
         # P_t = softmax(kappa g_{t-1}(Z~_t))   [n, C]
         probs = torch.softmax(self.kappa * ridge_predict(za, self.classifier_), dim=1)
         min_mass = 2 * self.rank if self.min_mass is None else float(self.min_mass)
-        new: list[Crystal] = []
+        crystals: list[Crystal] = []
         for c in range(self.n_classes):
-            w = probs[:, c]
-            if float(w.sum()) < min_mass:      # too little evidence: keep the class's older crystals
+            weight = probs[:, c]
+            if float(weight.sum()) < min_mass:      # too little evidence: keep the class's older crystals
                 continue
-            mu, cov, _ = weighted_moments(za, w)
-            new.append(self._make_crystal(c, mu, cov, 1.0, self.n_domains_))
+            mu, cov, _ = weighted_moments(za, weight)
+            crystals.append(new._make_crystal(c, mu, cov, 1.0, domain))
         if self.keep_memory:
-            self.bank_.extend(new)
-            self._merge_to_budget()
+            new.bank_.extend(crystals)
+            new._merge_to_budget()
         else:  # direct adaptation: only the current domain (classes without evidence keep the last fit)
-            labels = {c.label for c in new}
-            self.bank_ = new + [c for c in self.bank_ if c.label not in labels]
-        self._refit()
-        return ridge_predict(za, self.classifier_).argmax(1)
+            labels = {c.label for c in crystals}
+            new.bank_ = crystals + [c for c in new.bank_ if c.label not in labels]
+        new._refit()
+        return new, domain, ridge_predict(za, new.classifier_).argmax(1)
 
     @torch.no_grad()
     def decision_function(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
         """Classifier scores ``[n, C]`` for a graph, aligned to the current state (no adaptation)."""
         self._check_fitted()
-        x, ei = unpack_graph(graph, edge_index, in_dim=self.in_dim_, name="graph")
-        return ridge_predict(self._aligned(self._embed(x, ei), self.state_), self.classifier_)
+        x, ei, w = unpack_graph(graph, edge_index, in_dim=self.in_dim_, name="graph", return_weight=True)
+        return ridge_predict(self._aligned(self._embed(x, ei, w), self.state_), self.classifier_)
 
     def predict(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
         """Predicted classes ``[n]`` with the current memory, without adapting to the graph."""
         return self.decision_function(graph, edge_index).argmax(1)
+
+    # ------------------------------------------------------------------ saving and devices
+    _FORMAT = 1
+
+    def state_dict(self) -> dict[str, Any]:
+        """The learned state as tensors and plain values (``torch.save``-able, ``weights_only=True``-loadable):
+        the evolving state, the memory bank, the source crystals and the classifier. The encoder is not
+        included: save it with its own ``state_dict``."""
+        self._check_fitted()
+
+        def crystals(bank: list[Crystal]) -> list[dict[str, Any]]:
+            return [{"label": c.label, "mean": c.mean, "factor": c.factor, "points": c.points,
+                     "weight": float(c.weight), "domain": int(c.domain)} for c in bank]
+
+        return {"format": self._FORMAT, "n_classes": self.n_classes, "rank": self.rank, "in_dim": self.in_dim_,
+                "n_domains": self.n_domains_, "eps": self._eps, "state": self.state_,
+                "bank": crystals(self.bank_), "source_bank": crystals(self._source_bank),
+                "classifier": list(self.classifier_)}
+
+    def load_state_dict(self, state: dict[str, Any]) -> EMC:
+        """Restore what :meth:`state_dict` returned (checked first: format, class count, rank, shapes)."""
+        if not isinstance(state, dict) or state.get("format") != self._FORMAT:
+            raise ValueError(f"state: expected an EMC state_dict (format {self._FORMAT}), got "
+                             f"{type(state).__name__} format {getattr(state, 'get', lambda k: None)('format')!r}")
+        self._validate_params()
+        for key, mine in (("n_classes", self.n_classes), ("rank", self.rank)):
+            if state.get(key) != mine:
+                raise ValueError(f"state: {key} is {state.get(key)!r}, this EMC has {key}={mine!r}")
+        try:
+            h = int(state["state"].shape[0])
+            bank = [Crystal(**c) for c in state["bank"]]
+            source = [Crystal(**c) for c in state["source_bank"]]
+            classifier = tuple(state["classifier"])
+        except (KeyError, TypeError, AttributeError) as err:
+            raise ValueError(f"state: missing or malformed entry ({err})") from err
+        if any(c.mean.shape != (h,) for c in bank + source) or len(classifier) != 4:
+            raise ValueError("state: crystal or classifier shapes do not match the state dimension")
+        self.in_dim_, self.n_domains_, self._eps = int(state["in_dim"]), int(state["n_domains"]), float(state["eps"])
+        self.state_, self.bank_, self._source_bank, self.classifier_ = state["state"], bank, source, classifier
+        return self
+
+    def to(self, device: Any) -> EMC:
+        """Move the learned state (and the encoder, when it is a module) to ``device``; returns ``self``."""
+        device = torch.device(device)
+        if isinstance(self.encoder, nn.Module):
+            self.encoder.to(device)
+        if hasattr(self, "bank_"):
+            def move(c: Crystal) -> Crystal:
+                return Crystal(c.label, c.mean.to(device), c.factor.to(device), c.points.to(device), c.weight,
+                               c.domain)
+
+            self.state_ = self.state_.to(device)
+            self.bank_ = [move(c) for c in self.bank_]
+            self._source_bank = [move(c) for c in self._source_bank]
+            self.classifier_ = tuple(t.to(device) for t in self.classifier_)
+        return self
+
+    @property
+    def device(self) -> torch.device:
+        """Where the learned state lives (CPU before ``fit_source``)."""
+        return self.state_.device if hasattr(self, "state_") else torch.device("cpu")
 
     @property
     def memory_points(self) -> int:

@@ -177,7 +177,7 @@ def continual_eval(method: Any, stream: list[Any], *, metric: str = "acc", track
                          f"of length {len(stream) if hasattr(stream, '__len__') else '?'}")
     views, labels = [], []
     for j, g in enumerate(stream):
-        x, ei = unpack_graph(g, name=f"stream[{j}]")
+        x, ei, w = unpack_graph(g, name=f"stream[{j}]", return_weight=True)
         y = getattr(g, "y", None)
         if not isinstance(y, Tensor) or y.shape != (x.shape[0],):
             raise ValueError(f"stream[{j}].y: expected labels [{x.shape[0]}] for scoring, got "
@@ -185,7 +185,7 @@ def continual_eval(method: Any, stream: list[Any], *, metric: str = "acc", track
         if n_classes is not None and int(y.max()) >= n_classes:
             raise ValueError(f"stream[{j}].y: labels go up to {int(y.max())} but n_classes={n_classes} "
                              f"(class count mismatch)")
-        views.append(UnlabeledGraph(x, ei))
+        views.append(UnlabeledGraph(x, ei, w))
         labels.append(y.long())
 
     def score(pred: Tensor, y: Tensor) -> float:

@@ -25,15 +25,16 @@ class LabelAccessError(RuntimeError):
 class UnlabeledGraph:
     """A target graph as an adaptation method sees it: ``x`` ``[n, d]`` and ``edge_index`` ``[2, E]``.
 
-    Reading ``y`` (or any attribute other than ``x``, ``edge_index``, ``num_nodes``) raises
+    Reading ``y`` (or any attribute other than ``x``, ``edge_index``, ``edge_weight``, ``num_nodes``) raises
     :class:`LabelAccessError`.
     """
 
-    __slots__ = ("x", "edge_index")
+    __slots__ = ("x", "edge_index", "edge_weight")
 
-    def __init__(self, x: Tensor, edge_index: Tensor) -> None:
+    def __init__(self, x: Tensor, edge_index: Tensor, edge_weight: Tensor | None = None) -> None:
         self.x = x
         self.edge_index = edge_index
+        self.edge_weight = edge_weight
 
     @property
     def num_nodes(self) -> int:
@@ -57,30 +58,88 @@ def _edge_index_from(adj: Tensor, n: int) -> Tensor:
     return adj
 
 
+def _from_adj_t(adj_t: Any, name: str) -> tuple[Tensor, Tensor | None]:
+    """PyG's transposed adjacency ``adj_t`` (``torch_sparse.SparseTensor`` or a torch sparse tensor, row =
+    target, col = source) -> ``(edge_index [2, E] source -> target, edge_weight [E] or None)`` through
+    ``torch_geometric.utils.to_edge_index``."""
+    try:
+        from torch_geometric.utils import to_edge_index
+    except ImportError as err:  # pragma: no cover - the graph extra
+        raise ImportError(f"{name}.adj_t needs torch-geometric: pip install 'neurips26[graph]'") from err
+    try:
+        rows_cols, values = to_edge_index(adj_t)
+    except Exception as err:  # noqa: BLE001 - anything PyG cannot read is the user's input
+        raise TypeError(f"{name}.adj_t: expected a SparseTensor or a torch sparse [n, n] tensor, got "
+                        f"{type(adj_t).__name__} ({err})") from err
+    edge_index = rows_cols.flip(0)  # adj_t[target, source] -> (source, target)
+    weight = None
+    if values is not None and values.numel() and not bool((values == 1).all()):
+        weight = values.reshape(-1)
+    return edge_index, weight
+
+
+def _edge_weight_of(graph: Any, n_edges: int, name: str) -> Tensor | None:
+    """``graph.edge_weight`` ``[E]``, or a scalar ``graph.edge_attr`` (``[E]`` or ``[E, 1]``); a
+    multi-dimensional ``edge_attr`` is refused by name (EMC's encoders take one weight per edge)."""
+    weight = getattr(graph, "edge_weight", None)
+    attr = None if isinstance(graph, UnlabeledGraph) else getattr(graph, "edge_attr", None)
+    if weight is None and attr is not None:
+        if not isinstance(attr, Tensor) or attr.dim() > 2 or (attr.dim() == 2 and attr.shape[1] != 1):
+            raise ValueError(f"{name}.edge_attr: EMC's encoders take one scalar weight per edge "
+                             f"(edge_weight [E]); got edge_attr of shape {tuple(getattr(attr, 'shape', ()))}. "
+                             "Reduce it to edge_weight or drop it")
+        weight = attr.reshape(-1)
+    if weight is None:
+        return None
+    if not isinstance(weight, Tensor) or weight.shape != (n_edges,):
+        raise ValueError(f"{name}.edge_weight: expected a tensor [{n_edges}] (one per edge), got "
+                         f"{tuple(getattr(weight, 'shape', ())) or type(weight).__name__}")
+    if not weight.is_floating_point() or not bool(torch.isfinite(weight).all()):
+        raise ValueError(f"{name}.edge_weight: expected finite float weights")
+    return weight.float()
+
+
 def unpack_graph(graph: Any, edge_index: Tensor | None = None, *, in_dim: int | None = None,
-                 name: str = "graph") -> tuple[Tensor, Tensor]:
-    """Return validated ``(x [n, d] float32, edge_index [2, E] int64)``.
+                 name: str = "graph", edge_weight: Tensor | None = None,
+                 return_weight: bool = False) -> tuple[Tensor, Tensor] | tuple[Tensor, Tensor, Tensor | None]:
+    """Return validated ``(x [n, d] float32, edge_index [2, E] int64)`` (``return_weight=True``: plus
+    ``edge_weight [E] float32`` or ``None``).
 
     Args:
-        graph: a PyG ``Data`` (or anything with ``.x`` and ``.edge_index``), or the feature tensor
-            ``x`` ``[n, d]`` itself when ``edge_index`` is given.
+        graph: a PyG ``Data`` (or anything with ``.x`` and ``.edge_index``, or ``.x`` and ``.adj_t`` as
+            after ``T.ToSparseTensor()``), or the feature tensor ``x`` ``[n, d]`` itself when
+            ``edge_index`` is given. ``edge_weight`` / a scalar ``edge_attr`` are read from the Data.
         edge_index: ``[2, E]`` integer node indices in ``[0, n)``, or a sparse COO adjacency ``[n, n]``;
             only with a tensor ``graph``.
         in_dim: the feature dimension the source model expects; ``None`` skips that check.
         name: how errors call the graph.
+        edge_weight: ``[E]`` weights with a tensor ``graph``.
+        return_weight: also return the edge weights (callers that cannot use them check for ``None``).
     """
+    weight = None
     if isinstance(graph, Tensor):
         if edge_index is None:
             raise TypeError(f"{name}: with a feature tensor x, pass edge_index too (got edge_index=None)")
         x, ei = graph, edge_index
+        if edge_weight is not None:
+            weight = _edge_weight_of(type("G", (), {"edge_weight": edge_weight})(),
+                                     int(ei.shape[-1]) if isinstance(ei, Tensor) and ei.dim() == 2 else -1, name)
     else:
-        if edge_index is not None:
-            raise TypeError(f"{name}: pass either a graph object or (x, edge_index), not both")
-        try:
-            x, ei = graph.x, graph.edge_index
-        except AttributeError as err:
-            raise TypeError(f"{name}: expected a PyG Data (with .x and .edge_index) or a tensor x, got "
-                            f"{type(graph).__name__}") from err
+        if edge_index is not None or edge_weight is not None:
+            raise TypeError(f"{name}: pass either a graph object or (x, edge_index[, edge_weight]), not both")
+        if isinstance(graph, UnlabeledGraph):
+            x, ei, adj_t = graph.x, graph.edge_index, None
+        else:
+            x = getattr(graph, "x", None)
+            ei = getattr(graph, "edge_index", None)
+            adj_t = getattr(graph, "adj_t", None)
+        if x is None or (ei is None and adj_t is None):
+            raise TypeError(f"{name}: expected a PyG Data (with .x and .edge_index or .adj_t) or a tensor x, "
+                            f"got {type(graph).__name__}")
+        if ei is None:
+            ei, weight = _from_adj_t(adj_t, name)
+        elif isinstance(ei, Tensor) and ei.dim() == 2:
+            weight = _edge_weight_of(graph, int(ei.shape[1]), name)
     if not isinstance(x, Tensor):
         raise TypeError(f"{name}.x: expected a torch.Tensor [n, d], got {type(x).__name__}")
     if not isinstance(ei, Tensor):
@@ -106,4 +165,9 @@ def unpack_graph(graph: Any, edge_index: Tensor | None = None, *, in_dim: int | 
         lo, hi = int(ei.min()), int(ei.max())
         if lo < 0 or hi >= n:
             raise ValueError(f"{name}.edge_index: node indices must lie in [0, {n}), got range [{lo}, {hi}]")
+    if return_weight:
+        return x.float(), ei.long(), weight
+    if weight is not None:
+        raise ValueError(f"{name}.edge_weight: this method uses unweighted graphs only; drop edge_weight "
+                         "(or edge_attr) to run it on the unweighted graph")
     return x.float(), ei.long()
