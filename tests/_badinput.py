@@ -59,6 +59,8 @@ def snapshot(obj: Any, _depth: int = 0, _seen: set[int] | None = None) -> Any:
         return _tensor_state(obj)
     if isinstance(obj, np.ndarray):
         return ("array", obj.copy(), obj.dtype)
+    if isinstance(obj, np.random.Generator):  # compared by its state: a failed call must not draw from it
+        return ("rng", copy.deepcopy(obj.bit_generator.state))
     if isinstance(obj, int | float | str | bytes | bool | type(None) | complex):
         return ("value", obj)
     seen = seen | {id(obj)}

@@ -60,3 +60,13 @@ def test_snapshot_sees_nested_arrays_and_tensors():
     assert _equal(snapshot(a), snapshot(b))
     b.values[2] = np.nan
     assert not _equal(snapshot(a), snapshot(b))
+
+
+def test_a_generator_is_compared_by_its_state():
+    from _badinput import _equal
+
+    a = np.random.default_rng(0)
+    before = snapshot({"rng": a})
+    assert _equal(before, snapshot({"rng": a}))
+    a.random()
+    assert not _equal(before, snapshot({"rng": a}))
