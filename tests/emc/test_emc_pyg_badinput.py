@@ -118,7 +118,8 @@ def test_adapt_on_huge_features_changes_nothing(setup):
 @pytest.mark.parametrize("case", [
     BadInput("wrong-dim", kwargs={"graph": Data(x=torch.randn(10, 5), edge_index=torch.zeros(2, 0, dtype=torch.long),
                                                 y=torch.arange(10) % 3)}, names="x"),
-    BadInput("missing-class", kwargs={"graph": Data(x=torch.randn(10, 8), edge_index=torch.zeros(2, 0, dtype=torch.long),
+    BadInput("missing-class", kwargs={"graph": Data(x=torch.randn(10, 8),
+                                                    edge_index=torch.zeros(2, 0, dtype=torch.long),
                                                     y=torch.zeros(10, dtype=torch.long))}, names="y"),
     BadInput("nan-x", kwargs={"graph": Data(x=torch.full((10, 8), float("nan")),
                                             edge_index=torch.zeros(2, 0, dtype=torch.long), y=torch.arange(10) % 3)},
