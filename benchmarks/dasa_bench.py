@@ -12,8 +12,17 @@ import math
 import torch
 
 from neurips26.claims import measure, torch_threads
-from neurips26.dasa import (ARVideoDiT, DASAConfig, DenseKVCache, DynamicKVCache, TempCacheMerge, VideoDiTConfig,
-                            WindowKVCache, dasa_attention, moving_sprites)
+from neurips26.dasa import (
+    ARVideoDiT,
+    DASAConfig,
+    DenseKVCache,
+    DynamicKVCache,
+    TempCacheMerge,
+    VideoDiTConfig,
+    WindowKVCache,
+    dasa_attention,
+    moving_sprites,
+)
 
 
 def main() -> None:

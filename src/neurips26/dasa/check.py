@@ -9,9 +9,6 @@ the same seed; attended keys are counted exactly; time per frame is the median o
 
 from __future__ import annotations
 
-import math
-import time
-
 import numpy as np
 import torch
 
