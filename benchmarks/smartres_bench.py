@@ -18,8 +18,18 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 from neurips26.claims import measure, torch_threads
-from neurips26.smartres import (MiniGroundingMLLM, MLLMConfig, ResolutionRouter, SmartRes, run_fastv, run_full,
-                                run_smartres, run_sparsevlm, run_tome, run_visionzip)
+from neurips26.smartres import (
+    MiniGroundingMLLM,
+    MLLMConfig,
+    ResolutionRouter,
+    SmartRes,
+    run_fastv,
+    run_full,
+    run_smartres,
+    run_sparsevlm,
+    run_tome,
+    run_visionzip,
+)
 
 
 def main() -> None:
@@ -52,7 +62,7 @@ def main() -> None:
         with torch.no_grad(), torch_threads(1):
             for name, fn in methods.items():
                 out = fn(images, query)
-                timing = measure.timeit(lambda fn=fn: fn(images, query), warmup=1, repeats=args.repeats)
+                timing = measure.timeit(lambda fn=fn, im=images, q=query: fn(im, q), warmup=1, repeats=args.repeats)
                 counter = FlopCounterMode(display=False)
                 with counter:
                     fn(images, query)

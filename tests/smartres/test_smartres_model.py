@@ -3,10 +3,26 @@
 import pytest
 import torch
 
-from neurips26.smartres import (MiniGroundingMLLM, MLLMConfig, ResolutionRouter, SmartRes,
-                                build_order_preserving_sequence, fastv_prune, run_fastv, run_full, run_global_selector,
-                                run_low, run_smartres, run_sparsevlm, run_tome, run_visionzip, sparsevlm_prune,
-                                token_centres, tome_merge, visionzip_compress)
+from neurips26.smartres import (
+    MiniGroundingMLLM,
+    MLLMConfig,
+    ResolutionRouter,
+    SmartRes,
+    build_order_preserving_sequence,
+    fastv_prune,
+    run_fastv,
+    run_full,
+    run_global_selector,
+    run_low,
+    run_smartres,
+    run_sparsevlm,
+    run_tome,
+    run_visionzip,
+    sparsevlm_prune,
+    token_centres,
+    tome_merge,
+    visionzip_compress,
+)
 from neurips26.smartres.baselines import bipartite_merge, tome_schedule
 from neurips26.smartres.sequence import GLOBAL_ID, PAD_ID, SCALE_FULL, SCALE_LOW
 

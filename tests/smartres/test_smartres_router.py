@@ -6,8 +6,13 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from neurips26.smartres import (ResolutionRouter, bce_routing_loss, foreground_recall_at_k, margin_routing_loss,
-                                select_regions)
+from neurips26.smartres import (
+    ResolutionRouter,
+    bce_routing_loss,
+    foreground_recall_at_k,
+    margin_routing_loss,
+    select_regions,
+)
 from neurips26.smartres.router import pool_regions
 
 
