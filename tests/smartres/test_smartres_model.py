@@ -193,3 +193,20 @@ def test_bipartite_merge_extra_follows_tokens():
     extra = torch.arange(8.0)[None, :, None]
     _, size, e = bipartite_merge(x, x, torch.ones(1, 8), 3, extra)
     assert torch.allclose((e[..., 0] * size).sum(), extra.sum())
+
+
+def test_head_targets_decode_to_the_true_box():
+    """Perfect head outputs (one-hot objectness on the finest token holding the centre, exact offsets) decode to
+    the ground-truth box and give zero L1 (reference: the box itself)."""
+    from neurips26.smartres.model import decode_boxes, grounding_loss
+
+    pos = torch.cat([token_centres(2, 2, 16.0), token_centres(4, 4, 8.0)])[None]     # low (16 px) + full (8 px)
+    fp = torch.cat([torch.full((4,), 16.0), torch.full((16,), 8.0)])[None]
+    box = torch.tensor([[17.0, 3.0, 23.0, 9.0]])                                       # centre (20, 6)
+    centre_tok = 4 + 0 * 4 + 2                                                         # full-res token (row 0, col 2)
+    obj = torch.full((1, 20), -10.0)
+    obj[0, centre_tok] = 10.0
+    off = (box[:, None, :] - torch.cat([pos, pos], -1)) / fp[..., None]
+    assert torch.allclose(decode_boxes(obj, off, pos, fp), box)
+    loss = grounding_loss(obj, off, pos, fp, box)
+    assert loss.item() < 1e-3                                                          # CE ≈ 0, L1 = 0
