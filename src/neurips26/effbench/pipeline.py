@@ -19,27 +19,10 @@ from sklearn.utils.validation import check_is_fitted
 
 from ._validation import check_predict_input, commit_features, sk_check
 from .baselines import AnchorPointsSelector, IRTSelector, LassoSelector, RandomSelector
-from .mrmr import _OUTSIDE_01_REASON, MRMRSelector
+from .mrmr import _OUTSIDE_01_CHECKS, _OUTSIDE_01_REASON, MRMRSelector
 from .regress import KRRPredictor, MeanPredictor, RidgePredictor
 
-_OUTSIDE_01_CHECKS_BENCH: tuple[str, ...] = (
-    "check_dict_unchanged",
-    "check_dont_overwrite_parameters",
-    "check_estimators_dtypes",
-    "check_estimators_fit_returns_self",
-    "check_estimators_overwrite_params",
-    "check_estimators_pickle",
-    "check_f_contiguous_array_estimator",
-    "check_fit2d_1feature",
-    "check_fit2d_predict1d",
-    "check_fit_check_is_fitted",
-    "check_fit_idempotent",
-    "check_methods_sample_order_invariance",
-    "check_methods_subset_invariance",
-    "check_n_features_in",
-    "check_n_features_in_after_fitting",
-    "check_pipeline_consistency",
-    "check_readonly_memmap_input",
+_OUTSIDE_01_CHECKS_BENCH: tuple[str, ...] = _OUTSIDE_01_CHECKS + (
     "check_regressor_data_not_an_array",
     "check_regressors_int",
     "check_regressors_no_decision_function",
