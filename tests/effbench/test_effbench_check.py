@@ -136,3 +136,19 @@ def test_c5_c6_rules():
     assert RULE["C5"](Evidence(values=[-1.0, -1.2, -0.9, -1.1])).label == "supported"
     assert RULE["C5"](Evidence(values=[1.0, 1.2, 0.9, 1.1])).label == "not supported"
     assert RULE["C6"](Evidence(values=[-1.0, 1.0, 0.1, -0.2])).label == "inconclusive"
+
+
+def test_without_benchpred_c5_still_runs_and_c6_has_no_evidence(monkeypatch, tmp_path):
+    """benchpred cannot be installed beside torch 2 (it pins torch < 2 through py-irt): CI has none."""
+    from neurips26.claims import lookup, run_checks
+    from neurips26.data.testing import require_dataset
+    from neurips26.effbench import check
+
+    require_dataset("effbench/correctness")
+    monkeypatch.setattr(check, "_benchpred_version", lambda: "not installed")
+    _, runs = run_checks([lookup("effbench")], scale="smoke", out_root=tmp_path, show_progress=False)
+    claims = {c["id"]: c for c in runs[0].record["claims"]}
+    assert runs[0].claim_errors == 0, [c.get("error") for c in claims.values()]
+    assert claims["C5"]["measured"]["n"] > 0
+    assert claims["C6"]["verdict"] == "inconclusive"
+    assert any("benchpred is not installed" in note for note in runs[0].record["notes"])
