@@ -72,8 +72,9 @@ class TSTSchedule:
         With r of the steps reading K× the tokens: $\frac{rK}{rK + 1 - r} = f \Rightarrow
         r = \frac{f}{K(1-f) + f}$ (= 1/3 for K=4, f=2/3, i.e. ≈ 1/3 of the compute).
         """
-        if not 0.0 < data_fraction < 1.0:
-            raise ValueError(f"data_fraction must be in (0, 1), got {data_fraction!r}")
+        if isinstance(data_fraction, bool) or not isinstance(data_fraction, int | float) \
+                or not 0.0 < data_fraction < 1.0:
+            raise ValueError(f"data_fraction must be a number in (0, 1), got {data_fraction!r}")
         if isinstance(K, bool) or not isinstance(K, int) or K < 1:
             raise ValueError(f"K (patch size) must be a positive int, got {K!r}")
         r = data_fraction / (K * (1.0 - data_fraction) + data_fraction)
@@ -91,6 +92,9 @@ def wsd_lr_lambda(total_steps: int, *, warmup_fraction: float = 0.05,
     The schedule does not restart at the TST phase switch (inferred from the paper's setup)."""
     if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps < 1:
         raise ValueError(f"total_steps must be a positive int, got {total_steps!r}")
+    for name, value in (("warmup_fraction", warmup_fraction), ("decay_fraction", decay_fraction)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
     if not (0 <= warmup_fraction < 1 and 0 <= decay_fraction <= 1 and warmup_fraction + decay_fraction <= 1):
         raise ValueError(f"need 0 <= warmup_fraction, decay_fraction and their sum <= 1, got "
                          f"{warmup_fraction}, {decay_fraction}")

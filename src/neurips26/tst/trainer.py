@@ -19,6 +19,7 @@ this class only averages the logged loss over ranks).
 from __future__ import annotations
 
 import copy
+import glob
 import inspect
 import math
 import os
@@ -142,7 +143,8 @@ class TSTTrainer:
             raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
         if not isinstance(schedule, TSTSchedule):
             raise TypeError(f"schedule must be a TSTSchedule, got {type(schedule).__name__}")
-        if context_len is not None and (not isinstance(context_len, int) or context_len < 1):
+        if context_len is not None and (isinstance(context_len, bool) or not isinstance(context_len, int)
+                                        or context_len < 1):
             raise ValueError(f"context_len must be a positive int, got {context_len!r}")
         if grad_clip is not None and (isinstance(grad_clip, bool) or not isinstance(grad_clip, int | float)
                                       or not math.isfinite(grad_clip) or not grad_clip > 0):
@@ -264,6 +266,8 @@ class TSTTrainer:
         """
         if step is None:
             step = self.step
+        if isinstance(step, bool) or not isinstance(step, int):
+            raise TypeError(f"step must be an int or None, got {type(step).__name__}")
         if step != self.step:
             raise ValueError(f"step={step} but the trainer is at step {self.step}; steps must be consecutive "
                              "(restore a checkpoint to jump)")
@@ -425,12 +429,15 @@ class TSTTrainer:
         self.step = step
 
     def save_checkpoint(self, path: str | os.PathLike, data: Any | None = None) -> Path:
-        """Write :meth:`state_dict` atomically (temporary file + ``os.replace``); under DDP rank 0 writes."""
+        """Write :meth:`state_dict` atomically (temporary file + ``os.replace``); under DDP rank 0 writes.
+
+        Temporary files a killed earlier save left beside ``path`` (``.<name>.*.tmp``) are removed first."""
         path = Path(path)
         state = self.state_dict(data)
         rank, world = _world()
         if rank == 0:
             path.parent.mkdir(parents=True, exist_ok=True)
+            remove_stale_checkpoint_tmp(path)
             fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
             os.close(fd)
             try:
@@ -446,9 +453,33 @@ class TSTTrainer:
         return path
 
     def load_checkpoint(self, path: str | os.PathLike, data: Any | None = None) -> None:
+        """Restore a :meth:`save_checkpoint` file (all of it is checked before anything is changed); stale
+        temporary files of an interrupted save beside it are removed (by rank 0 under DDP)."""
+        if _world()[0] == 0:
+            remove_stale_checkpoint_tmp(Path(path))
         state = torch.load(Path(path), map_location=next(unwrap_model(self.model).parameters()).device,
                            weights_only=False)
         self.load_state_dict(state, data)
+
+
+def remove_stale_checkpoint_tmp(path: str | os.PathLike) -> list[Path]:
+    """Delete the ``.<name>.*.tmp`` siblings of checkpoint ``path``: what a save killed mid-write leaves
+    (``save_checkpoint`` writes to such a file and renames it; SIGKILL skips its ``finally``).
+
+    One checkpoint path has one writer (rank 0 of one run), so any such file found before a save or a load
+    is a leftover. Returns the removed paths."""
+    path = Path(path)
+    removed = []
+    if not path.parent.is_dir():
+        return removed
+    for tmp in path.parent.glob(f".{glob.escape(path.name)}.*.tmp"):
+        try:
+            if tmp.is_file() and not tmp.is_symlink():
+                tmp.unlink()
+                removed.append(tmp)
+        except FileNotFoundError:  # another process removed it first
+            pass
+    return removed
 
 
 def flops_per_step(model: nn.Module, *, rows: int, context_len: int) -> float:
