@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .oracles import flip_feasible, query
+from .oracles import _check_oracle, _flip_feasible, query
 from .samplers import as_rng, check_params, sample_product, sample_truncated_product
 
 __all__ = ["fatness", "influence"]
@@ -30,20 +30,22 @@ def _check_mc(n_mc: Any) -> int:
 
 def fatness(oracle: Any, z: Any, n_mc: int = 10_000, rng: Any = None) -> np.ndarray:
     """Monte Carlo ``α_i(S, z) = Pr_{x∼μ_{z,S}}[x^{⊕i} ∈ S]`` for every coordinate: ``float [n]`` in [0, 1]."""
+    _check_oracle(oracle)
     z = check_params(z, oracle)
     n_mc = _check_mc(n_mc)
     X = sample_truncated_product(z, oracle, n_mc, rng=as_rng(rng))
     fast = getattr(oracle, "flip_feasible_all", None)
     if fast is not None:
         return np.asarray(fast(X), dtype=bool).mean(axis=0)
-    return np.array([flip_feasible(oracle, X, i).mean() for i in range(z.size)])
+    return np.array([_flip_feasible(oracle, X, i).mean() for i in range(z.size)])
 
 
 def influence(oracle: Any, z: Any, i: int, n_mc: int = 10_000, rng: Any = None) -> float:
     """Monte Carlo ``Inf_i(1_S) = Pr_{x∼μ_z}[1_S(x) ≠ 1_S(x^{⊕i})]`` under the untruncated product ``μ_z``."""
+    _check_oracle(oracle)
     z = check_params(z, oracle)
     if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < z.size:
         raise ValueError(f"i must be a coordinate index in [0, {z.size}), got {i!r}")
     n_mc = _check_mc(n_mc)
     X = sample_product(z, n_mc, rng=as_rng(rng))
-    return float(np.mean(query(oracle, X) != flip_feasible(oracle, X, int(i))))
+    return float(np.mean(query(oracle, X) != _flip_feasible(oracle, X, int(i))))

@@ -23,10 +23,10 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
 from .pseudolikelihood import (
+    _composite_stats,
     block_hessian,
     check_samples,
     composite_loss,
-    composite_stats,
     lbfgs_box,
     logistic_variance,
     make_blocks,
@@ -112,7 +112,7 @@ class TruncatedBooleanProduct(BaseEstimator):
         Xb = check_samples(X, self.oracle)
         m, n = Xb.shape
         blocks = make_blocks(n, r, self.pairs)
-        stats = composite_stats(Xb, self.oracle, blocks)
+        stats = _composite_stats(Xb, self.oracle, blocks)
 
         if solver == "closed_form":
             z, n_iter, converged = singleton_closed_form(stats, width), 0, True
@@ -186,7 +186,7 @@ class TruncatedBooleanProduct(BaseEstimator):
         Xb = check_samples(X, self.oracle)
         if Xb.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {Xb.shape[1]} columns, the model was fitted on {self.n_features_in_}")
-        stats = composite_stats(Xb, self.oracle, self.blocks_, keep_codes_max=0)
+        stats = _composite_stats(Xb, self.oracle, self.blocks_, keep_codes_max=0)
         return -composite_loss(np.nan_to_num(self.natural_params_), stats)
 
     def confidence_intervals(self, level: float = 0.95, union: bool = True) -> np.ndarray:

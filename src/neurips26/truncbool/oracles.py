@@ -61,6 +61,27 @@ def _as_answer(ans: Any, m: int, who: str) -> np.ndarray:
                      f"with values {np.unique(arr)[:5].tolist()}")
 
 
+def _check_rows(X: Any, name: str = "X") -> np.ndarray:
+    """``X`` as an integer/bool array ``[m, n]`` holding only 0 and 1 (NaN, other values, strings refused)."""
+    if isinstance(X, str) or X is None:
+        raise TypeError(f"{name} must be a 2-D array [m, n] of 0/1 rows, got {type(X).__name__}")
+    arr = np.asarray(X)
+    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
+        raise TypeError(f"{name} must be a numeric or boolean array of 0/1 rows, got dtype {arr.dtype}")
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D array [m, n] of 0/1 rows, got shape {arr.shape}")
+    if not np.all((arr == 0) | (arr == 1)):
+        bad = arr[~((arr == 0) | (arr == 1))]
+        raise ValueError(f"{name} must hold only 0 and 1 (NaN refused), got values such as "
+                         f"{np.unique(bad)[:5].tolist()}")
+    return arr
+
+
+def _check_oracle(oracle: Any) -> None:
+    if oracle is None or not callable(oracle):
+        raise TypeError(f"oracle must be a callable membership oracle S(X) -> bool[m], got {oracle!r}")
+
+
 def query(oracle: Callable[[np.ndarray], Any], X: np.ndarray) -> np.ndarray:
     """``oracle(X)`` with its answer validated: ``bool [m]``. ``X`` is ``int8 [m, n]`` in {0, 1}."""
     if X.shape[0] == 0:
@@ -73,6 +94,15 @@ def flip_feasible(oracle: Callable[[np.ndarray], Any], X: np.ndarray, i: int) ->
 
     Uses ``oracle.flip_feasible`` when the oracle has it, else one batched call on the flipped copy.
     """
+    _check_oracle(oracle)
+    arr = _check_rows(X)
+    if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < arr.shape[1]:
+        raise ValueError(f"i must be a coordinate index in [0, {arr.shape[1]}), got {i!r}")
+    return _flip_feasible(oracle, arr.astype(np.int8), int(i))
+
+
+def _flip_feasible(oracle: Callable[[np.ndarray], Any], X: np.ndarray, i: int) -> np.ndarray:
+    """:func:`flip_feasible` on already checked ``X`` (``int8`` 0/1) and ``i``."""
     fast = getattr(oracle, "flip_feasible", None)
     if fast is not None:
         return _as_answer(fast(X, i), X.shape[0], f"{oracle!r}.flip_feasible")
@@ -88,6 +118,18 @@ def block_completions(oracle: Callable[[np.ndarray], Any], X: np.ndarray, block:
     observed assignment of a row of ``S`` is always feasible. Costs ``2^|B| - 1`` membership queries per
     row (the observed one is known); structured oracles answer from their statistic.
     """
+    _check_oracle(oracle)
+    arr = _check_rows(X)
+    idx = np.asarray(block) if not isinstance(block, str) else None
+    if idx is None or idx.ndim != 1 or idx.size == 0 or not (np.issubdtype(idx.dtype, np.integer)):
+        raise ValueError(f"block must be a non-empty 1-D sequence of coordinate indices, got {block!r}")
+    if idx.min() < 0 or idx.max() >= arr.shape[1] or np.unique(idx).size != idx.size or idx.size > 8:
+        raise ValueError(f"block must hold at most 8 distinct indices in [0, {arr.shape[1]}), got {idx.tolist()}")
+    return _block_completions(oracle, arr.astype(np.int8), [int(j) for j in idx])
+
+
+def _block_completions(oracle: Callable[[np.ndarray], Any], X: np.ndarray, block: Sequence[int]) -> np.ndarray:
+    """:func:`block_completions` on already checked ``X`` (``int8`` 0/1) and ``block``."""
     fast = getattr(oracle, "block_completions", None)
     if fast is not None:
         out = np.asarray(fast(X, block))
@@ -145,7 +187,7 @@ class _LinearStatOracle:
         raise NotImplementedError
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        X = np.asarray(X)
+        X = _check_rows(X)
         a = self._weights(X)
         return self._ok(X.astype(np.int64) @ a)
 
@@ -309,6 +351,8 @@ class SubcubeUnion:
     def __init__(self, cubes: Any):
         if isinstance(cubes, str):
             raise TypeError("cubes must be a sequence of patterns (e.g. ['01**', '1***']), not one string")
+        if not hasattr(cubes, "__iter__"):
+            raise TypeError(f"cubes must be a sequence of patterns (e.g. ['01**', '1***']), got {type(cubes).__name__}")
         rows = []
         for c in cubes:
             if isinstance(c, str):
@@ -331,8 +375,8 @@ class SubcubeUnion:
         return f"SubcubeUnion({pats})"
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
-        X = np.asarray(X)
-        if X.ndim != 2 or X.shape[1] != self.n:
+        X = _check_rows(X)
+        if X.shape[1] != self.n:
             raise ValueError(f"{self!r} needs X of shape [m, {self.n}], got {X.shape}")
         fixed = self.patterns >= 0  # [c, n]
         # x ∈ cube  ⟺  x_j = p_j on every fixed coordinate j

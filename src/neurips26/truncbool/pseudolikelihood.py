@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from .oracles import _observed_code, block_completions, flip_feasible, query
+from .oracles import _block_completions, _check_oracle, _flip_feasible, _observed_code, query
 
 __all__ = ["BlockStats", "composite_stats", "composite_loss", "composite_grad", "make_blocks",
            "projected_gd", "lbfgs_box", "check_samples", "PAIRS_ALL_MAX_N"]
@@ -72,6 +72,10 @@ def _chunk(n: int) -> int:
 
 def make_blocks(n: int, block_order: int, pairs: Any = "cyclic") -> np.ndarray:
     """The blocks 𝔅 as ``int [B, r]``: singletons, cyclic pairs ``(i, i+1 mod n)``, all pairs, or given pairs."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n must be an int >= 1 (the number of coordinates), got {n!r}")
+    if isinstance(block_order, bool) or block_order not in (1, 2):
+        raise ValueError(f"block_order must be 1 or 2, got {block_order!r}")
     if block_order == 1:
         return np.arange(n)[:, None]
     if n < 2:
@@ -130,7 +134,26 @@ class BlockStats:
 
 
 def composite_stats(X: np.ndarray, oracle: Any, blocks: np.ndarray, *, keep_codes_max: int = 1 << 24) -> BlockStats:
-    """One pass over ``X [m, n]`` (rows in S, already validated): counts of (pattern, observed) per block.
+    """One pass over ``X [m, n]`` (0/1 rows in S): counts of (pattern, observed) per block.
+
+    ``blocks`` is ``int [B, r]`` with ``r ∈ {1, 2}`` (see :func:`make_blocks`). Every input is checked
+    first; the estimator calls the unchecked :func:`_composite_stats` on what it has already checked.
+    """
+    _check_oracle(oracle)
+    Xb = check_samples(X, oracle)
+    arr = np.asarray(blocks)
+    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] not in (1, 2) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"blocks must be a non-empty int array [B, r] with r in {{1, 2}}, got {arr.dtype} {arr.shape}")
+    if arr.min() < 0 or arr.max() >= Xb.shape[1] or (arr.shape[1] == 2 and np.any(arr[:, 0] == arr[:, 1])):
+        raise ValueError(f"blocks must hold distinct coordinate indices in [0, {Xb.shape[1]}) per block, got "
+                         f"{arr[:5].tolist()} ...")
+    if isinstance(keep_codes_max, bool) or not isinstance(keep_codes_max, int | np.integer) or keep_codes_max < 0:
+        raise ValueError(f"keep_codes_max must be an int >= 0, got {keep_codes_max!r}")
+    return _composite_stats(Xb, oracle, arr.astype(np.int64), keep_codes_max=int(keep_codes_max))
+
+
+def _composite_stats(X: np.ndarray, oracle: Any, blocks: np.ndarray, *, keep_codes_max: int = 1 << 24) -> BlockStats:
+    """:func:`composite_stats` on checked input (``X`` int8 0/1 rows in S, valid ``blocks``).
 
     Oracle queries: ``(2^r - 1)`` per sample and block (``m·n`` for singletons, ``3·m·B`` for pairs), counted
     as logical membership questions whatever fast path the oracle has.
@@ -151,7 +174,7 @@ def composite_stats(X: np.ndarray, oracle: Any, blocks: np.ndarray, *, keep_code
             continue
         inf_any = np.zeros((mc, n), dtype=bool)
         for b, blk in enumerate(blocks):
-            C = block_completions(oracle, Xc, blk)  # [mc, 4]
+            C = _block_completions(oracle, Xc, blk)  # [mc, 4]
             pattern = (C.astype(np.int64) << np.arange(C.shape[1])).sum(axis=1)
             obs = _observed_code(Xc, blk)
             code = pattern * C.shape[1] + obs
@@ -173,7 +196,7 @@ def _singleton_counts(Xc: np.ndarray, oracle: Any, counts: np.ndarray, informati
     if fast is not None:
         F = np.asarray(fast(Xc), dtype=bool)
     else:
-        F = np.stack([flip_feasible(oracle, Xc, i) for i in range(Xc.shape[1])], axis=1)
+        F = np.stack([_flip_feasible(oracle, Xc, i) for i in range(Xc.shape[1])], axis=1)
     x1 = Xc.astype(bool)
     # pattern bit c set iff x_i = c is feasible: the observed value always, the other one iff F
     counts[:, 3, 1] += (F & x1).sum(axis=0)
@@ -204,15 +227,37 @@ def _pattern_softmax(e: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.
     return pats, logZ, w / zsum
 
 
+def _check_z_stats(z: Any, stats: Any) -> np.ndarray:
+    if not isinstance(stats, BlockStats):
+        raise TypeError(f"stats must be the BlockStats of composite_stats, got {type(stats).__name__}")
+    arr = np.asarray(z, dtype=np.float64) if not isinstance(z, str) else None
+    if arr is None or arr.shape != (stats.n,):
+        raise ValueError(f"z must be a 1-D array of {stats.n} natural parameters, got "
+                         f"{'a string' if arr is None else f'shape {arr.shape}'}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"z must be finite, got {int((~np.isfinite(arr)).sum())} non-finite entries")
+    return arr
+
+
 def composite_loss(z: np.ndarray, stats: BlockStats) -> float:
     """``ℓ̂(z)`` (nats per sample) from the counts: ``Σ_{b,P,o} counts[b,P,o] (log Z_{b,P} - e_{b,o}) / m``."""
+    return _loss(_check_z_stats(z, stats), stats)
+
+
+def composite_grad(z: np.ndarray, stats: BlockStats) -> np.ndarray:
+    """``∇ℓ̂(z) [n]`` (see :func:`_grad`), after checking ``z`` and ``stats``."""
+    return _grad(_check_z_stats(z, stats), stats)
+
+
+def _loss(z: np.ndarray, stats: BlockStats) -> float:
+    """:func:`composite_loss` without the checks (the solvers' inner loop)."""
     e = _energies(z, stats)
     pats, logZ, _ = _pattern_softmax(e, stats.r)
     cnt = stats.counts[:, pats]  # [B, nP, 2^r]
     return float(((logZ[..., None] - e[:, None, :]) * cnt).sum() / stats.m)
 
 
-def composite_grad(z: np.ndarray, stats: BlockStats) -> np.ndarray:
+def _grad(z: np.ndarray, stats: BlockStats) -> np.ndarray:
     """``∇ℓ̂(z) [n]``: per block ``Σ_P n_{bP} E_P[c] - Σ_o n_{bo} o`` (expected minus observed), scattered."""
     e = _energies(z, stats)
     pats, _, w = _pattern_softmax(e, stats.r)
@@ -243,7 +288,7 @@ def projected_gd(stats: BlockStats, width: float, tol: float, max_iter: int) -> 
         return z, 0, True
     eta = 1.0 / L
     for k in range(1, max_iter + 1):
-        z_next = np.clip(z - eta * composite_grad(z, stats), -width, width)
+        z_next = np.clip(z - eta * _grad(z, stats), -width, width)
         # gradient mapping G = (z_k - z_{k+1}) / η
         done = np.max(np.abs(z - z_next)) / eta <= tol
         z = z_next
@@ -256,7 +301,7 @@ def lbfgs_box(stats: BlockStats, width: float, tol: float, max_iter: int) -> tup
     """SciPy L-BFGS-B on the same loss and box, from 0."""
     from scipy.optimize import minimize
 
-    res = minimize(lambda v: composite_loss(v, stats), np.zeros(stats.n), jac=lambda v: composite_grad(v, stats),
+    res = minimize(lambda v: _loss(v, stats), np.zeros(stats.n), jac=lambda v: _grad(v, stats),
                    method="L-BFGS-B", bounds=[(-width, width)] * stats.n,
                    options={"maxiter": max_iter, "gtol": tol, "ftol": 1e-15})
     return res.x, int(res.nit), bool(res.success)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, log_expit
 
-from .oracles import query
+from .oracles import _check_oracle, query
 
 __all__ = ["sample_truncated_product", "sample_product", "log_mass", "enumerate_set", "truncated_pmf",
            "RejectionLimitError", "as_rng"]
@@ -151,6 +151,7 @@ def sample_truncated_product(z: Any, oracle: Any, m: int, *, rng: Any = None,
         rng: seed or ``numpy.random.Generator``.
         max_tries: cap on candidate rows for rejection sampling (:class:`RejectionLimitError` beyond it).
     """
+    _check_oracle(oracle)
     z = check_params(z, oracle)
     m = _check_count(m, "m")
     max_tries = _check_count(max_tries, "max_tries")
@@ -163,6 +164,7 @@ def sample_truncated_product(z: Any, oracle: Any, m: int, *, rng: Any = None,
 
 def enumerate_set(oracle: Any, n: int) -> np.ndarray:
     """All points of ``S ⊆ {0,1}^n`` (``n ≤ 20``) as ``int8 [|S|, n]``, in lexicographic order."""
+    _check_oracle(oracle)
     n = _check_count(n, "n")
     if not 1 <= n <= ENUM_MAX_N:
         raise ValueError(f"enumeration needs 1 <= n <= {ENUM_MAX_N}, got n = {n}")
