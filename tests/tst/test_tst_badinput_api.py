@@ -11,7 +11,7 @@ import textwrap
 import pytest
 import torch
 
-from _badinput import BadInput, check_bad_inputs, snapshot, assert_unchanged
+from _badinput import BadInput, assert_unchanged, check_bad_inputs, snapshot
 from neurips26.nn import Llama, LlamaConfig
 from neurips26.tst import (
     TSTSchedule,

@@ -117,3 +117,54 @@ def check_predict_input(estimator, X, *, name: str = "X", scores01: bool = False
     if scores01:
         check_matrix(arr, name=name, binary=False)
     return arr
+
+
+def check_int(value, *, name: str, low: int | None = None, high: int | None = None) -> int:
+    """An int (numpy ints too, never a bool or a float) in ``[low, high]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an int, got {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
+        raise ValueError(f"{name} must be an int in {bounds}, got {value}")
+    return value
+
+
+def check_real(value, *, name: str, positive: bool = False, nonnegative: bool = False) -> float:
+    """A finite real number (never a bool); ``positive`` > 0, ``nonnegative`` >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if positive and not value > 0:
+        raise ValueError(f"{name} must be > 0, got {value!r}")
+    if nonnegative and not value >= 0:
+        raise ValueError(f"{name} must be >= 0, got {value!r}")
+    return float(value)
+
+
+def check_vector(v, *, name: str, length: int | None = None, min_length: int = 1) -> np.ndarray:
+    """A finite 1-D float64 array (``length`` entries when given)."""
+    if isinstance(v, (str, bytes)) or v is None:
+        raise TypeError(f"{name} must be a 1-D array of numbers, got {type(v).__name__}")
+    try:
+        arr = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a 1-D array of numbers; {err}") from err
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    if length is not None and arr.shape[0] != length:
+        raise ValueError(f"{name} must have {length} entries (one per row), got {arr.shape[0]}")
+    if arr.shape[0] < min_length:
+        raise ValueError(f"{name} needs at least {min_length} entries, got {arr.shape[0]}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} has a NaN/inf entry at {int(np.argmin(np.isfinite(arr)))}")
+    return arr
+
+
+def check_indices(idx, *, name: str, n: int) -> np.ndarray:
+    """A 1-D integer array of indices in ``[0, n)``."""
+    arr = np.asarray(idx)
+    if arr.ndim != 1 or not (arr.dtype.kind in "iu" or arr.size == 0):
+        raise ValueError(f"{name} must be a 1-D array of int indices, got dtype {arr.dtype}, shape {arr.shape}")
+    if arr.size and (arr.min() < 0 or arr.max() >= n):
+        raise ValueError(f"{name} must lie in [0, {n}), got range [{arr.min()}, {arr.max()}]")
+    return arr.astype(np.int64)

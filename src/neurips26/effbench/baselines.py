@@ -16,7 +16,16 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
-from ._validation import check_matrix, commit_features, resolve_budget, sk_check
+from ._validation import (
+    check_indices,
+    check_int,
+    check_matrix,
+    check_real,
+    check_vector,
+    commit_features,
+    resolve_budget,
+    sk_check,
+)
 from .irt import IRTParams, estimate_ability, fit_irt_2pl
 from .regress import MeanPredictor
 
@@ -109,12 +118,12 @@ def k_medoids(D: np.ndarray, k: int, *, max_passes: int = 20) -> tuple[np.ndarra
     Returns:
         ``(medoids (k,), labels (N,))`` with ``labels[o]`` = position in ``medoids`` of o's medoid.
     """
-    D = np.asarray(D, dtype=np.float64)
+    D = check_matrix(D, name="D")
     n = D.shape[0]
-    if D.ndim != 2 or D.shape != (n, n):
+    if D.shape != (n, n):
         raise ValueError(f"D must be a square matrix, got shape {D.shape}")
-    if not 1 <= k <= n:
-        raise ValueError(f"k must be between 1 and {n}, got {k}")
+    k = check_int(k, name="k", low=1, high=n)
+    max_passes = check_int(max_passes, name="max_passes", low=0)
     # BUILD: gain_c = sum_o max(nearest_o - D_oc, 0), the decrease if c were added
     medoids = [int(np.argmin(D.sum(0)))]
     nearest = D[:, medoids[0]].copy()
@@ -215,16 +224,29 @@ class GPIRTPredictor(RegressorMixin, BaseEstimator):
         self.v = v
         self.estimate = estimate
 
+    def _check_params(self) -> tuple[np.ndarray, np.ndarray]:
+        if not isinstance(self.params, IRTParams):
+            raise TypeError(f"params must be an IRTParams, got {type(self.params).__name__}")
+        anchors = check_indices(self.anchors, name="anchors", n=self.params.b.shape[0])
+        if anchors.size == 0:
+            raise ValueError("anchors must hold at least one item, got none")
+        weights = check_vector(self.weights, name="weights", length=anchors.size)
+        check_real(self.b_error, name="b_error", nonnegative=True)
+        check_real(self.v, name="v", nonnegative=True)
+        if self.estimate not in ("gp-irt", "p-irt", "irt"):
+            raise ValueError(f"estimate must be 'gp-irt', 'p-irt' or 'irt', got {self.estimate!r}")
+        return anchors, weights
+
     def fit(self, X=None, y=None) -> GPIRTPredictor:
-        self.n_features_in_ = len(self.anchors)
+        anchors, _ = self._check_params()
+        self.n_features_in_ = anchors.size
         return self
 
     def predict(self, X) -> np.ndarray:
-        Y = check_matrix(X, name="X")
+        self._check_params()
+        Y = check_matrix(X, name="X", binary=False)
         if Y.shape[1] != len(self.anchors):
             raise ValueError(f"X must have {len(self.anchors)} columns (the anchors), got {Y.shape[1]}")
-        if self.estimate not in ("gp-irt", "p-irt", "irt"):
-            raise ValueError(f"estimate must be 'gp-irt', 'p-irt' or 'irt', got {self.estimate!r}")
         theta = estimate_ability(Y, self.anchors, self.params)
         P = self.params.proba(theta)  # [m, N]
         n_all = P.shape[1]
@@ -269,6 +291,8 @@ class IRTSelector(_Selector):
     def fit(self, X, y=None) -> IRTSelector:
         from sklearn.cluster import KMeans
 
+        if self.estimate not in ("gp-irt", "p-irt", "irt"):
+            raise ValueError(f"estimate must be 'gp-irt', 'p-irt' or 'irt', got {self.estimate!r}")
         S, _, n = self._start(X, y, binary=True)
         self.irt_ = self._fit_irt(S)
         emb = np.column_stack([self.irt_.a, self.irt_.b])  # [N, D + 1]
@@ -320,11 +344,15 @@ class LinearPredictor(RegressorMixin, BaseEstimator):
         self.intercept = intercept
 
     def fit(self, X=None, y=None) -> LinearPredictor:
-        self.n_features_in_ = len(self.coef)
+        coef = check_vector(self.coef, name="coef")
+        check_real(self.intercept, name="intercept")
+        self.n_features_in_ = coef.size
         return self
 
     def predict(self, X) -> np.ndarray:
-        X = check_matrix(X, name="X")
+        check_vector(self.coef, name="coef")
+        check_real(self.intercept, name="intercept")
+        X = check_matrix(X, name="X")  # any finite reals, like the coreset regressors
         if X.shape[1] != len(self.coef):
             raise ValueError(f"X must have {len(self.coef)} columns, got {X.shape[1]}")
         return X @ np.asarray(self.coef) + self.intercept

@@ -22,7 +22,7 @@ import numpy as np
 
 from neurips26.claims import torch_threads
 
-from ._validation import check_matrix
+from ._validation import check_indices, check_int, check_matrix, check_real
 
 
 @dataclass
@@ -66,9 +66,10 @@ def fit_irt_2pl(S, dims: int = 1, *, optimizer: Literal["lbfgs", "adam"] = "lbfg
         raise ValueError(f"dims must be a positive int, got {dims!r}")
     if optimizer not in ("lbfgs", "adam"):
         raise ValueError(f"optimizer must be 'lbfgs' or 'adam', got {optimizer!r}")
-    n_steps = (50 if optimizer == "lbfgs" else 2000) if steps is None else int(steps)
-    if n_steps < 1:
-        raise ValueError(f"steps must be >= 1, got {steps!r}")
+    n_steps = (50 if optimizer == "lbfgs" else 2000) if steps is None else check_int(steps, name="steps", low=1)
+    lr = check_real(lr, name="lr", positive=True)
+    prior_b_scale = check_real(prior_b_scale, name="prior_b_scale", positive=True)
+    random_state = check_int(random_state, name="random_state", low=0)
     m, n = S.shape
     # small problems: one intra-op thread is faster than two fighting for cores (restored below)
     with torch_threads(1 if m * n * dims <= 2_000_000 else torch.get_num_threads()):
@@ -135,10 +136,13 @@ def estimate_ability(Y, items, params: IRTParams, *, iters: int = 30) -> np.ndar
     gradient ``(Y - P) A - theta``, Hessian ``-A^T diag(P(1-P)) A - I`` (negative definite, so the
     iteration converges). Returns ``(m, D)``.
     """
-    Y = np.asarray(Y, dtype=np.float64)
-    items = np.asarray(items, dtype=np.int64)
-    if Y.ndim != 2 or Y.shape[1] != items.size:
+    if not isinstance(params, IRTParams):
+        raise TypeError(f"params must be an IRTParams, got {type(params).__name__}")
+    items = check_indices(items, name="items", n=params.b.shape[0])
+    Y = check_matrix(Y, name="Y", binary=False)
+    if Y.shape[1] != items.size:
         raise ValueError(f"Y must be (models, {items.size}) answers on the given items, got shape {Y.shape}")
+    iters = check_int(iters, name="iters", low=1)
     A, b = params.a[items], params.b[items]  # [k, D], [k]
     d = A.shape[1]
     theta = np.zeros((Y.shape[0], d))

@@ -85,7 +85,16 @@ def nogueira_stability(coresets, n_features: int) -> float:
     Args:
         coresets: ``R >= 2`` sequences of feature indices in ``[0, n_features)``.
     """
-    sets = [np.unique(np.asarray(c, dtype=np.int64)) for c in coresets]
+    if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 1:
+        raise ValueError(f"n_features must be a positive int, got {n_features!r}")
+    if isinstance(coresets, str | bytes) or not hasattr(coresets, "__iter__"):
+        raise TypeError(f"coresets must be a sequence of index sequences, got {type(coresets).__name__}")
+    sets = []
+    for r, c in enumerate(coresets):
+        arr = np.asarray(c)
+        if arr.ndim != 1 or not (arr.dtype.kind in "iu" or arr.size == 0):
+            raise ValueError(f"coreset {r} (of coresets) must be a 1-D sequence of int indices, got {c!r}")
+        sets.append(np.unique(arr.astype(np.int64)))
     if len(sets) < 2:
         raise ValueError(f"coresets needs at least 2 subsets, got {len(sets)}")
     Z = np.zeros((len(sets), n_features))

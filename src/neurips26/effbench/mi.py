@@ -17,6 +17,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma
 
+from ._validation import check_int, check_matrix, check_vector
+
 _CHUNK_ELEMENTS = 4_000_000
 
 
@@ -27,7 +29,7 @@ def jitter_target(y: np.ndarray, random_state: int | None = 0) -> np.ndarray:
     Ties in ``y`` (many models share a score) otherwise make kNN distances zero and the estimate
     depends on tie order. ``y``: ``(M,)`` floats; returns ``(M,)``.
     """
-    y = np.asarray(y, dtype=np.float64)
+    y = check_vector(y, name="y")
     std = y.std()
     scaled = y / std if std > 0 else y.copy()
     rng = np.random.RandomState(random_state)
@@ -60,8 +62,9 @@ def ross_mi(X: np.ndarray, y: np.ndarray, *, k: int = 3) -> np.ndarray:
     Returns:
         ``(N,)`` MI estimates in nats, ``>= 0``.
     """
-    X = np.asarray(X)
-    y = np.asarray(y, dtype=np.float64)
+    X = check_matrix(X, name="X")
+    y = check_vector(y, name="y", length=X.shape[0])
+    k = check_int(k, name="k", low=1)
     n_models, n_cols = X.shape
     # D[i, j] = |y_i - y_j|, shared by every column: [M, M]
     D = np.abs(y[:, None] - y[None, :])
@@ -102,8 +105,9 @@ def ksg_mi(X: np.ndarray, y: np.ndarray, *, k: int = 3) -> np.ndarray:
 
     Jitter both sides first when they have ties. ``X``: ``(M, N)``; ``y``: ``(M,)``; returns ``(N,)``.
     """
-    X = np.asarray(X, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
+    X = check_matrix(X, name="X")
+    y = check_vector(y, name="y", length=X.shape[0])
+    k = check_int(k, name="k", low=1)
     n_models, n_cols = X.shape
     if k >= n_models:
         raise ValueError(f"k must be smaller than the number of rows ({n_models}), got {k}")
@@ -128,8 +132,10 @@ def plugin_mi_binary(X: np.ndarray, x: np.ndarray) -> np.ndarray:
 
     .. math:: I = \\sum_{a,b \\in \\{0,1\\}} p_{ab} \\log \\frac{p_{ab}}{p_a p_b}, \\quad 0 \\log 0 = 0.
     """
-    X = np.asarray(X, dtype=np.float64)
-    x = np.asarray(x, dtype=np.float64)
+    X = check_matrix(X, name="X", binary=True)
+    x = check_vector(x, name="x", length=X.shape[0])
+    if not np.all((x == 0) | (x == 1)):
+        raise ValueError("x must be 0/1 (one answer per model)")
     m = X.shape[0]
     n11 = x @ X
     n1_ = x.sum()
