@@ -13,7 +13,8 @@ step of phase 1 reads ``s×`` more text. The paper reports lower final loss than
 
 **How.** ``TSTTrainer(model, optimizer, TSTSchedule(T, s, r), context_len=L).fit(TokenWindows(...))``;
 the pieces (:func:`fold_bags`, :func:`superpose_embeddings`, :func:`multi_hot_cross_entropy`) are usable
-on their own. Baselines/ablations: :mod:`neurips26.tst.baselines`. Claim check: ``neurips26 check tst``.
+on their own; ``neurips26.tst.hf.TSTHFTrainer`` runs both phases inside ``transformers.Trainer``.
+Baselines/ablations: :mod:`neurips26.tst.baselines`. Claim check: ``neurips26 check tst``.
 """
 
 from .baselines import (
@@ -32,11 +33,20 @@ from .superposition import (
     multi_hot_cross_entropy_reference,
     superpose_embeddings,
 )
-from .trainer import TSTTrainer, bits_per_byte, evaluate_ntp, flops_per_step, unwrap_model
+from .trainer import (
+    TSTTrainer,
+    bits_per_byte,
+    evaluate_ntp,
+    flops_per_step,
+    ntp_loss,
+    superposition_loss,
+    tst_row_len,
+    unwrap_model,
+)
 
 __all__ = [
     "ARMS", "TSTSchedule", "TSTTrainer", "bits_per_byte", "embedding_reinit", "evaluate_ntp", "flops_per_step",
     "fold_bags", "input_superposition_only", "make_trainer", "multi_hot_cross_entropy",
-    "multi_hot_cross_entropy_reference", "ntp_baseline", "output_mce_only", "patch_level_training",
-    "superpose_embeddings", "unwrap_model", "wsd_lr_lambda",
+    "multi_hot_cross_entropy_reference", "ntp_baseline", "ntp_loss", "output_mce_only", "patch_level_training",
+    "superpose_embeddings", "superposition_loss", "tst_row_len", "unwrap_model", "wsd_lr_lambda",
 ]

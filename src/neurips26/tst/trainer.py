@@ -76,6 +76,53 @@ def _world() -> tuple[int, int]:
 
 
 @torch.no_grad()
+def tst_row_len(schedule: TSTSchedule, step: int, context_len: int, *, superpose_inputs: bool = True,
+                multi_hot_targets: bool = True) -> int:
+    """Raw tokens one row needs at ``step``: ``s·(L+1)`` with bag inputs, ``L+s`` for the output-only ablation,
+    ``L+1`` for next-token prediction (the recovery phase, or both ablations off)."""
+    s = schedule.bag_size
+    if schedule.phase(step) == "recovery" or (not superpose_inputs and not multi_hot_targets):
+        return context_len + 1
+    return s * (context_len + 1) if superpose_inputs else context_len + s
+
+
+def superposition_loss(model: nn.Module, ids: torch.Tensor, bag_size: int, *, superpose_inputs: bool = True,
+                       multi_hot_targets: bool = True, extra_kwargs: dict[str, Any] | None = None,
+                       ) -> tuple[torch.Tensor, str]:
+    """Phase-1 loss of raw rows ``ids: int64 [B, row_len]`` → (scalar loss in nats/token, ``"mce"`` | ``"ce"``).
+
+    Bag inputs: rows of ``s·(L+1)`` tokens fold into L input bags and L target bags; the model reads the mean
+    embedding of bag j at position j and is scored on the whole bag j+1 (multi-hot CE). The ablations swap
+    either side for ordinary tokens (see :class:`TSTTrainer`).
+    """
+    extra = extra_kwargs or {}
+    s = bag_size
+    if superpose_inputs:
+        inputs, targets = fold_bags(ids, s)  # [B, L, s] each
+        b, L, _ = inputs.shape
+        h0 = superpose_embeddings(inputs, unwrap_model(model).get_input_embeddings())  # [B, L, D]
+        # Bag j sits at position j (inferred; PatchTrain does the same): RoPE over 0..L-1.
+        pos = torch.arange(L, device=ids.device).unsqueeze(0).expand(b, L)
+        logits = _logits(model(inputs_embeds=h0, position_ids=pos, **extra))
+        if not multi_hot_targets:
+            targets = targets[:, :, :1]  # input-only ablation: next bag's first token
+    else:  # output-only ablation: ordinary tokens in, the next s tokens out (MCE)
+        n = ids.shape[1]
+        if n < s + 1:
+            raise ValueError(f"batch_ids rows of length {n} are shorter than L + s with s={s}")
+        L = n - s
+        logits = _logits(model(input_ids=ids[:, :L], **extra))
+        # targets[b, j, k] = x_{j+1+k}: [B, L, s]
+        targets = ids.unfold(1, s, 1)[:, 1:L + 1]
+    return multi_hot_cross_entropy(logits, targets), ("mce" if targets.shape[-1] > 1 else "ce")
+
+
+def ntp_loss(model: nn.Module, ids: torch.Tensor, *, extra_kwargs: dict[str, Any] | None = None) -> torch.Tensor:
+    """Next-token cross-entropy (nats/token, float32) of rows ``ids: int64 [B, L+1]``."""
+    logits = _logits(model(input_ids=ids[:, :-1], **(extra_kwargs or {})))
+    return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+
+
 def evaluate_ntp(model: nn.Module, windows: torch.Tensor, *, batch_size: int = 32) -> float:
     """Mean next-token cross-entropy (nats/token) of ``model`` on ``windows: int64 [n, L+1]``."""
     if not isinstance(windows, torch.Tensor) or windows.dim() != 2 or windows.shape[1] < 2:
@@ -208,37 +255,16 @@ class TSTTrainer:
         L = context_len if context_len is not None else self.context_len
         if L is None:
             raise ValueError("context_len is unknown: pass it to TSTTrainer(context_len=...) or here")
-        s = self.schedule.bag_size
-        if self.schedule.phase(step) == "recovery" or (not self.superpose_inputs and not self.multi_hot_targets):
-            return L + 1
-        return s * (L + 1) if self.superpose_inputs else L + s
+        return tst_row_len(self.schedule, step, L, superpose_inputs=self.superpose_inputs,
+                           multi_hot_targets=self.multi_hot_targets)
 
     # ------------------------------------------------------------------ one step
     def _phase1_loss(self, ids: torch.Tensor) -> tuple[torch.Tensor, str]:
-        s = self.schedule.bag_size
-        base = unwrap_model(self.model)
-        if self.superpose_inputs:
-            inputs, targets = fold_bags(ids, s)  # [B, L, s] each
-            b, L, _ = inputs.shape
-            h0 = superpose_embeddings(inputs, base.get_input_embeddings())  # [B, L, D]
-            # Bag j sits at position j (inferred; PatchTrain does the same): RoPE over 0..L-1.
-            pos = torch.arange(L, device=ids.device).unsqueeze(0).expand(b, L)
-            logits = _logits(self.model(inputs_embeds=h0, position_ids=pos, **self._extra_kwargs))
-            if not self.multi_hot_targets:
-                targets = targets[:, :, :1]  # input-only ablation: next bag's first token
-        else:  # output-only ablation: ordinary tokens in, the next s tokens out (MCE)
-            n = ids.shape[1]
-            if n < s + 1:
-                raise ValueError(f"batch_ids rows of length {n} are shorter than L + s with s={s}")
-            L = n - s
-            logits = _logits(self.model(input_ids=ids[:, :L], **self._extra_kwargs))
-            # targets[b, j, k] = x_{j+1+k}: [B, L, s]
-            targets = ids.unfold(1, s, 1)[:, 1:L + 1]
-        return multi_hot_cross_entropy(logits, targets), ("mce" if targets.shape[-1] > 1 else "ce")
+        return superposition_loss(self.model, ids, self.schedule.bag_size, superpose_inputs=self.superpose_inputs,
+                                  multi_hot_targets=self.multi_hot_targets, extra_kwargs=self._extra_kwargs)
 
     def _ntp_loss(self, ids: torch.Tensor) -> torch.Tensor:
-        logits = _logits(self.model(input_ids=ids[:, :-1], **self._extra_kwargs))
-        return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
+        return ntp_loss(self.model, ids, extra_kwargs=self._extra_kwargs)
 
     def _reinit_embeddings(self) -> None:
         """Ablation: fresh N(0, σ²) input/output embeddings (σ = the model's init std, default 0.02) and no
