@@ -309,7 +309,9 @@ def measure_c3(ctx: CheckContext) -> Evidence:
     U = (0.02 * torch.randn(r, w * d, device="cuda", dtype=dt)).requires_grad_()
     s = (0.5 * torch.randn(w, d, device="cuda", dtype=dt)).requires_grad_()
     dy = torch.randn(b, t, d, device="cuda", dtype=dt)
-    fns = {"ours": lambda: lowrank_dynamic_conv1d(x, z, U, s, True, backend="triton"),
+    # finite_check=False: the NaN/inf scan is a full extra pass over x, z, U that the peers do not make
+    # (the modules inside the LM step below skip it too).
+    fns = {"ours": lambda: lowrank_dynamic_conv1d(x, z, U, s, True, backend="triton", finite_check=False),
            "naive": lambda: naive_lowrank_dynamic_conv1d(x, z, U, s, True),
            "static_conv1d": lambda: static_depthwise_conv1d(x, s, True)}
     ms: dict[str, dict[str, float]] = {}
