@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._validate import check_float_tensor, check_int, check_number
 from .emc import EMC
 from .encoder import SourceGNN
 from .graph import unpack_graph
@@ -60,6 +61,13 @@ def information_maximization_loss(logits: Tensor, diversity_weight: float = 0.0,
 
     with ``q = softmax(teacher_logits)`` (default ``p``, i.e. Shannon entropy; Tent uses ``beta = 0``).
     """
+    check_float_tensor("logits", logits, 2, like=" [n, C]")
+    check_number("diversity_weight", diversity_weight)
+    if teacher_logits is not None:
+        check_float_tensor("teacher_logits", teacher_logits, 2, like=f" {tuple(logits.shape)}")
+        if teacher_logits.shape != logits.shape:
+            raise ValueError(f"teacher_logits: expected shape {tuple(logits.shape)} like logits, got "
+                             f"{tuple(teacher_logits.shape)}")
     logp = logits.log_softmax(1)
     q = logp.exp() if teacher_logits is None else teacher_logits.softmax(1)
     loss = -(q * logp).sum(1).mean()
@@ -83,7 +91,13 @@ class TentGraph:
 
     def __init__(self, model: nn.Module, *, params: str = "head", steps: int = 10, lr: float = 1e-3,
                  diversity_weight: float = 0.0) -> None:
-        self.model = copy.deepcopy(_check_model(model)).eval()
+        _check_model(model)
+        steps = check_int("steps", steps, 1)
+        lr = check_number("lr", lr, low=0.0, low_open=True)
+        diversity_weight = check_number("diversity_weight", diversity_weight)
+        if params not in ("head", "norm", "all"):
+            raise ValueError(f"params: expected 'head', 'norm' or 'all', got {params!r}")
+        self.model = copy.deepcopy(model).eval()
         self.params = params
         self.steps = steps
         self.lr = lr
@@ -230,13 +244,20 @@ class GCAL:
                  lr_model: float = 0.01, wd_model: float = 1e-4, lr_mem: float = 0.01, wd_mem: float = 1e-4,
                  entropy_weight: float = 0.1, replay_weight: float = 0.1, vae_weight: float = 0.1,
                  edge_weight: float = 0.1, ema: float = 0.9, syn_ratio: float = 0.05, seed: int = 0) -> None:
-        self.model = copy.deepcopy(_check_model(model))
-        if not isinstance(epochs, int) or epochs < 1:
-            raise ValueError(f"epochs: expected an integer >= 1, got {epochs!r}")
-        if not 0.0 < syn_ratio <= 1.0:
-            raise ValueError(f"syn_ratio: expected a value in (0, 1], got {syn_ratio!r}")
-        if not 0.0 <= ema < 1.0:
-            raise ValueError(f"ema: expected a value in [0, 1), got {ema!r}")
+        _check_model(model)
+        check_int("epochs", epochs, 1)
+        check_int("warmup_epochs", warmup_epochs, 0)
+        check_int("inner_loop", inner_loop, 0)
+        check_int("seed", seed)
+        for arg, value in (("lr_model", lr_model), ("lr_mem", lr_mem)):
+            check_number(arg, value, low=0.0, low_open=True)
+        for arg, value in (("wd_model", wd_model), ("wd_mem", wd_mem), ("entropy_weight", entropy_weight),
+                           ("replay_weight", replay_weight), ("vae_weight", vae_weight),
+                           ("edge_weight", edge_weight)):
+            check_number(arg, value, low=0.0)
+        check_number("syn_ratio", syn_ratio, low=0.0, high=1.0, low_open=True)
+        check_number("ema", ema, low=0.0, high=1.0, high_open=True)
+        self.model = copy.deepcopy(model)
         self.epochs, self.warmup_epochs, self.inner_loop = epochs, warmup_epochs, inner_loop
         self.lr_mem, self.wd_mem = lr_mem, wd_mem
         self.entropy_weight, self.replay_weight = entropy_weight, replay_weight

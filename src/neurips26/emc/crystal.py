@@ -29,6 +29,8 @@ import math
 import torch
 from torch import Tensor
 
+from ._validate import check_float_tensor, check_int
+
 __all__ = ["crystal_objective", "crystallize", "ridge_fit", "ridge_predict", "weighted_moments"]
 
 
@@ -42,6 +44,8 @@ def weighted_moments(z: Tensor, weights: Tensor | None = None) -> tuple[Tensor, 
         raise ValueError(f"z: expected a non-empty [n, h] tensor, got shape {tuple(getattr(z, 'shape', ()))}")
     if not bool(torch.isfinite(z).all()):
         raise ValueError("z: contains NaN or inf")
+    if weights is not None and not isinstance(weights, Tensor):
+        raise ValueError(f"weights: expected a tensor [{z.shape[0]}] or None, got {type(weights).__name__}")
     w = torch.ones(z.shape[0], dtype=z.dtype, device=z.device) if weights is None else weights.to(z.dtype)
     if w.shape != (z.shape[0],):
         raise ValueError(f"weights: expected shape [{z.shape[0]}], got {tuple(w.shape)}")
@@ -62,10 +66,13 @@ def crystallize(mean: Tensor, cov: Tensor, rank: int) -> Tensor:
     Their equally weighted mean is ``mean`` and their population covariance is the best rank-``rank``
     approximation of ``cov`` (eigenvalues below 0 from round-off are clamped to 0).
     """
+    check_float_tensor("mean", mean, 1, like=" [h]")
     h = mean.shape[0]
+    check_float_tensor("cov", cov, 2, like=f" [{h}, {h}]")
     if cov.shape != (h, h):
         raise ValueError(f"cov: expected shape ({h}, {h}) to match mean, got {tuple(cov.shape)}")
-    if not isinstance(rank, int) or not 1 <= rank <= h:
+    check_int("rank", rank, 1)
+    if not 1 <= rank <= h:
         raise ValueError(f"rank: expected an integer in [1, {h}], got {rank!r}")
     # Sigma = U diag(lambda) U^T, eigh returns ascending eigenvalues; keep the r largest.
     evals, evecs = torch.linalg.eigh(0.5 * (cov + cov.T))
@@ -78,6 +85,13 @@ def crystallize(mean: Tensor, cov: Tensor, rank: int) -> Tensor:
 
 def crystal_objective(points: Tensor, mean: Tensor, cov: Tensor) -> Tensor:
     """``L(M) = ||mu(M) - mean||^2 + ||Sigma(M) - cov||_F^2`` for points ``[k, h]`` with weights ``1/k``."""
+    check_float_tensor("points", points, 2, like=" [k, h]")
+    check_float_tensor("mean", mean, 1, like=" [h]")
+    check_float_tensor("cov", cov, 2, like=" [h, h]")
+    h = points.shape[1]
+    if points.shape[0] == 0 or mean.shape != (h,) or cov.shape != (h, h):
+        raise ValueError(f"points, mean, cov: expected [k >= 1, h], [h], [h, h], got {tuple(points.shape)}, "
+                         f"{tuple(mean.shape)}, {tuple(cov.shape)}")
     mu_m = points.mean(0)
     centred = points - mu_m
     cov_m = centred.T @ centred / points.shape[0]
@@ -129,5 +143,10 @@ def ridge_fit(z: Tensor, targets: Tensor, ridge: float, weights: Tensor | None =
 
 def ridge_predict(z: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> Tensor:
     """Scores ``[n, C]`` of the ridge classifier from :func:`ridge_fit`."""
+    if not isinstance(params, tuple | list) or len(params) != 4 or not all(isinstance(p, Tensor) for p in params):
+        raise ValueError(f"params: expected the 4 tensors (W, b, m, s) of ridge_fit, got {type(params).__name__}")
     coef, bias, m, s = params
+    check_float_tensor("z", z, 2, like=" [n, h]")
+    if z.shape[1] != coef.shape[0]:
+        raise ValueError(f"z: expected {coef.shape[0]} columns like the fitted W [h, C], got {z.shape[1]}")
     return ((z - m) / s) @ coef + bias

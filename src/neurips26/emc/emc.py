@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from ._validate import check_int, check_number
 from .crystal import crystallize, ridge_fit, ridge_predict, weighted_moments
 from .graph import unpack_graph
 
@@ -122,18 +123,18 @@ class EMC:
 
     # ------------------------------------------------------------------ validation
     def _validate_params(self) -> None:
-        if not isinstance(self.n_classes, int) or self.n_classes < 2:
-            raise ValueError(f"n_classes: expected an integer >= 2, got {self.n_classes!r}")
-        if not isinstance(self.rank, int) or self.rank < 1:
-            raise ValueError(f"rank: expected an integer >= 1, got {self.rank!r}")
-        if not 0.0 < float(self.gamma) <= 1.0:
-            raise ValueError(f"gamma: expected a value in (0, 1], got {self.gamma!r}")
-        if not float(self.ridge) > 0.0:
-            raise ValueError(f"ridge: expected > 0, got {self.ridge!r}")
-        if not float(self.kappa) > 0.0:
-            raise ValueError(f"kappa: expected > 0, got {self.kappa!r}")
+        check_int("n_classes", self.n_classes, 2)
+        check_int("rank", self.rank, 1)
+        check_number("gamma", self.gamma, low=0.0, high=1.0, low_open=True)
+        check_number("ridge", self.ridge, low=0.0, low_open=True)
+        check_number("kappa", self.kappa, low=0.0, low_open=True)
+        if self.min_mass is not None:
+            check_number("min_mass", self.min_mass, low=0.0)
+        if not isinstance(self.keep_memory, bool):
+            raise ValueError(f"keep_memory: expected a bool, got {self.keep_memory!r}")
         need = self.n_classes * 2 * self.rank
-        if not isinstance(self.memory_budget, int) or self.memory_budget < need:
+        if isinstance(self.memory_budget, bool) or not isinstance(self.memory_budget, int) \
+                or self.memory_budget < need:
             raise ValueError(f"memory_budget: expected an integer >= n_classes * 2 * rank = {need}, "
                              f"got {self.memory_budget!r}")
         if self.align not in ("mean", "none"):
@@ -293,6 +294,7 @@ class EMC:
         ``h x h`` and one ``h x h`` solve.
         """
         self._check_fitted()
+        self._validate_params()
         x, ei, w = unpack_graph(graph, edge_index, in_dim=self.in_dim_, name="target graph", return_weight=True)
         z = self._embed(x, ei, w, name="target graph")
         # work on a shallow copy (bank_ is rebound, never mutated in place); commit only when all succeeded,

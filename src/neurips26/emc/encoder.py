@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._validate import check_int, check_number
 from .graph import unpack_graph
 
 __all__ = ["SourceGNN", "train_source_gnn"]
@@ -59,10 +60,8 @@ class SourceGNN(nn.Module):
         super().__init__()
         for arg, value, low in (("in_dim", in_dim, 1), ("n_classes", n_classes, 2), ("hidden", hidden, 1),
                                 ("n_layers", n_layers, 1)):
-            if not isinstance(value, int) or value < low:
-                raise ValueError(f"{arg}: expected an integer >= {low}, got {value!r}")
-        if not 0.0 <= dropout < 1.0:
-            raise ValueError(f"dropout: expected a probability in [0, 1), got {dropout!r}")
+            check_int(arg, value, low)
+        check_number("dropout", dropout, low=0.0, high=1.0, high_open=True)
         factory, self.accepts_edge_weight = _conv_factory(conv)
         self.in_dim, self.n_classes, self.hidden, self.dropout = in_dim, n_classes, hidden, dropout
         dims = [in_dim] + [hidden] * n_layers
@@ -102,9 +101,19 @@ def train_source_gnn(graph: Any, *, n_classes: int | None = None, hidden: int = 
         seed: seeds the weight initialisation and dropout.
     Returns the model in eval mode.
     """
+    check_int("epochs", epochs, 1)
+    check_number("lr", lr, low=0.0, low_open=True)
+    check_number("weight_decay", weight_decay, low=0.0)
+    check_int("seed", seed)
+    if n_classes is not None:
+        check_int("n_classes", n_classes, 2)
     x, edge_index = unpack_graph(graph, name="source graph")
+    if train_mask is not None and (not isinstance(train_mask, Tensor) or train_mask.dtype != torch.bool
+                                   or train_mask.shape != (x.shape[0],)):
+        got = f"{getattr(train_mask, 'shape', type(train_mask).__name__)} {getattr(train_mask, 'dtype', '')}"
+        raise ValueError(f"train_mask: expected a bool tensor [{x.shape[0]}], got {got}")
     y = getattr(graph, "y", None)
-    if not isinstance(y, Tensor) or y.shape != (x.shape[0],):
+    if not isinstance(y, Tensor) or y.shape != (x.shape[0],) or y.is_floating_point():
         raise ValueError(f"source graph.y: expected an int64 tensor [{x.shape[0]}], got "
                          f"{None if y is None else tuple(getattr(y, 'shape', ()))}")
     y = y.long()

@@ -18,6 +18,8 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
+from ._validate import check_int, check_number
+
 __all__ = ["csbm_stream", "planetoid_shift_stream"]
 
 
@@ -82,20 +84,16 @@ def csbm_stream(n_domains: int = 10, n_nodes: int = 1000, n_classes: int = 4, di
     """
     for arg, value, low in (("n_domains", n_domains, 1), ("n_nodes", n_nodes, 2), ("n_classes", n_classes, 2),
                             ("dim", dim, 2)):
-        if not isinstance(value, int) or value < low:
-            raise ValueError(f"{arg}: expected an integer >= {low}, got {value!r}")
+        check_int(arg, value, low)
     if n_nodes < n_classes:
         raise ValueError(f"n_nodes: expected >= n_classes={n_classes}, got {n_nodes}")
-    for arg, value in (("p_in", p_in), ("p_out", p_out)):
-        if not 0.0 <= value <= 1.0:
-            raise ValueError(f"{arg}: expected a probability in [0, 1], got {value!r}")
-    if drift < 0 or rotation_rate < 0 or separation <= 0:
-        raise ValueError(f"drift, rotation_rate must be >= 0 and separation > 0, got {drift}, "
-                         f"{rotation_rate}, {separation}")
-    if not 0.0 <= structure_drift <= 1.0:
-        raise ValueError(f"structure_drift: expected a value in [0, 1], got {structure_drift!r}")
-    if not 0.0 < train_fraction < 1.0:
-        raise ValueError(f"train_fraction: expected a value in (0, 1), got {train_fraction!r}")
+    for arg, value in (("p_in", p_in), ("p_out", p_out), ("structure_drift", structure_drift)):
+        check_number(arg, value, low=0.0, high=1.0)
+    check_number("drift", drift, low=0.0)
+    check_number("rotation_rate", rotation_rate, low=0.0)
+    check_number("separation", separation, low=0.0, low_open=True)
+    check_number("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     means = rng.standard_normal((n_classes, dim))
     means *= separation / np.linalg.norm(means, axis=1, keepdims=True)
@@ -162,14 +160,14 @@ def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropou
     """
     from neurips26.data import load_planetoid
 
-    if not isinstance(n_domains, int) or n_domains < 1:
-        raise ValueError(f"n_domains: expected an integer >= 1, got {n_domains!r}")
-    if not 0.0 <= max_dropout < 1.0:
-        raise ValueError(f"max_dropout: expected a value in [0, 1), got {max_dropout!r}")
-    if drift < 0:
-        raise ValueError(f"drift: expected >= 0, got {drift!r}")
-    if not 0.0 < train_fraction < 1.0:
-        raise ValueError(f"train_fraction: expected a value in (0, 1), got {train_fraction!r}")
+    if not isinstance(name, str):
+        raise TypeError(f"name: expected 'cora' or 'citeseer', got {type(name).__name__}")
+    check_int("n_domains", n_domains, 1)
+    check_number("max_dropout", max_dropout, low=0.0, high=1.0, high_open=True)
+    check_number("drift", drift, low=0.0)
+    check_int("drift_dims", drift_dims, 1)
+    check_number("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_int("seed", seed, 0)
     raw = load_planetoid(name)
     x_all, y_all, ei_all = raw["x"], raw["y"].astype(np.int64), raw["edge_index"].astype(np.int64)
     n, d = x_all.shape
