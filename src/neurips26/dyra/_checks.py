@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -17,13 +18,65 @@ def check_linear(lin: object, name: str = "lin") -> nn.Linear:
 
 
 def check_int(name: str, value: object, low: int, high: int | None = None) -> int:
-    """An int in [low, high) (high exclusive when given)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    """An int (or numpy integer) in [low, high) (high exclusive when given), returned as an int."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an int, got {value!r}")
     if value < low or (high is not None and value >= high):
         rng = f">= {low}" if high is None else f"in [{low}, {high})"
         raise ValueError(f"{name} must be {rng}, got {value}")
+    return int(value)
+
+
+def check_number(name: str, value: object, low: float | None = None, *, strict: bool = False) -> float:
+    """A finite real number, ``>= low`` (``> low`` when ``strict``) when ``low`` is given."""
+    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{name} must be a finite number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v) or (low is not None and (v <= low if strict else v < low)):
+        bound = "" if low is None else f" {'>' if strict else '>='} {low}"
+        raise ValueError(f"{name} must be a finite number{bound}, got {value!r}")
+    return v
+
+
+def check_bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+def check_callable(name: str, value: object) -> None:
+    if not callable(value):
+        raise TypeError(f"{name} must be callable, got {type(value).__name__} {value!r}")
+
+
+def check_module(value: object, name: str = "model") -> nn.Module:
+    if not isinstance(value, nn.Module):
+        raise TypeError(f"{name} must be a torch.nn.Module, got {type(value).__name__}")
     return value
+
+
+def check_tensor(name: str, t: object, dim: int | None = None) -> torch.Tensor:
+    """A finite floating tensor (of ``dim`` dimensions when given)."""
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if not t.dtype.is_floating_point:
+        raise TypeError(f"{name} must be a floating tensor, got dtype {t.dtype}")
+    if dim is not None and t.dim() != dim:
+        raise ValueError(f"{name} must be a {dim}-D tensor, got shape {tuple(t.shape)}")
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite (found NaN or inf)")
+    return t
+
+
+def check_mask(mask: object, shape: tuple, name: str = "mask") -> torch.Tensor:
+    """A bool (or 0/1 integer) tensor of ``shape``; True / 1 = real token."""
+    if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != tuple(shape):
+        raise ValueError(f"{name} must be a tensor of shape {tuple(shape)}, got "
+                         f"{tuple(mask.shape) if isinstance(mask, torch.Tensor) else type(mask).__name__}")
+    if mask.dtype != torch.bool:
+        if mask.dtype.is_floating_point or mask.dtype.is_complex or not bool(((mask == 0) | (mask == 1)).all()):
+            raise ValueError(f"{name} must be bool or 0/1 integers (True = real token), got dtype {mask.dtype}")
+    return mask
 
 
 def check_fraction(name: str, value: object) -> float:

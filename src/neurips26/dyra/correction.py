@@ -36,7 +36,7 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_choice, check_input, check_int, check_linear
+from ._checks import check_bool, check_choice, check_input, check_int, check_linear, check_mask, check_tensor
 from .structured import StructuredLinear
 
 GROUPS = ("batch", "sample")
@@ -47,12 +47,15 @@ _CHUNK = 256  # Ω rows are drawn 256 at a time; chunk c comes from a generator 
 # ---------------------------------------------------------------------------------- FLOP formulas
 def qr_flops(m: int, l: int) -> float:
     r"""Householder thin QR of an m×ℓ matrix: $2m\ell^2 - \tfrac23\ell^3$ (Golub–Van Loan), $\ell \le m$."""
+    check_int("m", m, 1)
+    check_int("l", l, 1)
     l = min(l, m)
     return 2.0 * m * l * l - 2.0 * l ** 3 / 3.0
 
 
 def small_svd_flops(l: int) -> float:
     r"""SVD of the ℓ×ℓ triangular factor with its left vectors: $22\ell^3$ (Golub–Van Loan's R-SVD count)."""
+    check_int("l", l, 1)
     return 22.0 * l ** 3
 
 
@@ -65,7 +68,12 @@ def dyra_extra_flops(m: int, n: int, rank: int, oversample: int, power_iters: in
     SVD $22\ell'^3$; $Q = Q_Z U_k$: $2m\ell' k$; $G = E^\top Q$: $2mnk$. Per token: $B = XG$: $2nk$,
     $BQ^\top$: $2km$, the add: $m$. Returns (group terms)/N + per-token terms.
     """
+    for name, v in (("m", m), ("n", n), ("rank", rank)):
+        check_int(name, v, 1)
+    check_int("oversample", oversample, 0)
+    check_int("power_iters", power_iters, 0)
     check_int("n_tokens", n_tokens, 1)
+    check_choice("sketch", sketch, SKETCHES)
     k, l, N = rank, rank + oversample, n_tokens
     lq = min(l, m)
     group = 2.0 * n * N * l if sketch == "gaussian" else 0.0
@@ -77,11 +85,16 @@ def dyra_extra_flops(m: int, n: int, rank: int, oversample: int, power_iters: in
 
 def static_extra_flops(m: int, n: int, rank: int) -> float:
     """FLOPs per token of a static rank-k correction: $2nk + 2km + m$."""
+    for name, v in (("m", m), ("n", n), ("rank", rank)):
+        check_int(name, v, 1)
     return 2.0 * n * rank + 2.0 * rank * m + m
 
 
 def dense_flops(m: int, n: int, bias: bool = True) -> float:
     """FLOPs per token of ``nn.Linear``: $2mn$ (+ m for the bias)."""
+    check_int("m", m, 1)
+    check_int("n", n, 1)
+    check_bool("bias", bias)
     return 2.0 * m * n + (m if bias else 0)
 
 
@@ -126,10 +139,14 @@ def dyra_matmul(X: torch.Tensor, Ws_apply, E: torch.Tensor, k: int, p: int = 8, 
     check_int("p", p, 0)
     check_int("q", q, 0)
     N, l = X.shape[0], k + p
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     if omega is None:
         omega = torch.randn(N, l, generator=generator, dtype=X.dtype, device=X.device)
-    elif omega.shape != (N, l):
-        raise ValueError(f"omega must have shape ({N}, {l}), got {tuple(omega.shape)}")
+    else:
+        check_tensor("omega", omega)
+        if omega.shape != (N, l):
+            raise ValueError(f"omega must have shape ({N}, {l}), got {tuple(omega.shape)}")
     wdt = _qr_dtype(X.dtype)
     Xw, Ew = X.to(wdt), E.to(wdt)
     R = Xw @ Ew.T                                   # (N, m) residual output
@@ -172,11 +189,15 @@ class StaticResidualCorrection(nn.Module):
 
     def correction(self, x: torch.Tensor) -> torch.Tensor:
         """(..., n) -> (..., m): $(x G) Q^\\top$."""
+        return self._correction(check_input(x, self.in_features))
+
+    def _correction(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`correction` on checked x."""
         return (x @ self.G.to(x.dtype)) @ self.Q.to(x.dtype).T
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         check_input(x, self.in_features)
-        return self.structured._fast_apply(x) + self.correction(x)
+        return self.structured._fast_apply(x) + self._correction(x)
 
     def flops_per_token(self, n_tokens: int | None = None) -> float:
         return self.structured.flops_per_token() + static_extra_flops(self.out_features, self.in_features, self.rank)
@@ -263,16 +284,18 @@ class DyRALinear(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """``x (..., n) -> (..., m)``; ``mask`` (x.shape[:-1], bool, True = real token) keeps pads out of the
         sketch (default: ``self.token_mask`` when its shape fits, else every token is real)."""
+        mask = self._checked(x, mask)
+        y = self.structured._fast_apply(x)
+        return y + self._correction(x, mask)
+
+    def _checked(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor | None:
+        """Check x and mask (default: ``self.token_mask`` when its shape fits); the mask as bool."""
         check_input(x, self.in_features)
         if mask is None and self.token_mask is not None and tuple(self.token_mask.shape) == tuple(x.shape[:-1]):
             mask = self.token_mask
-        if mask is not None:
-            if not isinstance(mask, torch.Tensor) or tuple(mask.shape) != tuple(x.shape[:-1]):
-                raise ValueError(f"mask must have shape {tuple(x.shape[:-1])}, got "
-                                 f"{getattr(mask, 'shape', type(mask).__name__)}")
-            mask = mask.to(device=x.device).bool()
-        y = self.structured._fast_apply(x)
-        return y + self.correction(x, mask)
+        if mask is None:
+            return None
+        return check_mask(mask, tuple(x.shape[:-1])).to(device=x.device).bool()
 
     def _grouped(self, x: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         n = self.in_features
@@ -286,7 +309,11 @@ class DyRALinear(nn.Module):
         return xg, mg
 
     def correction(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        r"""The DyRA term $R Q Q^\top$ (..., m) for x (..., n), per group."""
+        r"""The DyRA term $R Q Q^\top$ (..., m) for x (..., n), per group (``mask`` as in :meth:`forward`)."""
+        return self._correction(x, self._checked(x, mask))
+
+    def _correction(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        """:meth:`correction` on checked x and a bool mask (or None)."""
         xg, mg = self._grouped(x, mask)                             # [G, T, n], [G, T]
         G, T, _ = xg.shape
         k, l = self.rank, self.rank + self.oversample
@@ -316,7 +343,7 @@ class DyRALinear(nn.Module):
         corr = (B @ Q.transpose(1, 2)).to(x.dtype)                  # [G, T, m]
         small = n_real < l
         if bool(small.any()):
-            fb = (self.fallback.correction(xg) if self.fallback is not None else torch.zeros_like(corr))
+            fb = (self.fallback._correction(xg) if self.fallback is not None else torch.zeros_like(corr))
             corr = torch.where(small[:, None, None], fb.to(corr.dtype), corr)
         return corr.reshape(*x.shape[:-1], self.out_features)
 

@@ -27,7 +27,16 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_choice, check_fraction, check_gram, check_input, check_int, check_linear
+from ._checks import (
+    check_choice,
+    check_fraction,
+    check_gram,
+    check_input,
+    check_int,
+    check_linear,
+    check_number,
+    check_tensor,
+)
 
 STRUCTURES = ("svd", "whitened_svd", "blockdiag", "monarch")
 #: Gram damping λ: $G + \lambda\cdot\mathrm{mean}(\mathrm{diag}\,G)\,I$ before Cholesky (spec: λ ≈ 1e-2).
@@ -36,6 +45,8 @@ DAMPING = 1e-2
 
 def svd_rank(m: int, n: int, rank_ratio: float) -> int:
     r"""Rank whose factors cost ``rank_ratio`` of dense: $r = \max(1, \lfloor \rho\,mn/(m+n)\rfloor)$."""
+    check_int("m", m, 1)
+    check_int("n", n, 1)
     return max(1, math.floor(check_fraction("rank_ratio", rank_ratio) * m * n / (m + n)))
 
 
@@ -50,6 +61,7 @@ def damped_cholesky(gram: torch.Tensor, damping: float = DAMPING) -> torch.Tenso
     if not isinstance(gram, torch.Tensor) or gram.dim() != 2:
         raise ValueError(f"gram must be a square 2-D tensor, got {getattr(gram, 'shape', type(gram).__name__)}")
     g = check_gram(gram, gram.shape[0], "gram")
+    check_number("damping", damping, 0.0, strict=True)
     eye = torch.eye(g.shape[0], dtype=g.dtype)
     base = float(torch.diagonal(g).mean())
     lam = damping
@@ -84,8 +96,15 @@ class StructuredLinear(nn.Module):
     def low_rank(cls, A: torch.Tensor, B: torch.Tensor, bias: torch.Tensor | None = None,
                  structure: str = "svd") -> StructuredLinear:
         r"""$W_s = A B$ from factors A (m×r), B (r×n)."""
-        if A.dim() != 2 or B.dim() != 2 or A.shape[1] != B.shape[0]:
+        check_tensor("A", A, 2)
+        check_tensor("B", B, 2)
+        if A.shape[1] != B.shape[0]:
             raise ValueError(f"A (m, r) and B (r, n) must share r, got {tuple(A.shape)} and {tuple(B.shape)}")
+        if bias is not None:
+            check_tensor("bias", bias, 1)
+            if bias.shape[0] != A.shape[0]:
+                raise ValueError(f"bias must have shape ({A.shape[0]},), got {tuple(bias.shape)}")
+        check_choice("structure", structure, ("svd", "whitened_svd"))
         return cls(structure, B.shape[1], A.shape[0], {"A": A, "B": B}, bias, rank=A.shape[1])
 
     @classmethod

@@ -18,7 +18,16 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._checks import check_choice, check_fraction, check_int
+from ._checks import (
+    check_bool,
+    check_callable,
+    check_choice,
+    check_fraction,
+    check_int,
+    check_module,
+    check_number,
+    check_tensor,
+)
 from .correction import (
     DyRALinear,
     StaticResidualCorrection,
@@ -62,7 +71,13 @@ def budget_rank(m: int, n: int, flop_budget: float, *, structure: str = "svd", b
     r"""Largest structured rank whose cost plus ``extra`` FLOPs/token fits ``flop_budget`` of dense:
     $r = \lfloor (\beta F_{dense} - m - \text{extra}) / (2(m+n)) \rfloor$ (×b for Monarch). May be ≤ 0 when the
     budget cannot hold ``extra``."""
+    check_int("m", m, 1)
+    check_int("n", n, 1)
     check_fraction("flop_budget", flop_budget)
+    check_choice("structure", structure, STRUCTURES)
+    check_int("blocks", blocks, 1)
+    check_number("extra", extra)
+    check_bool("bias", bias)
     room = flop_budget * dense_flops(m, n, bias) - (m if bias else 0) - extra
     return math.floor(room / _factor_unit(m, n, structure, blocks))
 
@@ -71,6 +86,7 @@ def dyra_budget_rank(m: int, n: int, flop_budget: float, correction_rank: int, *
                      power_iters: int = 0, n_tokens: int = 1024, sketch: str = "gaussian",
                      structure: str = "svd", blocks: int = 4, bias: bool = True) -> int:
     """Structured rank left for DyRA(k = ``correction_rank``) at group size ``n_tokens`` within the budget."""
+    check_int("correction_rank", correction_rank, 1)
     extra = dyra_extra_flops(m, n, correction_rank, oversample, power_iters, n_tokens, sketch) - m
     return budget_rank(m, n, flop_budget, structure=structure, blocks=blocks, extra=extra, bias=bias)
 
@@ -78,6 +94,7 @@ def dyra_budget_rank(m: int, n: int, flop_budget: float, correction_rank: int, *
 def static_budget_rank(m: int, n: int, flop_budget: float, correction_rank: int, *, structure: str = "svd",
                        blocks: int = 4, bias: bool = True) -> int:
     """Structured rank left for a static rank-k correction within the budget."""
+    check_int("correction_rank", correction_rank, 1)
     extra = static_extra_flops(m, n, correction_rank) - m
     return budget_rank(m, n, flop_budget, structure=structure, blocks=blocks, extra=extra, bias=bias)
 
@@ -114,30 +131,37 @@ def collect_linear_inputs(model: nn.Module, batches: Iterable[Any], max_tokens: 
         mask_arg: the keyword (or the second positional integer tensor) holding the attention mask
             (B, T); pad tokens are left out.
     """
+    check_module(model)
+    if isinstance(batches, str | bytes | torch.Tensor) or not isinstance(batches, Iterable):
+        raise TypeError(f"batches must be an iterable of batches (a list, a DataLoader), got {type(batches).__name__}")
     check_int("max_tokens", max_tokens, 1)
+    check_callable("filter", filter)
+    if not isinstance(mask_arg, str):
+        raise TypeError(f"mask_arg must be a str (the mask keyword), got {mask_arg!r}")
     store: dict[str, list[torch.Tensor]] = {}
     count: dict[str, int] = {}
     current: dict[str, torch.Tensor | None] = {"mask": None}
     handles = []
-    for name, mod in model.named_modules():
-        if name and filter(name, mod) and hasattr(mod, "in_features"):
-            store[name], count[name] = [], 0
 
-            def hook(module: nn.Module, args: tuple, _name: str = name) -> None:
-                x = args[0].detach()
-                mask = current["mask"]
-                if mask is not None and tuple(mask.shape) == tuple(x.shape[:-1]):
-                    x = x[mask.bool()]
-                x = x.reshape(-1, x.shape[-1])
-                left = max_tokens - count[_name]
-                if left > 0:
-                    store[_name].append(x[:left].float().cpu())
-                    count[_name] += min(left, x.shape[0])
+    def hook(module: nn.Module, args: tuple, _name: str) -> None:
+        x = args[0].detach()
+        mask = current["mask"]
+        if mask is not None and tuple(mask.shape) == tuple(x.shape[:-1]):
+            x = x[mask.bool()]
+        x = x.reshape(-1, x.shape[-1])
+        left = max_tokens - count[_name]
+        if left > 0:
+            store[_name].append(x[:left].float().cpu())
+            count[_name] += min(left, x.shape[0])
 
-            handles.append(mod.register_forward_pre_hook(hook))
-    if not store:
+    chosen = [(name, mod) for name, mod in model.named_modules()
+              if name and hasattr(mod, "in_features") and filter(name, mod)]
+    if not chosen:
         raise ValueError("filter selected no linear layer of model")
     try:
+        for name, mod in chosen:
+            store[name], count[name] = [], 0
+            handles.append(mod.register_forward_pre_hook(lambda module, args, _name=name: hook(module, args, _name)))
         for batch in batches:
             current["mask"] = _batch_mask(batch, mask_arg)
             _batch_call(model, batch)
@@ -149,6 +173,7 @@ def collect_linear_inputs(model: nn.Module, batches: Iterable[Any], max_tokens: 
 
 def gram(x: torch.Tensor) -> torch.Tensor:
     r"""$X^\top X$ in float64 for rows X (N, n)."""
+    check_tensor("x", x, 2)
     x64 = x.detach().to(torch.float64)
     return x64.T @ x64
 
@@ -168,12 +193,19 @@ class DyRAModules(dict):
 def replace_linears(model: nn.Module, make: Callable[[str, nn.Linear], nn.Module],
                     filter: LinearFilter = _all_linears) -> dict[str, nn.Module]:
     """Swap every matching ``nn.Linear`` (in place) for ``make(name, linear)``; returns ``name -> new``.
-    All replacements are built before the first swap, so an error leaves the model unchanged."""
+    All replacements are built (and checked to be modules) before the first swap, so an error leaves the
+    model unchanged."""
+    check_module(model)
+    check_callable("make", make)
+    check_callable("filter", filter)
     targets = [(name, mod) for name, mod in model.named_modules()
                if name and isinstance(mod, nn.Linear) and filter(name, mod)]
     if not targets:
         raise ValueError("filter selected no nn.Linear of model")
     new = {name: make(name, mod) for name, mod in targets}
+    for name, mod in new.items():
+        if not isinstance(mod, nn.Module):
+            raise TypeError(f"make must return a torch.nn.Module, got {type(mod).__name__} for layer {name!r}")
     for name, _ in targets:
         parent_name, _, leaf = name.rpartition(".")
         parent = model.get_submodule(parent_name) if parent_name else model
@@ -200,6 +232,9 @@ def _install_mask_hooks(model: nn.Module, modules: Mapping[str, nn.Module], mask
             model.register_forward_hook(post, with_kwargs=True)]
 
 
+_DYRA_KW = {"group", "sketch", "seed", "residual_dtype"}
+
+
 def apply_dyra(model: nn.Module, filter: LinearFilter = _all_linears, flop_budget: float = 0.5, *,
                structure: str = "svd", correction_rank: int = 32, oversample: int = 8, power_iters: int = 0,
                n_tokens: int = 1024, blocks: int = 4, calib_inputs: Mapping[str, torch.Tensor] | None = None,
@@ -221,10 +256,26 @@ def apply_dyra(model: nn.Module, filter: LinearFilter = _all_linears, flop_budge
     Returns:
         :class:`DyRAModules` ``name -> DyRALinear`` (with ``remove_hooks()``).
     """
+    check_module(model)
+    check_callable("filter", filter)
     check_fraction("flop_budget", flop_budget)
     check_choice("structure", structure, tuple(s for s in STRUCTURES if s != "blockdiag"))
     check_int("correction_rank", correction_rank, 1)
+    check_int("oversample", oversample, 0)
+    check_int("power_iters", power_iters, 0)
     check_int("n_tokens", n_tokens, 1)
+    check_int("blocks", blocks, 1)
+    if calib_inputs is not None and not isinstance(calib_inputs, Mapping):
+        raise TypeError(f"calib_inputs must be a mapping name -> X (N, n) (from collect_linear_inputs), got "
+                        f"{type(calib_inputs).__name__}")
+    check_bool("static_fallback", static_fallback)
+    if not isinstance(mask_arg, str):
+        raise TypeError(f"mask_arg must be a str (the forward's mask keyword), got {mask_arg!r}")
+    check_int("mask_position", mask_position, 0)
+    unknown = set(kw) - _DYRA_KW
+    if unknown:
+        raise TypeError(f"apply_dyra got unknown keyword arguments {sorted(unknown)}; DyRALinear takes "
+                        f"{sorted(_DYRA_KW)}")
     needs_calib = structure == "whitened_svd" or static_fallback
     if needs_calib and calib_inputs is None:
         raise ValueError("structure='whitened_svd' and static_fallback=True need calib_inputs "
@@ -236,7 +287,7 @@ def apply_dyra(model: nn.Module, filter: LinearFilter = _all_linears, flop_budge
         if needs_calib:
             if name not in calib_inputs:
                 raise ValueError(f"calib_inputs has no entry for layer {name!r}")
-            g = gram(calib_inputs[name])
+            g = gram(check_tensor(f"calib_inputs[{name!r}]", calib_inputs[name], 2))
         k = min(correction_rank, min(m, n) - 1)
         while True:
             r = dyra_budget_rank(m, n, flop_budget, k, oversample=oversample, power_iters=power_iters,

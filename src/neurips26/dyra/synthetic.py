@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_int
+from ._checks import check_int, check_number
 
 
 def clustered_layer(n: int = 128, m: int = 128, *, clusters: int = 4, dim: int = 8, tokens: int = 64,
@@ -22,6 +22,13 @@ def clustered_layer(n: int = 128, m: int = 128, *, clusters: int = 4, dim: int =
     fresh tokens from the same clusters (sample c = cluster c)."""
     for name, v in (("n", n), ("m", m), ("clusters", clusters), ("dim", dim), ("tokens", tokens)):
         check_int(name, v, 1)
+    if dim > n:
+        raise ValueError(f"dim must be <= n = {n} (each cluster spans a dim-dimensional subspace), got {dim}")
+    check_number("alpha", alpha)
+    check_number("noise", noise, 0.0)
+    check_int("seed", seed, 0)
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     g = torch.Generator().manual_seed(seed)
     U = torch.linalg.qr(torch.randn(m, m, generator=g, dtype=torch.float64)).Q
     V = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=torch.float64)).Q
