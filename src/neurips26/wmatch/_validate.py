@@ -68,6 +68,40 @@ def check_point_id(pid: object, name: str = "pid") -> int:
 NORMALIZE = ("sum", "mean")
 
 
+def check_normalize(normalize: object) -> str:
+    if normalize not in NORMALIZE:
+        raise ValueError(f"normalize must be 'sum' or 'mean', got {normalize!r}")
+    return normalize  # type: ignore[return-value]
+
+
+def check_dim(dim: object) -> int:
+    if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
+        raise ValueError(f"dim must be a positive int, got {dim!r}")
+    return int(dim)
+
+
+def check_int_arg(value: object, name: str, low: int) -> int:
+    """An int (never a bool or a float) ``>= low``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def check_seed(seed: object) -> int | None:
+    """A seed for ``numpy.random.default_rng``: a non-negative int (or None)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int or None, got {seed!r}")
+    return int(seed)
+
+
+def check_eps(eps: object) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not 0 < eps <= 1:
+        raise ValueError(f"eps must be a number in (0, 1], got {eps!r}")
+    return float(eps)
+
+
 def finish_cost(total: float, n_pairs: int, wasserstein_p: int, normalize: str) -> float:
     r"""``normalize="sum"``: $(\sum d^w)^{1/w}$ (the matchers' default: the cost of the matching);
     ``"mean"``: $(\frac1k \sum d^w)^{1/w}$ over the ``k`` pairs, POT's convention: with |A| = |B| = n it

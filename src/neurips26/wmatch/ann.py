@@ -20,16 +20,14 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._validate import check_norm_p, check_point, check_points, lp_distance
+from ._validate import check_dim, check_int_arg, check_norm_p, check_point, check_points, check_seed, lp_distance
 
 
 class _IdArrayIndex:
     """Live points in a dense array with swap-remove, plus id <-> row maps."""
 
     def __init__(self, dim: int) -> None:
-        if not isinstance(dim, int) or dim < 1:
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
-        self.dim = dim
+        self.dim = check_dim(dim)
         self._X = np.empty((16, dim))
         self._ids = np.empty(16, dtype=np.int64)
         self._row: dict[int, int] = {}
@@ -141,13 +139,17 @@ class PStableLSH(_IdArrayIndex):
     def __init__(self, dim: int, *, norm_p: float = 2.0, bucket_width: float = 1.0, n_hashes: int = 4,
                  n_tables: int = 8, approx_factor: float = 2.0, seed: int = 0) -> None:
         super().__init__(dim)
-        if norm_p not in (1, 2, 1.0, 2.0):
+        if isinstance(norm_p, bool) or norm_p not in (1, 2, 1.0, 2.0):
             raise ValueError(f"PStableLSH supports norm_p 1 or 2, got {norm_p!r}")
-        if not bucket_width > 0:
-            raise ValueError(f"bucket_width must be > 0, got {bucket_width!r}")
+        if isinstance(bucket_width, bool) or not isinstance(bucket_width, int | float) \
+                or not (0 < bucket_width < math.inf):
+            raise ValueError(f"bucket_width must be a finite number > 0, got {bucket_width!r}")
         for name, value in (("n_hashes", n_hashes), ("n_tables", n_tables)):
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive int, got {value!r}")
+            check_int_arg(value, name, 1)
+        if isinstance(approx_factor, bool) or not isinstance(approx_factor, int | float) \
+                or not (1 <= approx_factor < math.inf):
+            raise ValueError(f"approx_factor must be a finite number >= 1, got {approx_factor!r}")
+        check_seed(seed)
         self.norm_p, self.bucket_width, self.approx_factor = float(norm_p), float(bucket_width), approx_factor
         rng = np.random.default_rng(seed)
         shape = (n_tables, n_hashes, dim)
@@ -212,7 +214,7 @@ class FaissANN:
             import faiss
         except ImportError as err:  # pragma: no cover - depends on the environment
             raise ImportError("FaissANN needs faiss-cpu: pip install faiss-cpu") from err
-        self.dim, self.norm_p = dim, check_norm_p(norm_p)
+        self.dim, self.norm_p = check_dim(dim), check_norm_p(norm_p)
         metrics = {1.0: faiss.METRIC_L1, 2.0: faiss.METRIC_L2, math.inf: faiss.METRIC_Linf}
         if self.norm_p not in metrics:
             raise ValueError(f"FaissANN supports norm_p 1, 2 or inf, got {norm_p!r}")

@@ -15,6 +15,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ._validate import (
+    check_dim,
     check_norm_p,
     check_point,
     check_point_id,
@@ -27,6 +28,8 @@ from ._validate import (
     lp_distance,
 )
 from .ann import make_ann
+
+METHODS = ("lsa", "emd")
 
 
 def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: int = 1,
@@ -73,9 +76,7 @@ class _PointStore:
     """Ids, sides and coordinates of live points, shared by the baselines' insert/delete API."""
 
     def __init__(self, dim: int, norm_p: float, wasserstein_p: int) -> None:
-        if not isinstance(dim, int) or dim < 1:
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
-        self.dim, self.norm_p = dim, check_norm_p(norm_p)
+        self.dim, self.norm_p = check_dim(dim), check_norm_p(norm_p)
         self.wasserstein_p = check_wasserstein_p(wasserstein_p)
         self._points: dict[int, tuple[np.ndarray, str]] = {}
         self._next_id = 0
@@ -115,6 +116,8 @@ class RecomputeBaseline(_PointStore):
     """Exact static solve after every update (``method`` as in :func:`exact_matching`)."""
 
     def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1, method: str = "lsa") -> None:
+        if method not in METHODS:
+            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         super().__init__(dim, norm_p, wasserstein_p)
         self.method = method
         self._cost, self._pairs = 0.0, []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validate import check_points
+from ._validate import _check_range, check_int_arg, check_points, coordinate_limit
 from .grid import DynamicWassersteinMatcher
 
 
@@ -61,15 +61,28 @@ def wasserstein_drift(stream: object, window: int, *, reference: object | None =
         matcher_factory: ``dim -> matcher``; default ``DynamicWassersteinMatcher(dim)``.
     """
     X = check_points(stream, None, "stream")
-    if not isinstance(window, int) or window < 1:
-        raise ValueError(f"window must be a positive int, got {window!r}")
-    if not isinstance(every, int) or every < 1:
-        raise ValueError(f"every must be a positive int, got {every!r}")
-    ref = X[:window] if reference is None else check_points(reference, X.shape[1], "reference")
+    _check_range(X, "stream", coordinate_limit(X.shape[1]))
+    window = check_int_arg(window, "window", 1)
+    every = check_int_arg(every, "every", 1)
+    exact_every = check_int_arg(exact_every, "exact_every", 0)
+    if reference is None:
+        ref = X[:window]
+    else:
+        ref = check_points(reference, X.shape[1], "reference")
+        _check_range(ref, "reference", coordinate_limit(X.shape[1]))
+        if len(ref) != window:
+            raise ValueError(f"reference must hold window={window} points, got {len(ref)}")
     start = window if reference is None else 0
     if len(X) < start + window:
         raise ValueError(f"stream needs at least {start + window} points for window={window}, got {len(X)}")
+    if matcher_factory is not None and not callable(matcher_factory):
+        raise TypeError(f"matcher_factory must be a callable dim -> matcher, got {type(matcher_factory).__name__}")
     matcher = (matcher_factory or (lambda dim: DynamicWassersteinMatcher(dim)))(X.shape[1])
+    missing = [m for m in ("insert", "insert_many", "delete", "cost", "matching_cost")
+               if not callable(getattr(matcher, m, None))]
+    if missing:
+        raise TypeError(f"matcher_factory returned {type(matcher).__name__}, which lacks {missing} of the "
+                        "matcher API (insert, insert_many, delete, cost, matching_cost)")
     matcher.insert_many(ref, "A")
     live = deque(matcher.insert_many(X[start:start + window], "B"))
     steps, estimates, exact = [], [], []

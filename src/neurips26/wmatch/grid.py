@@ -34,10 +34,15 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ._validate import (
+    check_dim,
+    check_eps,
+    check_int_arg,
     check_norm_p,
+    check_normalize,
     check_point,
     check_point_id,
     check_points,
+    check_seed,
     check_side,
     check_wasserstein_p,
     coordinate_limit,
@@ -85,14 +90,17 @@ class DynamicWassersteinMatcher:
                  branching: int | None = None, levels: int | None = None, ann: str = "bruteforce",
                  node_solver: str = "auto", exact_node_limit: int = 64,
                  bounds: tuple[object, object] | None = None, seed: int = 0) -> None:
-        if not isinstance(dim, int) or isinstance(dim, bool) or dim < 1:
-            raise ValueError(f"dim must be a positive int, got {dim!r}")
-        if not (isinstance(eps, int | float) and 0 < eps <= 1):
-            raise ValueError(f"eps must be in (0, 1], got {eps!r}")
-        if branching is not None and (not isinstance(branching, int) or branching < 2):
-            raise ValueError(f"branching must be an int >= 2, got {branching!r}")
-        if levels is not None and (not isinstance(levels, int) or not 1 <= levels <= 32):
+        check_dim(dim)
+        check_eps(eps)
+        if branching is not None:
+            check_int_arg(branching, "branching", 2)
+        if levels is not None and (check_int_arg(levels, "levels", 1) > 32):
             raise ValueError(f"levels must be an int in [1, 32], got {levels!r}")
+        check_int_arg(exact_node_limit, "exact_node_limit", 1)
+        check_seed(seed)
+        if bounds is not None and (isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__")
+                                   or len(bounds) != 2):
+            raise ValueError(f"bounds must be a pair (lo, hi) of points, got {bounds!r}")
         if node_solver not in ("auto", "exact", "greedy"):
             raise ValueError(f"node_solver must be 'auto', 'exact' or 'greedy', got {node_solver!r}")
         if ann not in ("bruteforce", "lsh", "faiss"):
@@ -222,6 +230,7 @@ class DynamicWassersteinMatcher:
         """The true cost of :meth:`matching`: ``normalize="sum"`` $(\\sum_{(a,b)} \\|a - b\\|_p^w)^{1/w}$;
         ``"mean"`` $(\\frac1k \\sum \\|a - b\\|_p^w)^{1/w}$ over the k pairs, POT's convention
         (``ot.emd2`` with uniform weights, when |A| = |B|)."""
+        check_normalize(normalize)
         pairs = self.matching()
         if not pairs:
             return finish_cost(0.0, 0, self.wasserstein_p, normalize)

@@ -24,7 +24,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validate import check_metric_matrix, check_point_id, check_side, check_wasserstein_p, finish_cost
+from ._validate import (
+    check_eps,
+    check_metric_matrix,
+    check_normalize,
+    check_point_id,
+    check_seed,
+    check_side,
+    check_wasserstein_p,
+    finish_cost,
+)
 
 _GLOBAL = -1  # the cluster id of the final, global scale
 
@@ -48,8 +57,12 @@ class MetricDynamicMatcher:
         self.wasserstein_p = check_wasserstein_p(wasserstein_p)
         if not isinstance(k, int) or isinstance(k, bool) or k < 1:
             raise ValueError(f"k must be an int >= 1, got {k!r}")
-        if not (isinstance(eps, int | float) and 0 < eps <= 1):
-            raise ValueError(f"eps must be in (0, 1], got {eps!r}")
+        check_eps(eps)
+        check_seed(seed)
+        if scale_range is not None:
+            if isinstance(scale_range, str | bytes) or not hasattr(scale_range, "__len__") or len(scale_range) != 2 \
+                    or not all(isinstance(r, int | float) and not isinstance(r, bool) for r in scale_range):
+                raise ValueError(f"scale_range must be a pair of numbers (r_min, r_max), got {scale_range!r}")
         self.k, self.eps, self._rng = k, float(eps), np.random.default_rng(seed)
         if callable(dist):
             if scale_range is None:
@@ -217,6 +230,8 @@ class MetricDynamicMatcher:
     def insert_many(self, ids: list[int], side: str) -> None:
         """Insert several points of one side, then rebuild once."""
         sign = 1 if check_side(side) == "A" else -1
+        if isinstance(ids, str | bytes) or not hasattr(ids, "__iter__"):
+            raise TypeError(f"ids must be a sequence of int point ids, got {type(ids).__name__}")
         checked = [self._check_id(pid) for pid in ids]
         if len(set(checked)) != len(checked) or any(pid in self._side for pid in checked):
             raise ValueError("insert_many: ids must be distinct and not live already")
@@ -255,6 +270,7 @@ class MetricDynamicMatcher:
     def matching_cost(self, normalize: str = "sum") -> float:
         """The true cost of :meth:`matching`: ``"sum"`` $(\\sum_{(a,b)} d(a, b)^w)^{1/w}$, ``"mean"`` the sum
         divided by the number of pairs first (POT's ``ot.emd2`` convention for uniform weights)."""
+        check_normalize(normalize)
         pairs = self.matching()
         total = sum(float(self._d(a, [b])[0]) ** self.wasserstein_p for a, b in pairs)
         return finish_cost(total, len(pairs), self.wasserstein_p, normalize)
