@@ -1,0 +1,391 @@
+r"""The server side: per-type feature aligners, one shared ladder side network, asynchronous updates.
+
+**Adaptive layer-wise feature alignment** (our reconstruction; the paper's design is not public). For a
+backbone type $b$ whose payload carries $K$ layers $h_{b,1..K}$ of width $d_b$, side layer $l = 1..L_s$ reads
+
+$$z_l = \sum_{k \in W_l} \mathrm{softmax}(\beta_{b,l})_k \; P_{b,l}\,\mathrm{norm}_b(h_{b,k}), \qquad
+W_l = \{c_l - w, \dots, c_l + w\} \cap [1, K], \quad c_l = \mathrm{round}(l K / L_s),$$
+
+$\beta_{b,l}$ initialised peaked at $c_l$, $P_{b,l} \in \mathbb{R}^{d_s \times d_b}$ trainable, and
+$\mathrm{norm}_b$ a running per-type, per-layer standardisation (mean and variance of the arrivals), so
+backbones of different scale land on one scale. The "no-align" ablation is ``window=0, norm="none"``: one
+linear map per side layer from the layer at relative depth $l/L_s$.
+
+**Ladder side network** (LST, Sung et al. 2022), width $d_s$, $L_s$ blocks, gates $\mu_l = \sigma(\alpha_l/T)$
+with $\alpha_l = 0$ at the start and $T = 0.1$:
+
+$$s_0 = z_1, \qquad s_l = \mu_l\, z_l + (1 - \mu_l)\, f_l(s_{l-1}), \qquad \hat y = W_o\,\mathrm{LN}(s_{L_s}),$$
+
+$f_l(s) = s + \mathrm{MLP}(\mathrm{LN}(s))$ (``block="mlp"``) or a pre-LN transformer block over the
+token axis (``block="transformer"``; with one vector per sample the attention is trivial).
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from collections.abc import Mapping
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .payload import QUANT_BITS, ActivationPayload
+
+__all__ = ["NORMS", "FeatureAligner", "SideModel", "SideNetwork", "SideTuningServer", "side_step_flops"]
+
+NORMS = ("running", "layer", "none")
+
+
+def _pos_int(name: str, v: object, lo: int = 1) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+        raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
+    return v
+
+
+def _pos_float(name: str, v: object, *, allow_zero: bool = False) -> float:
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0 or (v == 0
+                                                                                                  and not allow_zero):
+        raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {v!r}")
+    return float(v)
+
+
+class FeatureAligner(nn.Module):
+    """Maps one backbone type's ``K`` uploaded layers ``[B, K, (T,) d_b]`` to side inputs ``[B, L_s, (T,) d_s]``.
+
+    Args:
+        n_backbone_layers: ``K``, layers per payload of this type.
+        d_backbone: their width ``d_b``.
+        n_side_layers: ``L_s``.  d_side: ``d_s``.
+        window: depth-mixing half width ``w`` (0: each side layer reads one backbone layer).
+        norm: ``"running"`` (per-type, per-layer running standardisation), ``"layer"`` (per-vector, no affine)
+            or ``"none"``.
+        momentum: weight of a new batch in the running statistics after the first ``1/momentum`` batches
+            (before that, the plain average of all batches so far).
+    """
+
+    def __init__(self, n_backbone_layers: int, d_backbone: int, n_side_layers: int, d_side: int, window: int = 2,
+                 norm: str = "running", *, momentum: float = 0.01) -> None:
+        super().__init__()
+        k = _pos_int("n_backbone_layers", n_backbone_layers)
+        self.d_backbone = _pos_int("d_backbone", d_backbone)
+        ls = _pos_int("n_side_layers", n_side_layers)
+        self.d_side = _pos_int("d_side", d_side)
+        self.window = _pos_int("window", window, 0)
+        if norm not in NORMS:
+            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+        if not (isinstance(momentum, float | int) and 0 < momentum <= 1):
+            raise ValueError(f"momentum must be in (0, 1], got {momentum!r}")
+        self.n_backbone_layers, self.n_side_layers, self.norm, self.momentum = k, ls, norm, float(momentum)
+        # c_l = round(l K / L_s) (1-based), the backbone layer at the side layer's relative depth
+        centers = [min(k, max(1, round(l * k / ls))) - 1 for l in range(1, ls + 1)]
+        beta = torch.full((ls, k), -math.inf)
+        for l, c in enumerate(centers):
+            lo, hi = max(0, c - self.window), min(k - 1, c + self.window)
+            beta[l, lo:hi + 1] = 0.0
+            beta[l, c] = 2.0  # peaked at c_l: softmax weight e^2 / (e^2 + 2w) there
+        self.register_buffer("window_mask", torch.isfinite(beta))
+        self.beta = nn.Parameter(torch.where(torch.isfinite(beta), beta, torch.zeros_like(beta)))
+        self.proj = nn.ModuleList(nn.Linear(d_backbone, d_side) for _ in range(ls))
+        self.register_buffer("running_mean", torch.zeros(k, d_backbone))
+        self.register_buffer("running_var", torch.ones(k, d_backbone))
+        self.register_buffer("batches_seen", torch.zeros((), dtype=torch.long))
+        self.centers = centers
+
+    def mixing_weights(self) -> torch.Tensor:
+        """``[L_s, K]``: $\\mathrm{softmax}(\\beta_l)$ over the window (zero outside)."""
+        return torch.softmax(self.beta.masked_fill(~self.window_mask, -math.inf), dim=-1)
+
+    def _normalise(self, h: torch.Tensor) -> torch.Tensor:
+        if self.norm == "none":
+            return h
+        if self.norm == "layer":
+            return F.layer_norm(h, h.shape[-1:])
+        flat = h.transpose(0, 1).reshape(self.n_backbone_layers, -1, self.d_backbone)  # [K, N, d]
+        if self.training:
+            with torch.no_grad():
+                n = int(self.batches_seen) + 1
+                rate = max(1.0 / n, self.momentum)
+                self.running_mean.lerp_(flat.mean(1), rate)
+                self.running_var.lerp_(flat.var(1, unbiased=False) if flat.shape[1] > 1
+                                       else torch.ones_like(self.running_var), rate)
+                self.batches_seen += 1
+        shape = (1, self.n_backbone_layers) + (1,) * (h.dim() - 3) + (self.d_backbone,)
+        # (h - mu_b) / sqrt(var_b + eps), per type and per layer
+        return (h - self.running_mean.view(shape)) * torch.rsqrt(self.running_var.view(shape) + 1e-5)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        """``h [B, K, d_b]`` or ``[B, K, T, d_b]`` -> ``z [B, L_s, d_s]`` or ``[B, L_s, T, d_s]``."""
+        if h.dim() not in (3, 4) or h.shape[1] != self.n_backbone_layers or h.shape[-1] != self.d_backbone:
+            raise ValueError(f"features must be [B, {self.n_backbone_layers}, (T,) {self.d_backbone}], "
+                             f"got {tuple(h.shape)}")
+        hn = self._normalise(h)
+        w = self.mixing_weights()  # [L_s, K]
+        zs = []
+        for l, proj in enumerate(self.proj):
+            # z_l = sum_k softmax(beta_l)_k P_l norm(h_k): mix first (P_l is linear), then project
+            mixed = torch.einsum("k,bk...d->b...d", w[l], hn)
+            zs.append(proj(mixed))
+        return torch.stack(zs, dim=1)
+
+
+class _MLPBlock(nn.Module):
+    def __init__(self, d: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d)
+        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+
+    def forward(self, s: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return s + self.mlp(self.norm(s))  # f(s) = s + MLP(LN(s))
+
+
+class _TransformerBlock(nn.Module):
+    def __init__(self, d: int, n_heads: int) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.attn = nn.MultiheadAttention(d, n_heads, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+
+    def forward(self, s: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``s [B, T, d]``; ``mask [B, T]`` True = real token."""
+        x = self.norm1(s)
+        a, _ = self.attn(x, x, x, key_padding_mask=None if mask is None else ~mask, need_weights=False)
+        s = s + a
+        return s + self.mlp(self.norm2(s))
+
+
+class SideNetwork(nn.Module):
+    """The shared ladder side network (see the module docstring).
+
+    Args:
+        d_side: width ``d_s``.  n_layers: ``L_s``.  n_classes: outputs of the head.
+        block: ``"mlp"`` or ``"transformer"``.  gate_T: the gate temperature ``T``.
+        n_heads: attention heads of transformer blocks.
+    """
+
+    def __init__(self, d_side: int = 64, n_layers: int = 3, n_classes: int = 2, block: str = "mlp",
+                 gate_T: float = 0.1, *, n_heads: int = 4) -> None:
+        super().__init__()
+        self.d_side = _pos_int("d_side", d_side)
+        self.n_layers = _pos_int("n_layers", n_layers)
+        self.n_classes = _pos_int("n_classes", n_classes, 2)
+        if block not in ("mlp", "transformer"):
+            raise ValueError(f"block must be 'mlp' or 'transformer', got {block!r}")
+        if block == "transformer" and d_side % n_heads:
+            raise ValueError(f"d_side ({d_side}) must be divisible by n_heads ({n_heads}) for transformer blocks")
+        self.block, self.gate_T = block, _pos_float("gate_T", gate_T)
+        make = (lambda: _MLPBlock(d_side)) if block == "mlp" else (lambda: _TransformerBlock(d_side, n_heads))
+        self.blocks = nn.ModuleList(make() for _ in range(n_layers))
+        self.alpha = nn.Parameter(torch.zeros(n_layers))  # mu_l = sigmoid(alpha_l / T) = 0.5 at the start
+        self.head_norm = nn.LayerNorm(d_side)
+        self.head = nn.Linear(d_side, n_classes)
+
+    def gates(self) -> torch.Tensor:
+        """``[L_s]``: $\\mu_l = \\sigma(\\alpha_l / T)$."""
+        return torch.sigmoid(self.alpha / self.gate_T)
+
+    def forward(self, z: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """``z [B, L_s, d_s]`` or ``[B, L_s, T, d_s]`` (with ``mask [B, T]``) -> logits ``[B, n_classes]``."""
+        if z.dim() not in (3, 4) or z.shape[1] != self.n_layers or z.shape[-1] != self.d_side:
+            raise ValueError(f"side inputs must be [B, {self.n_layers}, (T,) {self.d_side}], got {tuple(z.shape)}")
+        tokens = z if z.dim() == 4 else z.unsqueeze(2)  # [B, L_s, T, d_s]
+        mu = self.gates()
+        s = tokens[:, 0]
+        for l, block in enumerate(self.blocks):
+            # s_l = mu_l z_l + (1 - mu_l) f_l(s_{l-1})
+            s = mu[l] * tokens[:, l] + (1 - mu[l]) * block(s, mask if z.dim() == 4 else None)
+        s = self.head_norm(s)  # [B, T, d_s]
+        if z.dim() == 4 and mask is not None:
+            m = mask.to(s.dtype)[..., None]
+            pooled = (s * m).sum(1) / m.sum(1).clamp(min=1.0)
+        else:
+            pooled = s.mean(1)
+        return self.head(pooled)
+
+
+def side_step_flops(side: SideNetwork, aligner: FeatureAligner, n_vectors: int, *, backward: bool = True) -> float:
+    """Dense FLOPs of one aligned side-network pass over ``n_vectors`` (x3 with the backward)."""
+    params = sum(p.numel() for p in side.parameters()) + sum(p.numel() for p in aligner.parameters())
+    return (6.0 if backward else 2.0) * params * n_vectors
+
+
+class SideModel(nn.Module):
+    """What a device downloads once for inference: its type's aligner + the side network.
+    ``forward(features [B, K, (T,) d_b], mask=None) -> logits``."""
+
+    def __init__(self, aligner: FeatureAligner, side: SideNetwork) -> None:
+        super().__init__()
+        self.aligner, self.side = aligner, side
+
+    def forward(self, features: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        return self.side(self.aligner(features), mask)
+
+
+class SideTuningServer:
+    """Trains the side network and the aligners, one optimiser step per arrival (no rounds, no barrier).
+
+    Args:
+        side: the :class:`SideNetwork`.
+        aligners: ``{backbone_type: FeatureAligner}``.
+        lr: Adam learning rate.
+        cache: keep every arrival (dequantised) and interleave replay steps from it, drawn per-device balanced
+            (a device then forwards each sample once).
+        replay_ratio: replay steps per arrival (fractions accumulate: 0.5 = one every second arrival).
+        replay_batch: samples per replay step (default: the arriving batch's size).
+        seed: seeds the replay draws.
+        step_time_s: virtual server time per optimiser step (a fixed cost keeps the simulation deterministic);
+            default: measured wall time is *not* used.
+    """
+
+    def __init__(self, side: SideNetwork, aligners: Mapping[str, FeatureAligner], lr: float = 1e-3,
+                 cache: bool = True, replay_ratio: float = 1.0, *, replay_batch: int | None = None, seed: int = 0,
+                 step_time_s: float = 0.005, weight_decay: float = 0.0) -> None:
+        if not isinstance(side, SideNetwork):
+            raise TypeError(f"side must be a SideNetwork, got {type(side).__name__}")
+        if not isinstance(aligners, Mapping) or not aligners:
+            raise ValueError("aligners must be a non-empty dict {backbone_type: FeatureAligner}")
+        for name, a in aligners.items():
+            if not isinstance(a, FeatureAligner):
+                raise TypeError(f"aligners[{name!r}] must be a FeatureAligner, got {type(a).__name__}")
+            if a.d_side != side.d_side or a.n_side_layers != side.n_layers:
+                raise ValueError(f"aligners[{name!r}] maps to {a.n_side_layers} x {a.d_side}, the side network "
+                                 f"has {side.n_layers} x {side.d_side}")
+        _pos_float("lr", lr)
+        _pos_float("replay_ratio", replay_ratio, allow_zero=True)
+        _pos_float("step_time_s", step_time_s, allow_zero=True)
+        if replay_batch is not None:
+            _pos_int("replay_batch", replay_batch)
+        self.side, self.aligners = side, dict(aligners)
+        named = {f"aligner_{i}": a for i, a in enumerate(self.aligners.values())}
+        self.trainable = nn.ModuleDict({"side": side, **named})
+        self.optimizer = torch.optim.AdamW(self.trainable.parameters(), lr=float(lr), weight_decay=weight_decay)
+        self.cache_enabled, self.replay_ratio, self.replay_batch = bool(cache), float(replay_ratio), replay_batch
+        self.step_time_s = float(step_time_s)
+        self._gen = torch.Generator().manual_seed(int(seed))
+        self._credit = 0.0
+        self.cache: dict[int, list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]] = {}
+        self.processed: list[tuple[int, int]] = []  # (device_id, seq) of every arrival, in order
+        self._seen: set[tuple[int, int]] = set()
+        self.steps = 0
+        self.server_flops = 0.0
+
+    # ------------------------------------------------------------------ validation
+    def _check_payload(self, payload: object) -> None:
+        if not isinstance(payload, ActivationPayload):
+            raise TypeError(f"payload must be an ActivationPayload, got {type(payload).__name__}")
+        if payload.backbone_type not in self.aligners:
+            raise ValueError(f"payload backbone_type {payload.backbone_type!r} is unknown: the server has aligners "
+                             f"for {sorted(self.aligners)}")
+        a = self.aligners[payload.backbone_type]
+        if payload.width != a.d_backbone or payload.n_layers != a.n_backbone_layers:
+            raise ValueError(f"payload of type {payload.backbone_type!r} has {payload.n_layers} layers of width "
+                             f"{payload.width}; its aligner expects {a.n_backbone_layers} x {a.d_backbone}")
+        if payload.quant_bits not in QUANT_BITS:
+            raise ValueError(f"payload quant_bits must be one of {QUANT_BITS}, got {payload.quant_bits!r}")
+        if (payload.labels < 0).any() or (payload.labels >= self.side.n_classes).any():
+            raise ValueError(f"payload labels must lie in [0, {self.side.n_classes}), got "
+                             f"{payload.labels.min().item()}..{payload.labels.max().item()}")
+        key = (payload.device_id, payload.seq)
+        if key in self._seen:
+            raise ValueError(f"payload (device_id={key[0]}, seq={key[1]}) was already processed")
+
+    # ------------------------------------------------------------------ training
+    def _loss(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> torch.Tensor:
+        logits, ys = [], []
+        for btype, x, y, mask in groups:
+            logits.append(self.side(self.aligners[btype](x), mask))
+            ys.append(y)
+        return F.cross_entropy(torch.cat(logits), torch.cat(ys))
+
+    def _step(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> float:
+        self.trainable.train()
+        loss = self._loss(groups)
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.steps += 1
+        for btype, x, _, _ in groups:
+            self.server_flops += side_step_flops(self.side, self.aligners[btype], x.shape[0])
+        return float(loss.detach())
+
+    def _replay_groups(self, n: int) -> list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]:
+        """``n`` cached samples, each from a device drawn uniformly (per-device balanced), grouped by type."""
+        devices = sorted(self.cache)
+        picks: dict[tuple[int, int], list[int]] = {}
+        dev_draw = torch.randint(len(devices), (n,), generator=self._gen).tolist()
+        for d in dev_draw:
+            entries = self.cache[devices[d]]
+            e = int(torch.randint(len(entries), (1,), generator=self._gen))
+            i = int(torch.randint(entries[e][1].shape[0], (1,), generator=self._gen))
+            picks.setdefault((devices[d], e), []).append(i)
+        by_type: dict[str, list] = {}
+        for (dev, e), rows in sorted(picks.items()):
+            btype, x, y, mask = self.cache[dev][e]
+            by_type.setdefault(btype, []).append((x[rows], y[rows], None if mask is None else mask[rows]))
+        groups = []
+        for btype, items in sorted(by_type.items()):
+            if items[0][2] is not None:  # "all" payloads: pad token axes to a common length
+                t = max(x.shape[2] for x, _, _ in items)
+                xs = [F.pad(x, (0, 0, 0, t - x.shape[2])) for x, _, _ in items]
+                ms = [F.pad(m, (0, t - m.shape[1])) for _, _, m in items]
+                groups.append((btype, torch.cat(xs), torch.cat([y for _, y, _ in items]), torch.cat(ms)))
+            else:
+                groups.append((btype, torch.cat([x for x, _, _ in items]), torch.cat([y for _, y, _ in items]), None))
+        return groups
+
+    def replay_step(self, n: int | None = None) -> float | None:
+        """One optimiser step on ``n`` cached samples (default ``replay_batch`` or 16); ``None`` if the cache is
+        empty."""
+        if not self.cache:
+            return None
+        return self._step(self._replay_groups(n or self.replay_batch or 16))
+
+    def receive(self, payload: ActivationPayload) -> dict[str, float]:
+        """One asynchronous update on an arriving payload (plus its replay steps); returns metrics:
+        ``loss``, ``replay_steps``, ``replay_loss``, ``server_steps`` (this call), ``wall_s``."""
+        self._check_payload(payload)
+        start = time.perf_counter()
+        x, y = payload.dequantize(), payload.labels.long()
+        mask = payload.token_mask
+        loss = self._step([(payload.backbone_type, x, y, mask)])
+        self.processed.append((payload.device_id, payload.seq))
+        self._seen.add((payload.device_id, payload.seq))
+        if self.cache_enabled:
+            self.cache.setdefault(payload.device_id, []).append((payload.backbone_type, x, y, mask))
+        n_replay = 0
+        replay_losses = []
+        if self.cache_enabled and self.replay_ratio > 0:
+            self._credit += self.replay_ratio
+            while self._credit >= 1.0 - 1e-12:
+                self._credit -= 1.0
+                replay_losses.append(self.replay_step(self.replay_batch or payload.batch_size))
+                n_replay += 1
+        return {"loss": loss, "replay_steps": float(n_replay),
+                "replay_loss": float(sum(replay_losses) / len(replay_losses)) if replay_losses else math.nan,
+                "server_steps": float(1 + n_replay), "wall_s": time.perf_counter() - start}
+
+    @property
+    def cached_samples(self) -> int:
+        return sum(x.shape[0] for entries in self.cache.values() for _, x, _, _ in entries)
+
+    # ------------------------------------------------------------------ inference
+    @torch.no_grad()
+    def predict_logits(self, features: torch.Tensor, backbone_type: str, mask: torch.Tensor | None = None
+                       ) -> torch.Tensor:
+        """Logits ``[B, n_classes]`` for features ``[B, K, (T,) d_b]`` of ``backbone_type`` (eval mode)."""
+        if backbone_type not in self.aligners:
+            raise ValueError(f"backbone_type {backbone_type!r} is unknown: the server has {sorted(self.aligners)}")
+        self.trainable.eval()
+        return self.side(self.aligners[backbone_type](features), mask)
+
+    def export(self, backbone_type: str) -> SideModel:
+        """A copy of ``backbone_type``'s aligner + the side network, for on-device inference (eval mode)."""
+        if backbone_type not in self.aligners:
+            raise ValueError(f"backbone_type {backbone_type!r} is unknown: the server has {sorted(self.aligners)}")
+        return SideModel(copy.deepcopy(self.aligners[backbone_type]), copy.deepcopy(self.side)).eval()
+
+    def download_nbytes(self, backbone_type: str) -> int:
+        """Bytes of :meth:`export` as float32 (what a device downloads once for inference)."""
+        m = self.export(backbone_type)
+        return sum(p.numel() * 4 for p in m.parameters())
