@@ -40,6 +40,9 @@ __all__ = ["GradientSVSearch", "LaserExhaustiveSearch", "RandomMatrixSearch", "l
 
 def laser_grid_passes(n_candidates: int, n_rho: int) -> int:
     """Forward passes of LASER's full grid: one per (matrix, $\\rho$) cell (1260 = 210 x 6 for SmolLM2-135M)."""
+    for name, v in (("n_candidates", n_candidates), ("n_rho", n_rho)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            raise ValueError(f"{name} must be an int >= 0, got {v!r}")
     return n_candidates * n_rho
 
 
@@ -170,7 +173,14 @@ class GradientSVSearch:
             raise TypeError(f"loss_fn must be callable (model, batch) -> loss, got {type(self.loss_fn).__name__}")
         if eval_fn is not None:
             _check_eval_fn(eval_fn)
-        batches = list(cal_batches) if not isinstance(cal_batches, torch.Tensor | dict) else [cal_batches]
+        if isinstance(cal_batches, torch.Tensor | dict):
+            batches = [cal_batches]
+        else:
+            try:
+                batches = list(cal_batches)
+            except TypeError as err:
+                raise TypeError(f"cal_batches must be an iterable of batches, got {type(cal_batches).__name__}") \
+                    from err
         if not batches:
             raise ValueError("cal_batches is empty: the search needs calibration data")
         clock = _Clock(model)

@@ -26,7 +26,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .stats import _EPS, POSITIONS, SCORES, AngleConcentrationStats, _selection, _unpack
+from .stats import _EPS, POSITIONS, SCORES, AngleConcentrationStats, _selection, _unpack, check_rows
 from .svd import RankReduction, RestoreHandle, _check_rho, laser_reduce, rank_for_rho, svd_factors
 
 __all__ = ["DEFAULT_RHO_GRID", "ForwardOnlyRankSearch", "SearchResult", "angle_concentration_by_rank", "knee_index"]
@@ -163,10 +163,8 @@ def _check_batches(cal_batches: Any) -> list[Any]:
 def angle_concentration_by_rank(c: torch.Tensor) -> torch.Tensor:
     r"""$A(W_k)$ for $k = 1..r$ from the coefficient block ``c [T, r]``: the mean pairwise cosine of
     $W_k x_t = \sum_{i \le k} c_{t,i} u_i$, i.e. of the truncated rows $c_{t, \le k}$. Returns float64 ``[r]``."""
-    c = torch.as_tensor(c, dtype=torch.float64)
+    c = check_rows(c, "c")
     t = c.shape[0]
-    if t < 2:
-        raise ValueError(f"need at least 2 tokens, got {t}")
     # ‖c_{t,≤k}‖ for every k: cumulative sums of squares  [T, r]
     norms = torch.sqrt(torch.cumsum(c ** 2, dim=1)).clamp_min(_EPS)
     # Σ_{s≠t} cos_k(s, t) = Σ_i (Σ_t c_{t,i}/‖c_{t,≤k}‖)² − Σ_t 1 over i ≤ k; computed per k  [r]
@@ -180,7 +178,13 @@ def angle_concentration_by_rank(c: torch.Tensor) -> torch.Tensor:
 def knee_index(curve: torch.Tensor) -> int:
     """0-based index of the knee of a curve over ``k = 1..r``: the point farthest from the chord between
     its end points after scaling both axes to [0, 1] (Kneedle's distance form; a choice, inferred)."""
+    if isinstance(curve, str | bytes) or curve is None:
+        raise TypeError(f"curve must be a 1-D tensor of numbers, got {type(curve).__name__}")
     y = torch.as_tensor(curve, dtype=torch.float64)
+    if y.dim() != 1 or y.numel() == 0:
+        raise ValueError(f"curve must be a non-empty 1-D tensor, got shape {tuple(y.shape)}")
+    if not torch.isfinite(y).all():
+        raise ValueError("curve must be finite (found NaN or inf)")
     n = y.numel()
     if n < 3:
         return n - 1

@@ -42,11 +42,31 @@ POSITIONS = ("last", "all")
 _EPS = 1e-12  # ‖W x‖ below this counts as zero: ĉ = 0 for that token
 
 
+def check_rows(c: object, name: str = "c", *, min_rows: int = 2) -> torch.Tensor:
+    """``c`` as a finite float64 CPU tensor ``[T >= min_rows, r >= 1]`` (a tensor or a nested list of numbers)."""
+    if isinstance(c, str | bytes) or c is None:
+        raise TypeError(f"{name} must be a 2-D tensor [T, r] of numbers, got {type(c).__name__}")
+    try:
+        t = torch.as_tensor(c).detach()
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"{name} must be a 2-D tensor [T, r] of numbers, got {type(c).__name__}") from err
+    if t.dtype == torch.bool or t.is_complex():
+        raise TypeError(f"{name} must hold real numbers, got dtype {t.dtype}")
+    if t.dim() != 2 or t.shape[0] < min_rows or t.shape[1] < 1:
+        raise ValueError(f"{name} must be [T >= {min_rows}, r >= 1], got shape {tuple(t.shape)}")
+    t = t.to(device="cpu", dtype=torch.float64)
+    if not torch.isfinite(t).all():
+        raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(t)).sum())} NaN/inf entries")
+    return t
+
+
 def mean_pairwise_cosine(y: torch.Tensor) -> float:
-    r"""Brute force $\frac{1}{T(T-1)}\sum_{s \ne t} \cos(y_s, y_t)$ of rows ``y [T, m]`` (T >= 2), in float64."""
-    y = torch.as_tensor(y).detach().to(device="cpu", dtype=torch.float64)
-    if y.dim() != 2 or y.shape[0] < 2:
-        raise ValueError(f"y must be [T >= 2, m], got {tuple(y.shape)}")
+    r"""Brute force $\frac{1}{T(T-1)}\sum_{s \ne t} \cos(y_s, y_t)$ of rows ``y [T, m]`` (T >= 2), in float64.
+
+    Every row must be non-zero (the cosine of a zero vector is undefined)."""
+    y = check_rows(y, "y")
+    if bool((y.norm(dim=1) == 0).any()):
+        raise ValueError(f"y has {int((y.norm(dim=1) == 0).sum())} all-zero rows: their cosine is undefined")
     rows = y.numpy()
     t = rows.shape[0]
     total = 0.0
@@ -59,7 +79,7 @@ def mean_pairwise_cosine(y: torch.Tensor) -> float:
 
 def kappa_from_coefficients(c: torch.Tensor) -> torch.Tensor:
     r"""$\kappa$ [r] from the whole coefficient block ``c [T, r]`` at once (the batch form of the streamed sums)."""
-    c = torch.as_tensor(c, dtype=torch.float64)
+    c = check_rows(c, "c")
     t = c.shape[0]
     norm = c.norm(dim=1, keepdim=True)
     c_hat = torch.where(norm > _EPS, c / norm.clamp_min(_EPS), torch.zeros_like(c))
@@ -92,6 +112,12 @@ class _MatrixStats:
         self.s2 += (c_hat ** 2).sum(0)
         self.energy += (c ** 2).sum(0)
         self.tokens += x.shape[0]
+
+    def state(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
+        return self.s1.clone(), self.s2.clone(), self.energy.clone(), self.tokens
+
+    def set_state(self, state: tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]) -> None:
+        self.s1, self.s2, self.energy, self.tokens = state
 
     def kappa(self) -> torch.Tensor:
         t = self.tokens
@@ -155,10 +181,15 @@ class AngleConcentrationStats:
             raise RuntimeError("the statistics are detached")
         ids, mask = _unpack(batch)
         select = _selection(mask, self.positions)
+        saved = {n: st.state() for n, st in self._stats.items()}
         self._select = select
         try:
             with torch.no_grad():
                 model(ids)
+        except BaseException:  # a forward that fails midway (e.g. NaN at a later layer) adds nothing
+            for n, st in self._stats.items():
+                st.set_state(saved[n])
+            raise
         finally:
             self._select = None
         self.forward_passes += 1

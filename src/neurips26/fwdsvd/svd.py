@@ -124,6 +124,8 @@ def svd_factors(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch
     $W = U \,\mathrm{diag}(S)\, V_h$."""
     if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
         raise ValueError(f"weight must be a 2-D tensor, got {getattr(weight, 'shape', type(weight).__name__)}")
+    if not weight.dtype.is_floating_point:
+        raise TypeError(f"weight must be a floating tensor, got dtype {weight.dtype}")
     w = weight.detach().to(device="cpu", dtype=torch.float64)
     if not torch.isfinite(w).all():
         raise ValueError("weight contains non-finite values")
@@ -160,6 +162,20 @@ class RestoreHandle:
         return f"RestoreHandle({self.reduction}, restored={self.restored})"
 
 
+def _check_svd(svd: Any, m: int, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Precomputed factors ``(U [m, r], S [r], Vh [r, n])``, ``r = min(m, n)``, finite."""
+    if not isinstance(svd, tuple | list) or len(svd) != 3 or not all(isinstance(t, torch.Tensor) for t in svd):
+        raise TypeError(f"svd must be the (U, S, Vh) tensors of svd_factors, got {type(svd).__name__}")
+    U, S, Vh = svd
+    r = min(m, n)
+    if U.shape != (m, r) or S.shape != (r,) or Vh.shape != (r, n):
+        raise ValueError(f"svd factors {tuple(U.shape)}, {tuple(S.shape)}, {tuple(Vh.shape)} do not match weight "
+                         f"{m}x{n} (expected ({m}, {r}), ({r},), ({r}, {n}))")
+    if not all(t.dtype.is_floating_point and bool(torch.isfinite(t).all()) for t in svd):
+        raise ValueError("svd factors must be finite floating tensors (found NaN/inf or an integer dtype)")
+    return U, S, Vh
+
+
 def laser_reduce(model: nn.Module, module: str, rho: float, factorize: bool = False, *,
                  svd: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> RestoreHandle:
     r"""Replace ``model.<module>`` (an ``nn.Linear``) by its rank-$k$ truncation $W_k$,
@@ -179,10 +195,8 @@ def laser_reduce(model: nn.Module, module: str, rho: float, factorize: bool = Fa
     rho = _check_rho(rho)
     if not isinstance(factorize, bool):
         raise TypeError(f"factorize must be a bool, got {factorize!r}")
-    U, S, Vh = svd_factors(layer.weight) if svd is None else svd
     m, n = layer.weight.shape
-    if U.shape[0] != m or Vh.shape[1] != n:
-        raise ValueError(f"svd factors {tuple(U.shape)}, {tuple(Vh.shape)} do not match weight {m}x{n}")
+    U, S, Vh = svd_factors(layer.weight) if svd is None else _check_svd(svd, m, n)
     k = rank_for_rho(rho, min(m, n))
     reduction = RankReduction(module, rho, k)
     dtype, device = layer.weight.dtype, layer.weight.device
