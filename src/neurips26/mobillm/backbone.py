@@ -120,9 +120,9 @@ class HiddenStates(nn.Module):
 
 
 def block_parameters(backbone: nn.Module) -> int:
-    """Weights in the blocks a forward pass multiplies by (embedding tables excluded; norms included)."""
+    """Weights of the linear maps in the blocks (what a forward multiplies by; embeddings, norms, biases left out)."""
     layers = backbone.model.layers if isinstance(backbone, HiddenStates) else backbone.layers
-    return int(sum(p.numel() for p in layers.parameters()))
+    return int(sum(m.weight.numel() for m in layers.modules() if isinstance(m, nn.Linear)))
 
 
 def backbone_flops(block_params: int, n_layers: int, d_model: int, tokens: int) -> float:
