@@ -14,7 +14,8 @@ O(√(L_xx/L_xy)) calls), the players exchange the half-iterates, correct with t
 and exchange again: 2 rounds per iteration, step θ/L_xy. :func:`decoupled_method` is the method;
 :mod:`.baselines` has Extragradient, optimistic GDA, GDA and decoupled SGDA on the same :class:`CostCounter`;
 :mod:`.problems` the quadratic, bilinear, chain hard-instance, N-player and DRO-logistic problems;
-:mod:`.distributed` runs the method as two ``torch.distributed`` (gloo) processes.
+:mod:`.distributed` runs the method as two ``torch.distributed`` (gloo) processes; :class:`.players.DecoupledPlayer` is
+the method as a ``torch.optim`` optimizer for two ``nn.Module`` players.
 """
 
 from .baselines import decoupled_sgda, extragradient, extragradient_vi, gda, jacobian_bound, optimistic_gda
@@ -22,11 +23,13 @@ from .counter import CostCounter, SaddleResult
 from .decoupled import (
     agd_prox,
     communication_lower_bound,
+    decoupled_iteration,
     decoupled_method,
     decoupled_method_vi,
     default_steps,
     fit_lower_bound_constant,
 )
+from .players import DecoupledPlayer
 from .problems import (
     BilinearGame,
     ChainHardInstance,
@@ -43,6 +46,7 @@ __all__ = [
     "ChainHardInstance",
     "CostCounter",
     "DROLogistic",
+    "DecoupledPlayer",
     "MultiPlayerQuadraticGame",
     "QuadraticGame",
     "SaddleProblem",
@@ -50,6 +54,7 @@ __all__ = [
     "agd_prox",
     "chain_matrix",
     "communication_lower_bound",
+    "decoupled_iteration",
     "decoupled_method",
     "decoupled_method_vi",
     "decoupled_sgda",

@@ -160,6 +160,8 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
         mu_y = need_constant(problem, "mu_y", why="the inner AGD momentum", positive=False)
     elif not (callable(getattr(problem, "local_prox_x", None)) and callable(getattr(problem, "local_prox_y", None))):
         raise ValueError("inner='exact' needs problem.local_prox_x and problem.local_prox_y (quadratic games)")
+    else:
+        L_xx = L_yy = mu_x = mu_y = 0.0  # unused by the exact solves
     proj_x, proj_y = _projector(problem, "project_x"), _projector(problem, "project_y")
     c = counter if counter is not None else CostCounter(problem)
     stop = StopRule(c, (x, y), tol, max_rounds, callback)
@@ -172,41 +174,10 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
     sum_x, sum_y, n_avg = 0 * x, 0 * y, 0
     inner_calls = 0
     while not done:
-        x_k, y_k = x, y
-        # 1. local prox problems, in parallel and without communication
-        if inner == "agd":
-            xh, gx_old, kx = agd_prox(lambda v, y_k=y_k: c.grad_x(v, y_k), x_k, eta_x, L_xx, mu_x, sigma=sigma,
-                                      rule=inner_rule, g0=gx, project=proj_x)
-            # player Y minimises −f(x_k, ·) + ‖· − y_k‖²/(2η_y): its ∇h is −∇_y f
-            yh, gy_neg, ky = agd_prox(lambda v, x_k=x_k: -c.grad_y(x_k, v), y_k, eta_y, L_yy, mu_y, sigma=sigma,
-                                      rule=inner_rule, g0=None if gy is None else -gy, project=proj_y)
-            gy_old = None if gy_neg is None else -gy_neg
-            inner_calls += max(kx, ky)
-        else:
-            # exact local solves (ablation; each charged as one call). Optimality gives
-            # ∇_x f(x½, y_k) = −(x½ − x_k)/η_x and ∇_y f(x_k, y½) = (y½ − y_k)/η_y: no further call.
-            c.calls["x"] += 1
-            c.calls["y"] += 1
-            xh = problem.local_prox_x(y_k, x_k, eta_x)
-            yh = problem.local_prox_y(x_k, y_k, eta_y)
-            gx_old, gy_old = (x_k - xh) / eta_x, (yh - y_k) / eta_y
-        # 2. exchange the half-iterates
-        c.exchange()
-        # 3. Tseng correction with the same y_k (resp. x_k) as the prox step
-        if gx_old is None:
-            gx_old = c.grad_x(xh, y_k)
-        if gy_old is None:
-            gy_old = c.grad_y(x_k, yh)
-        # x_{k+1} = x½ − η_x [∇_x f(x½, y½) − ∇_x f(x½, y_k)]
-        x = xh - eta_x * (c.grad_x(xh, yh) - gx_old)
-        # y_{k+1} = y½ + η_y [∇_y f(x½, y½) − ∇_y f(x_k, y½)]
-        y = yh + eta_y * (c.grad_y(xh, yh) - gy_old)
-        if proj_x is not None:
-            x = proj_x(x)
-        if proj_y is not None:
-            y = proj_y(y)
-        # 4. exchange the new iterates
-        c.exchange()
+        x, y, xh, yh, k_inner = decoupled_iteration(
+            c, x, y, eta_x, eta_y, gx=gx, gy=gy, sigma=sigma, inner=inner, inner_rule=inner_rule,
+            local=(L_xx, mu_x, L_yy, mu_y) if inner == "agd" else None, problem=problem, proj_x=proj_x, proj_y=proj_y)
+        inner_calls += k_inner
         if averaging:
             sum_x, sum_y, n_avg = sum_x + xh, sum_y + yh, n_avg + 1
         if stop.uses_residual:
@@ -219,6 +190,55 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
     if averaging and n_avg:
         info["x_avg"], info["y_avg"] = sum_x / n_avg, sum_y / n_avg
     return stop.result((x, y), info)
+
+
+def decoupled_iteration(c: CostCounter, x_k: Any, y_k: Any, eta_x: float, eta_y: float, *, gx: Any = None,
+                        gy: Any = None, sigma: float = 0.05, inner: str = "agd", inner_rule: str = "relative",
+                        local: tuple[float, float, float, float] | None = None, problem: Any = None,
+                        proj_x: Callable | None = None, proj_y: Callable | None = None) -> tuple[Any, ...]:
+    """One iteration (2 rounds) of the Decoupled Method through the counter ``c``.
+
+    ``gx``/``gy``: ∇_x f(x_k, y_k), ∇_y f(x_k, y_k) if already known (no call), else None; ``local``:
+    (L_xx, μ_x, L_yy, μ_y) for the inner AGD (``inner="agd"``); ``problem`` supplies ``local_prox_x/_y`` for
+    ``inner="exact"``. Returns ``(x_{k+1}, y_{k+1}, x_{k+½}, y_{k+½}, inner AGD calls of the busier agent)``.
+    """
+    # 1. local prox problems, in parallel and without communication
+    if inner == "agd":
+        L_xx, mu_x, L_yy, mu_y = local
+        xh, gx_old, kx = agd_prox(lambda v: c.grad_x(v, y_k), x_k, eta_x, L_xx, mu_x, sigma=sigma,
+                                  rule=inner_rule, g0=gx, project=proj_x)
+        # player Y minimises −f(x_k, ·) + ‖· − y_k‖²/(2η_y): its ∇h is −∇_y f
+        yh, gy_neg, ky = agd_prox(lambda v: -c.grad_y(x_k, v), y_k, eta_y, L_yy, mu_y, sigma=sigma,
+                                  rule=inner_rule, g0=None if gy is None else -gy, project=proj_y)
+        gy_old = None if gy_neg is None else -gy_neg
+        inner_calls = max(kx, ky)
+    else:
+        # exact local solves (ablation; each charged as one call). Optimality gives
+        # ∇_x f(x½, y_k) = −(x½ − x_k)/η_x and ∇_y f(x_k, y½) = (y½ − y_k)/η_y: no further call.
+        c.calls["x"] += 1
+        c.calls["y"] += 1
+        xh = problem.local_prox_x(y_k, x_k, eta_x)
+        yh = problem.local_prox_y(x_k, y_k, eta_y)
+        gx_old, gy_old = (x_k - xh) / eta_x, (yh - y_k) / eta_y
+        inner_calls = 0
+    # 2. exchange the half-iterates
+    c.exchange()
+    # 3. Tseng correction with the same y_k (resp. x_k) as the prox step
+    if gx_old is None:
+        gx_old = c.grad_x(xh, y_k)
+    if gy_old is None:
+        gy_old = c.grad_y(x_k, yh)
+    # x_{k+1} = x½ − η_x [∇_x f(x½, y½) − ∇_x f(x½, y_k)]
+    x = xh - eta_x * (c.grad_x(xh, yh) - gx_old)
+    # y_{k+1} = y½ + η_y [∇_y f(x½, y½) − ∇_y f(x_k, y½)]
+    y = yh + eta_y * (c.grad_y(xh, yh) - gy_old)
+    if proj_x is not None:
+        x = proj_x(x)
+    if proj_y is not None:
+        y = proj_y(y)
+    # 4. exchange the new iterates
+    c.exchange()
+    return x, y, xh, yh, inner_calls
 
 
 def _residual(x: Any, y: Any, gx: Any, gy: Any, proj_x: Any, proj_y: Any) -> float:
