@@ -81,8 +81,7 @@ class UpdateAttack:
             raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
         if round_weighting not in _ROUND_WEIGHTINGS:
             raise ValueError(f"round_weighting must be one of {_ROUND_WEIGHTINGS}, got {round_weighting!r}")
-        if not (isinstance(temperature, (int, float)) and math.isfinite(temperature) and temperature > 0):
-            raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
+        _check_temperature(temperature)
         self.weight_key = weight_key
         self.estimator = estimator
         self.round_weighting = round_weighting
@@ -148,7 +147,7 @@ class UpdateAttack:
     def scores(self, client_id: Any, *, rounds: Iterable[int] | None = None) -> np.ndarray:
         r"""Aggregated score ``s̄_c = Σ_t ω_t s^t_c / Σ_t ω_t`` over ``rounds`` (default: all observed)."""
         observed = self._check_client(client_id)
-        chosen = sorted(observed) if rounds is None else sorted(set(int(t) for t in rounds) & set(observed))
+        chosen = sorted(observed) if rounds is None else sorted(set(_check_rounds(rounds)) & set(observed))
         if not chosen:
             raise ValueError(f"client {client_id!r} has no observed round in {rounds!r}")
         stack = np.stack([observed[t] for t in chosen])  # [T, C]
@@ -169,7 +168,7 @@ class UpdateAttack:
     def infer_all(self, *, rounds: Iterable[int] | None = None) -> dict[Any, np.ndarray]:
         """``{client: p̂}`` for every observed client (clients with no round in ``rounds`` are skipped)."""
         out = {}
-        rounds = None if rounds is None else list(rounds)
+        rounds = None if rounds is None else _check_rounds(rounds)
         for client in self._scores:
             if rounds is None or set(rounds) & set(self._scores[client]):
                 out[client] = self.infer(client, rounds=rounds)
@@ -190,6 +189,25 @@ class UpdateAttack:
                 f"round_weighting={self.round_weighting!r})")
 
 
+def _check_temperature(temperature: Any) -> float:
+    if isinstance(temperature, bool) or not isinstance(temperature, int | float | np.floating) \
+            or not math.isfinite(temperature) or temperature <= 0:
+        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
+    return float(temperature)
+
+
+def _check_rounds(rounds: Any) -> list[int]:
+    """``rounds``: an iterable of int round indices (>= 0)."""
+    if isinstance(rounds, str | bytes) or not hasattr(rounds, "__iter__"):
+        raise TypeError(f"rounds must be an iterable of int round indices or None, got {type(rounds).__name__}")
+    out = []
+    for t in rounds:
+        if isinstance(t, bool) or not isinstance(t, int | np.integer) or t < 0:
+            raise ValueError(f"rounds must hold ints >= 0, got {t!r}")
+        out.append(int(t))
+    return out
+
+
 def scores_to_distribution(scores: np.ndarray, estimator: str = "linear", temperature: float = 1.0) -> np.ndarray:
     """Map a score vector ``s [C]`` (larger = more samples) to a distribution ``p̂ [C]``.
 
@@ -203,6 +221,9 @@ def scores_to_distribution(scores: np.ndarray, estimator: str = "linear", temper
         raise ValueError(f"scores must be a non-empty 1-D array, got shape {s.shape}")
     if not np.all(np.isfinite(s)):
         raise ValueError("scores contain NaN or inf")
+    temperature = _check_temperature(temperature)
+    if estimator not in _ESTIMATORS:
+        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
     n = s.size
     uniform = np.full(n, 1.0 / n)
     if estimator == "linear":

@@ -27,6 +27,53 @@ __all__ = [
 ]
 
 
+# ---------------------------------------------------------------------------------------------- checks
+def _check_int(value: Any, name: str, low: int) -> int:
+    """An int (never a bool or a float) ``>= low``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def _check_positive(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.floating) or not math.isfinite(value) \
+            or value <= 0:
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _check_xy(X: Any, y: Any, n_classes: int | None = None) -> None:
+    """``X [n, d]`` finite float tensor and ``y [n]`` int64 labels in ``[0, n_classes)``, ``n >= 1``."""
+    if not isinstance(X, torch.Tensor) or X.ndim < 2 or not X.is_floating_point():
+        raise ValueError(f"X must be a float tensor [n, d], got {getattr(X, 'shape', type(X).__name__)} "
+                         f"{getattr(X, 'dtype', '')}")
+    if not isinstance(y, torch.Tensor) or y.ndim != 1 or y.is_floating_point() or y.dtype == torch.bool:
+        raise ValueError(f"y must be an integer label tensor [n], got {getattr(y, 'shape', type(y).__name__)} "
+                         f"{getattr(y, 'dtype', '')}")
+    if X.shape[0] != y.shape[0] or X.shape[0] == 0:
+        raise ValueError(f"X and y must have the same non-zero length, got {X.shape[0]} and {y.shape[0]}")
+    if not bool(torch.isfinite(X).all()):
+        raise ValueError("X contains NaN or inf")
+    if n_classes is not None and (int(y.min()) < 0 or int(y.max()) >= n_classes):
+        raise ValueError(f"y must lie in [0, {n_classes}) (the model's classes), got range "
+                         f"[{int(y.min())}, {int(y.max())}]")
+
+
+def _check_local_args(epochs: Any, lr: Any, batch_size: Any, seed: Any, proximal_mu: Any) -> None:
+    _check_int(epochs, "epochs", 1)
+    _check_positive(lr, "lr")
+    _check_int(batch_size, "batch_size", 1)
+    _check_int(seed, "seed", 0)
+    if isinstance(proximal_mu, bool) or not isinstance(proximal_mu, int | float) or not proximal_mu >= 0 \
+            or proximal_mu == float("inf"):
+        raise ValueError(f"proximal_mu must be a finite number >= 0, got {proximal_mu!r}")
+
+
+def _n_outputs(model: nn.Module, weight_key: str) -> int | None:
+    params = dict(model.named_parameters())
+    return int(params[weight_key].shape[0]) if weight_key in params and params[weight_key].ndim == 2 else None
+
+
 # ---------------------------------------------------------------------------------------------- data
 def dirichlet_partition(y: np.ndarray | Sequence[int], n_clients: int, alpha: float, *, seed: int = 0,
                         min_size: int = 10, max_tries: int = 1000) -> list[np.ndarray]:
@@ -65,6 +112,8 @@ def dirichlet_partition(y: np.ndarray | Sequence[int], n_clients: int, alpha: fl
     if n_clients * min_size > y.size:
         raise ValueError(f"n_clients * min_size = {n_clients * min_size} exceeds the {y.size} samples; "
                          "lower min_size or n_clients")
+    _check_int(max_tries, "max_tries", 1)
+    _check_int(seed, "seed", 0)
     rng = np.random.default_rng(seed)
     classes = np.unique(y)
     for _ in range(max_tries):
@@ -85,9 +134,16 @@ def dirichlet_partition(y: np.ndarray | Sequence[int], n_clients: int, alpha: fl
 
 def label_distribution(y: np.ndarray, n_classes: int) -> np.ndarray:
     """Empirical label distribution ``[C]`` of integer labels ``y``."""
-    y = np.asarray(y, dtype=np.int64)
+    _check_int(n_classes, "n_classes", 1)
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be a 1-D label array, got shape {y.shape}")
     if y.size == 0:
         raise ValueError("y is empty: a client without samples has no label distribution")
+    if not np.issubdtype(y.dtype, np.integer) or y.dtype == np.bool_:
+        if not (np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(np.mod(y, 1) == 0)):
+            raise TypeError(f"y must hold integer labels, got dtype {y.dtype}")
+    y = y.astype(np.int64)
     if y.min() < 0 or y.max() >= n_classes:
         raise ValueError(f"labels must lie in [0, {n_classes}), got range [{y.min()}, {y.max()}]")
     return np.bincount(y, minlength=n_classes) / y.size
@@ -142,6 +198,11 @@ class ClassifierNet(nn.Module):
     def __init__(self, in_features: int, n_classes: int, *, kind: str = "mlp-relu", hidden: int = 64,
                  bias: bool = True) -> None:
         super().__init__()
+        _check_int(in_features, "in_features", 1)
+        _check_int(n_classes, "n_classes", 2)
+        _check_int(hidden, "hidden", 1)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias must be a bool, got {bias!r}")
         if kind == "logistic":
             self.features: nn.Module = nn.Identity()
             width = in_features
@@ -171,8 +232,8 @@ class ClassifierNet(nn.Module):
 def make_model(kind: str, in_features: int, n_classes: int, *, hidden: int = 64, bias: bool = True,
                seed: int = 0) -> ClassifierNet:
     """A seeded :class:`ClassifierNet` (same seed -> same initial weights)."""
-    if n_classes < 2:
-        raise ValueError(f"n_classes must be >= 2, got {n_classes}")
+    _check_int(n_classes, "n_classes", 2)
+    _check_int(seed, "seed", 0)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return ClassifierNet(in_features, n_classes, kind=kind, hidden=hidden, bias=bias)
@@ -181,6 +242,8 @@ def make_model(kind: str, in_features: int, n_classes: int, *, hidden: int = 64,
 # ------------------------------------------------------------------------------------- client training
 def client_seed(seed: int, round_idx: int, client_id: int) -> int:
     """The seed of one client's local training in one round (same in every engine)."""
+    for name, value in (("seed", seed), ("round_idx", round_idx), ("client_id", client_id)):
+        _check_int(value, name, 0)
     return int(np.random.SeedSequence([int(seed), int(round_idx), int(client_id)]).generate_state(1)[0])
 
 
@@ -203,17 +266,19 @@ def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     Returns:
         ``{"num-examples": n, "train-loss": mean CE of the last epoch}``.
     """
-    if X.shape[0] != y.shape[0] or X.shape[0] == 0:
-        raise ValueError(f"X and y must have the same non-zero length, got {X.shape[0]} and {y.shape[0]}")
-    if isinstance(proximal_mu, bool) or not isinstance(proximal_mu, int | float) or not proximal_mu >= 0 \
-            or proximal_mu == float("inf"):
-        raise ValueError(f"proximal_mu must be a finite number >= 0, got {proximal_mu!r}")
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    _check_xy(X, y, _n_outputs(model, weight_key))
+    _check_local_args(epochs, lr, batch_size, seed, proximal_mu)
+    if penalty is not None and not isinstance(penalty, RNRPenalty):
+        raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
     params = dict(model.named_parameters())
     anchor = {k: v.detach().clone() for k, v in params.items()} if proximal_mu > 0 else None
     if penalty is not None:
         if weight_key not in params:
             raise ValueError(f"weight_key {weight_key!r} is not a parameter of the model "
                              f"(parameters: {list(params)})")
+        penalty_key = RNRPenalty._check_key(penalty_key)
         penalty.start_round(params[weight_key].detach(), key=penalty_key)
     opt = torch.optim.SGD(model.parameters(), lr=lr)
     gen = torch.Generator().manual_seed(int(seed) % (2**63))
@@ -309,6 +374,9 @@ def _as_tensors(X: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
 @torch.no_grad()
 def evaluate_accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> float:
     """Fraction of correct argmax predictions."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    _check_xy(X, y)
     model.eval()
     return float((model(X).argmax(dim=1) == y).float().mean())
 
@@ -337,14 +405,30 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
         on_update: optional callback ``(round, client, global_state, local_state)``.
     """
     X_t, y_t = _as_tensors(X, y)
+    _check_xy(X_t, y_t)
     if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
         raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
-    if not (isinstance(fraction, (int, float)) and 0 < fraction <= 1):
+    if isinstance(fraction, bool) or not (isinstance(fraction, (int, float)) and 0 < fraction <= 1):
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
-    if len(parts) < 1:
+    _check_local_args(local_epochs, lr, batch_size, seed, 0.0)
+    if not callable(model_fn):
+        raise TypeError(f"model_fn must be a callable returning the initial model, got {type(model_fn).__name__}")
+    if on_update is not None and not callable(on_update):
+        raise TypeError(f"on_update must be a callable or None, got {type(on_update).__name__}")
+    if penalty is not None and not isinstance(penalty, RNRPenalty):
+        raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
+    attacks = list(attacks)
+    for j, attack in enumerate(attacks):
+        if not callable(getattr(attack, "observe", None)):
+            raise TypeError(f"attacks[{j}] must have observe(client, round, global, local), got "
+                            f"{type(attack).__name__}")
+    if isinstance(parts, str | bytes) or not hasattr(parts, "__len__") or len(parts) < 1:
         raise ValueError("parts must hold at least one client's indices")
     for k, part in enumerate(parts):
         part = np.asarray(part)
+        if part.ndim != 1 or not (np.issubdtype(part.dtype, np.integer) and part.dtype != np.bool_) \
+                and part.size:
+            raise ValueError(f"parts[{k}] must be a 1-D array of int sample indices, got dtype {part.dtype}")
         if part.size == 0:
             raise ValueError(f"parts[{k}] is empty; every client needs samples")
         if part.min() < 0 or part.max() >= X_t.shape[0]:
@@ -354,9 +438,13 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
     if weight_key not in state:
         raise ValueError(f"weight_key {weight_key!r} is not in the model's state dict ({list(state)})")
     n_classes = int(state[weight_key].shape[0])
+    if int(y_t.min()) < 0 or int(y_t.max()) >= n_classes:
+        raise ValueError(f"y must lie in [0, {n_classes}) (the model's classes), got range "
+                         f"[{int(y_t.min())}, {int(y_t.max())}]")
     has_test = X_test is not None and y_test is not None
     if has_test:
         Xte, yte = _as_tensors(X_test, y_test)
+        _check_xy(Xte, yte)
     hist = FedAvgHistory(global_state=state)
     hist.true_distributions = {k: label_distribution(y_t[np.asarray(p)].numpy(), n_classes)
                                for k, p in enumerate(parts)}

@@ -34,11 +34,19 @@ def rnr_penalty(weight: torch.Tensor, targets: torch.Tensor, lam: float) -> torc
     Returns:
         scalar tensor (differentiable in ``weight``).
     """
-    if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
-        raise ValueError(f"weight must be a 2-D tensor [C, H], got {getattr(weight, 'shape', type(weight))}")
+    if not isinstance(weight, torch.Tensor) or weight.ndim != 2 or not weight.is_floating_point():
+        raise ValueError(f"weight must be a 2-D float tensor [C, H], got {getattr(weight, 'shape', type(weight))}")
+    if not isinstance(targets, torch.Tensor):
+        raise TypeError(f"targets must be a tensor [C], got {type(targets).__name__}")
+    if isinstance(lam, bool) or not isinstance(lam, int | float) or not math.isfinite(lam) or lam < 0:
+        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
     if targets.shape != (weight.shape[0],):
         raise ValueError(f"targets must have shape ({weight.shape[0]},) to match weight {tuple(weight.shape)}, "
                          f"got {tuple(targets.shape)}")
+    if not bool(torch.isfinite(weight).all()):
+        raise ValueError("weight contains NaN or inf (the classifier diverged?)")
+    if not bool(torch.isfinite(targets).all()) or bool((targets < 0).any()):
+        raise ValueError("targets must be finite, non-negative row norms")
     # ‖w_c‖₂: [C, H] -> [C]  (torch's norm backward gives the 0 sub-gradient at w_c = 0, no NaN)
     norms = torch.linalg.vector_norm(weight, dim=1)
     return lam * ((norms - targets) ** 2).sum()
@@ -80,13 +88,21 @@ class RNRPenalty(nn.Module):
         self._epoch = 0
         self.register_buffer("targets", torch.empty(0), persistent=False)
 
+    @staticmethod
+    def _check_key(key: Sequence[int] | None) -> tuple[int, ...] | None:
+        if key is None:
+            return None
+        if isinstance(key, str | bytes) or not hasattr(key, "__iter__"):
+            raise TypeError(f"key must be a sequence of ints >= 0 (e.g. (client_id, round)), got {key!r}")
+        key = tuple(key)
+        if any(isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0 for k in key):
+            raise ValueError(f"key entries must be ints >= 0, got {key}")
+        return tuple(int(k) for k in key)
+
     def _generator(self, key: Sequence[int] | None) -> np.random.Generator:
         if key is None:
             return self._rng
-        key = tuple(int(k) for k in key)
-        if any(k < 0 for k in key):
-            raise ValueError(f"key entries must be ints >= 0, got {key}")
-        return np.random.default_rng([self.seed, *key])
+        return np.random.default_rng([self.seed, *self._check_key(key)])
 
     def _draw(self, n_classes: int, key: Sequence[int] | None) -> None:
         assert self._mean_norm is not None
@@ -98,20 +114,25 @@ class RNRPenalty(nn.Module):
     def start_round(self, global_weight: torch.Tensor | np.ndarray, *, key: Sequence[int] | None = None
                     ) -> torch.Tensor:
         """Set ``m̄`` from the received classifier ``[C, H]`` and draw the targets ``r [C]`` (returned)."""
+        if not isinstance(global_weight, torch.Tensor | np.ndarray):
+            raise TypeError(f"global_weight must be a tensor or array [C, H], got {type(global_weight).__name__}")
         w = torch.as_tensor(global_weight).detach()
+        key = self._check_key(key)  # everything is checked before any state changes
         if w.ndim != 2 or w.shape[0] < 1:
             raise ValueError(f"global_weight must be a 2-D classifier weight [C, H], got shape {tuple(w.shape)}")
         if not torch.isfinite(w).all():
             raise ValueError("global_weight contains NaN or inf")
         # m̄ = mean_c ‖W^g_c‖₂
         self._mean_norm = float(torch.linalg.vector_norm(w.double(), dim=1).mean())
-        self._key = None if key is None else tuple(int(k) for k in key)
+        self._key = key
         self._epoch = 0
         self._draw(w.shape[0], self._key)
         return self.targets.clone()
 
     def start_epoch(self, epoch: int) -> None:
         """Redraw the targets for local epoch ``epoch`` (>= 1) when ``resample="epoch"``; else no-op."""
+        if isinstance(epoch, bool) or not isinstance(epoch, int | np.integer) or epoch < 0:
+            raise ValueError(f"epoch must be an int >= 0, got {epoch!r}")
         if self._mean_norm is None:
             raise RuntimeError("call start_round(global_weight) before start_epoch")
         if self.resample != "epoch" or epoch == 0:
