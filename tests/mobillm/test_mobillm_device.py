@@ -133,8 +133,8 @@ def test_forward_flops_formula_matches_torch_flop_counter(make, tokens):
 
 def test_walking_local_data_covers_each_sample_once_per_pass(llama):
     g = torch.Generator().manual_seed(0)
-    data = {"input_ids": torch.randint(4, 64, (23, 6), generator=g), "attention_mask": torch.ones(23, 6, dtype=torch.long),
-            "labels": torch.randint(2, (23,), generator=g)}
+    data = {"input_ids": torch.randint(4, 64, (23, 6), generator=g),
+            "attention_mask": torch.ones(23, 6, dtype=torch.long), "labels": torch.randint(2, (23,), generator=g)}
     c = DeviceClient(llama, layers=[3], batch_size=5, data=data, passes=2, seed=3)
     seen = []
     while (b := c.next_batch()) is not None:
