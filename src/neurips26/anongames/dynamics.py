@@ -68,6 +68,30 @@ def _check_eps(eps: Any) -> float:
     return value
 
 
+def _check_step(step: Any, high: float | None = None) -> float | None:
+    """``None`` or a finite number > 0 (``<= high`` when given)."""
+    if step is None:
+        return None
+    if isinstance(step, bool) or not isinstance(step, (int, float, Fraction)):
+        raise TypeError(f"step: expected None or a positive number, got {type(step).__name__}")
+    value = float(step)
+    if not math.isfinite(value) or value <= 0 or (high is not None and value > high):
+        raise ValueError(f"step: expected a number in (0, {high if high is not None else 'inf'}], got {step!r}")
+    return value
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name}: expected a bool, got {value!r}")
+    return value
+
+
+def _check_max_steps(max_steps: Any) -> int:
+    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
+        raise ValueError(f"max_steps: expected an int >= 0, got {max_steps!r}")
+    return max_steps
+
+
 def _max_regret_exact(game: LinearAnonymousGame, profile: list[float], normalize: bool) -> Fraction:
     prof = [Fraction(x) for x in profile]
     regrets = game.normalized_regrets(prof) if normalize else game.regrets(prof)
@@ -87,6 +111,9 @@ def path_dynamics(game: LinearAnonymousGame, eps: float, *, step: float | None =
     """
     _check_game(game)
     eps_f = _check_eps(eps)
+    step_f = _check_step(step)
+    _check_flag(normalize, "normalize")
+    _check_max_steps(max_steps)
     n = game.n
     path = _Path.build(game, "fraction")
     n_c = len(path.c_tau)
@@ -97,9 +124,7 @@ def path_dynamics(game: LinearAnonymousGame, eps: float, *, step: float | None =
             amax = max((abs(float(a)) for a in game.a), default=0.0) or 1.0
             h = eps_f / (amax * max(1, n_c))
     else:
-        h = float(step)
-        if not math.isfinite(h) or h <= 0:
-            raise ValueError(f"step: expected a positive number, got {step!r}")
+        h = step_f
     # float copy of the path (the walk is a numerical process; the final check is exact)
     c_tau = [float(t) for t in path.c_tau]
     prefix = [0.0]
@@ -187,11 +212,10 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
         raise ValueError(f"rule: expected 'max_regret' or 'round_robin', got {rule!r}")
     if start not in ("zeros", "ones", "half"):
         raise ValueError(f"start: expected 'zeros', 'ones' or 'half', got {start!r}")
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
-        raise ValueError(f"max_steps: expected an int >= 0, got {max_steps!r}")
-    unit = eps_f / 2 if step is None else float(step)
-    if not math.isfinite(unit) or not 0 < unit <= 1:
-        raise ValueError(f"step: expected a number in (0, 1], got {step!r}")
+    _check_max_steps(max_steps)
+    _check_flag(normalize, "normalize")
+    _check_flag(detect_cycles, "detect_cycles")
+    unit = eps_f / 2 if step is None else _check_step(step, 1.0)
     grid = math.ceil(1 / unit - 1e-12)
     n = game.n
     a = np.array([float(x) for x in game.a])

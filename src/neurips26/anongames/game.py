@@ -198,7 +198,9 @@ class LinearAnonymousGame:
             raise ValueError(f"n: expected n >= 1 players, got {n}")
         if kind not in GAME_KINDS:
             raise ValueError(f"kind: expected one of {GAME_KINDS}, got {kind!r}")
-        n = int(n)
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
+        n, seed = int(n), int(seed)
         rng = _random.Random(f"anongames:{kind}:{n}:{seed}")
         span = max(n - 1, 1)
         if kind == "random":

@@ -328,13 +328,21 @@ def enumerate_equilibria(game: LinearAnonymousGame, limit: int | None = None, *,
     Players with ``a_i = b_i = 0`` are indifferent to everything; they are enumerated only at 0 and 1
     (mixing them gives further continua, not listed). Yields one profile per feasible pattern, in a
     fixed order, at most ``limit`` of them.
+
+    The arguments are checked when this is called (not at the first ``next``).
     """
     _check_game(game)
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
         raise ValueError(f"limit: expected None or an int >= 0, got {limit!r}")
+    if isinstance(max_players, bool) or not isinstance(max_players, int) or max_players < 1:
+        raise ValueError(f"max_players: expected an int >= 1, got {max_players!r}")
     if game.n > max_players:
         raise ValueError(f"enumerate_equilibria: 3^n patterns; expected n <= max_players={max_players}, "
                          f"got n={game.n}")
+    return _enumerate(game, limit)
+
+
+def _enumerate(game: LinearAnonymousGame, limit: int | None) -> Iterator[list[Fraction]]:
     n, a, b = game.n, game.a, game.b
     taus = game.thresholds
     options = []

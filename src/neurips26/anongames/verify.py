@@ -54,6 +54,12 @@ def as_tables(U1: Sequence[Sequence[Any]], U0: Sequence[Sequence[Any]], *,
 
 def poisson_binomial(probs: Sequence[Fraction]) -> list[Fraction]:
     """Exact law of the number of successes of independent Bernoulli(``probs[j]``): length ``len+1``."""
+    if isinstance(probs, str | bytes | dict) or not hasattr(probs, "__iter__"):
+        raise TypeError(f"probs: expected a sequence of probabilities, got {type(probs).__name__}")
+    probs = [as_fraction(q, name=f"probs[{j}]") for j, q in enumerate(probs)]
+    for j, q in enumerate(probs):
+        if not 0 <= q <= 1:
+            raise ValueError(f"probs[{j}]: expected a probability in [0, 1], got {q}")
     dist = [Fraction(1)]
     for q in probs:
         if q == 0:
