@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ._checks import check_coords, check_int, check_number, check_step
 from .tsp import as_instances, check_tours, distance_matrix
 
 __all__ = ["POMOLightDecoder", "farthest_insertion_tours", "nearest_neighbour_tours", "solve_cvrp_pyvrp",
@@ -77,6 +78,7 @@ def farthest_insertion_tours(X: Any) -> np.ndarray:
 def two_opt(X: Any, tours: Any, max_iterations: int = 1000) -> np.ndarray:
     """Improve ``tours`` ``[B, n]`` by best-improvement 2-opt until no move gains (or ``max_iterations``)."""
     Xn = as_instances(X)
+    check_int("max_iterations", max_iterations, 0)
     D = distance_matrix(Xn)
     B, n, _ = D.shape
     pis = check_tours(tours, B, n).copy()
@@ -125,6 +127,9 @@ class POMOLightDecoder(nn.Module):
     def __init__(self, *, d_model: int = 128, n_layers: int = 6, head_dim: int = 16, ff_mult: int = 4,
                  clip: float = 10.0) -> None:
         super().__init__()
+        for name, v in (("d_model", d_model), ("n_layers", n_layers), ("head_dim", head_dim), ("ff_mult", ff_mult)):
+            check_int(name, v, 1)
+        check_number("clip", clip, positive=True)
         if d_model % head_dim:
             raise ValueError(f"d_model must be divisible by head_dim: got {d_model} and {head_dim}")
         heads = d_model // head_dim
@@ -139,13 +144,14 @@ class POMOLightDecoder(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def encode(self, X: torch.Tensor) -> torch.Tensor:
-        h = self.embed(X)
+        h = self.embed(check_coords(X))
         for layer in self.layers:
             h = layer(h)
         return h  # [B, n, d]
 
     def score(self, emb: torch.Tensor, first: torch.Tensor, last: torch.Tensor,
               remaining: torch.Tensor) -> torch.Tensor:
+        check_step(emb, first, last, remaining, self.d_model)
         B, _, d = emb.shape
         rows = torch.arange(B, device=emb.device)
         h_rem = torch.gather(emb, 1, remaining[:, :, None].expand(-1, -1, d))  # [B, m, d]
@@ -161,6 +167,8 @@ class POMOLightDecoder(nn.Module):
 
 
 # ------------------------------------------------------------------------------------------ CVRP
+_ROUND_FUNCS = ("round", "trunc", "dimacs", "exact", "none")  # PyVRP's named rounding functions
+
 def solve_cvrp_pyvrp(path: str | Path, *, max_iterations: int = 2000, seed: int = 0,
                      round_func: str = "round") -> dict[str, Any]:
     """Solve a CVRPLIB ``.vrp`` file with PyVRP (deterministic ``MaxIterations`` stop).
@@ -168,16 +176,18 @@ def solve_cvrp_pyvrp(path: str | Path, *, max_iterations: int = 2000, seed: int 
     Returns ``{"cost", "feasible", "routes", "bks"}``; ``bks`` is read from the ``.sol`` beside the file when
     present (``Cost`` line), else ``None``. ``round_func="round"`` is CVRPLIB's X convention.
     """
+    if not isinstance(path, str | Path) or not Path(path).is_file():
+        raise ValueError(f"path must be an existing .vrp file, got {str(path)!r}")
+    path = Path(path)
+    check_int("max_iterations", max_iterations, 1)
+    check_int("seed", seed, 0)
+    if not callable(round_func) and round_func not in _ROUND_FUNCS:
+        raise ValueError(f"round_func must be one of {_ROUND_FUNCS} or a function, got {round_func!r}")
     try:
         from pyvrp import read, solve
         from pyvrp.stop import MaxIterations
     except ImportError:
         raise ImportError("solve_cvrp_pyvrp needs PyVRP: `pip install 'neurips26[routing]'`") from None
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"path must be an existing .vrp file, got {str(path)!r}")
-    if isinstance(max_iterations, bool) or not isinstance(max_iterations, int) or max_iterations < 1:
-        raise ValueError(f"max_iterations must be a positive integer, got {max_iterations!r}")
     res = solve(read(path, round_func=round_func), stop=MaxIterations(max_iterations), seed=seed, display=False)
     routes = [[act.idx for act in route if act.is_client()] for route in res.best.routes()]
     bks = None

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from .tsp import as_instances, tour_length
+from .tsp import _check_rounding, as_instances, tour_length
 
 __all__ = ["greedy_construct"]
 
@@ -37,6 +37,7 @@ def greedy_construct(model: torch.nn.Module, X: Any, start: int = 0, *,
     B, n, _ = Xn.shape
     if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < n:
         raise ValueError(f"start must be an integer node index in [0, {n - 1}], got {start!r}")
+    _check_rounding(rounding)
     dtype, device = _model_dtype_device(model)
     Xt = torch.as_tensor(Xn, dtype=dtype, device=device)
     was_training = model.training

@@ -21,10 +21,13 @@ $7d + 2$ biases and scalars. ``gated_attention=False, rezero=False`` is the LEHD
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+from ._checks import check_coords, check_int, check_step
 
 __all__ = ["DecoderBlock", "DecoderConfig", "TSPDecoderOnly", "count_params", "decoder_step_flops",
            "tour_flops", "train_step_flops"]
@@ -73,6 +76,11 @@ class DecoderConfig:
         return f"{self.d_model}x{self.n_layers}{flags}"
 
 
+def _check_cfg(cfg: Any) -> None:
+    if not isinstance(cfg, DecoderConfig):
+        raise TypeError(f"cfg must be a DecoderConfig, got {type(cfg).__name__}")
+
+
 def count_params(cfg: DecoderConfig) -> int:
     r"""Closed-form parameter count of ``TSPDecoderOnly(cfg)``.
 
@@ -80,6 +88,7 @@ def count_params(cfg: DecoderConfig) -> int:
     $+ f d + d$ (FFN biases) $+ 2 r$ (ReZero scalars). Outside the blocks: embedding $3d$, first/last
     projections $2(d^2 + d)$, scorer $d + 1$.
     """
+    _check_cfg(cfg)
     d, f = cfg.d_model, cfg.ff_mult
     g, r = int(cfg.gated_attention), int(cfg.rezero)
     block = (4 + g + 2 * f) * d * d + d + g * d + f * d + d + 2 * r
@@ -93,6 +102,8 @@ def decoder_step_flops(cfg: DecoderConfig, n_remaining: int) -> int:
     plus first/last projections $2 \cdot 2d^2$ and the scorer $2md$ (the embedding is computed once per
     instance and counted in :func:`tour_flops`).
     """
+    _check_cfg(cfg)
+    check_int("n_remaining", n_remaining, 0)
     d, f, g = cfg.d_model, cfg.ff_mult, int(cfg.gated_attention)
     T = n_remaining + 2
     block = 2 * T * (4 + g + 2 * f) * d * d + 4 * T * T * d
@@ -101,11 +112,15 @@ def decoder_step_flops(cfg: DecoderConfig, n_remaining: int) -> int:
 
 def train_step_flops(cfg: DecoderConfig, n_remaining: int) -> int:
     """Training FLOPs per sample (forward + backward $\\approx 3\\times$ forward) of one sub-path step."""
+    _check_cfg(cfg)
+    check_int("n_remaining", n_remaining, 0)
     return 3 * decoder_step_flops(cfg, n_remaining)
 
 
 def tour_flops(cfg: DecoderConfig, n_nodes: int) -> int:
     """Forward FLOPs of one greedy tour of ``n_nodes``: embedding plus one call per step with >= 2 choices."""
+    _check_cfg(cfg)
+    check_int("n_nodes", n_nodes, 1)
     return 4 * n_nodes * cfg.d_model + sum(decoder_step_flops(cfg, m) for m in range(2, n_nodes))
 
 
@@ -127,6 +142,16 @@ class DecoderBlock(nn.Module):
         self.alpha_ffn = nn.Parameter(torch.zeros(())) if cfg.rezero else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        d_model = self.out.in_features
+        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != d_model:
+            raise ValueError(f"x must be a tensor [B, T, {d_model}], got "
+                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+        if not torch.isfinite(x).all():
+            raise ValueError("x must be finite (found NaN or inf)")
+        return self._forward(x)
+
+    def _forward(self, x: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` without the checks (the policy calls it on its own, checked, tokens)."""
         B, T, d = x.shape
         # q, k, v: [B, heads, T, head_dim]
         q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
@@ -168,7 +193,7 @@ class TSPDecoderOnly(nn.Module):
 
     def encode(self, X: torch.Tensor) -> torch.Tensor:
         """Node embeddings $e_i = W_e x_i + b_e$: ``[B, n, 2] -> [B, n, d]``."""
-        return self.embed(X)
+        return self.embed(check_coords(X))
 
     def score(self, emb: torch.Tensor, first: torch.Tensor, last: torch.Tensor,
               remaining: torch.Tensor) -> torch.Tensor:
@@ -176,6 +201,7 @@ class TSPDecoderOnly(nn.Module):
 
         ``emb`` ``[B, n, d]`` from :meth:`encode`; ``first``/``last`` ``[B]``; ``remaining`` ``[B, m]``.
         """
+        check_step(emb, first, last, remaining, self.cfg.d_model)
         B, _, d = emb.shape
         rows = torch.arange(B, device=emb.device)
         e_first = self.first_proj(emb[rows, first])[:, None]  # [B, 1, d]
@@ -183,7 +209,7 @@ class TSPDecoderOnly(nn.Module):
         e_rem = torch.gather(emb, 1, remaining[:, :, None].expand(-1, -1, d))  # [B, m, d]
         h = torch.cat([e_first, e_rem, e_last], dim=1)  # [B, m + 2, d]
         for block in self.blocks:
-            h = block(h)
+            h = block._forward(h)
         return self.scorer(h[:, 1:-1]).squeeze(-1)  # s_r = w_s^T h_r + b_s, [B, m]
 
     def forward(self, X: torch.Tensor, first: torch.Tensor, last: torch.Tensor,

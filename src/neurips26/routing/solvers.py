@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from .tsp import as_instances, distance_matrix
+from ._checks import check_int, check_number
+from .tsp import _check_rounding, as_instances, distance_matrix
 
 BACKENDS = ("auto", "exact", "elkai", "fast_tsp", "pyvrp")
 EXACT_MAX_NODES = 12
@@ -46,6 +47,7 @@ def resolve_tsp_backend(backend: str, n_nodes: int) -> str:
     """The concrete backend ``solve_tsp_reference`` uses for ``backend`` and ``n_nodes`` cities."""
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    check_int("n_nodes", n_nodes, 3)
     if backend == "auto":
         for name in ("elkai", "fast_tsp"):
             if backend_available(name):
@@ -72,8 +74,19 @@ def held_karp(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Optimal tours for a batch of distance matrices ``D`` ``[B, n, n]``: (tours int64 ``[B, n]``, cost ``[B]``).
 
     Vectorised over the batch; the loop runs over the $2^{n-1}$ subsets in increasing order, so every
-    $S \\setminus \\{j\\}$ is finished before $S$. Memory is $2^{n-1} (n-1) B$ floats.
+    $S \\setminus \\{j\\}$ is finished before $S$. Memory is $2^{n-1} (n-1) B$ floats, so ``n`` is capped at
+    ``EXACT_MAX_NODES``.
     """
+    if isinstance(D, str) or D is None:
+        raise TypeError(f"D must be an array [B, n, n] of distances, got {type(D).__name__}")
+    D = np.asarray(D, dtype=np.float64)
+    if D.ndim != 3 or D.shape[1] != D.shape[2] or D.shape[0] < 1:
+        raise ValueError(f"D must have shape [B, n, n], got {D.shape}")
+    if not 2 <= D.shape[1] <= EXACT_MAX_NODES:
+        raise ValueError(f"D must have 2 <= n <= {EXACT_MAX_NODES} cities (Held-Karp memory grows as 2^n), "
+                         f"got n = {D.shape[1]}")
+    if not np.isfinite(D).all():
+        raise ValueError("D must be finite (found NaN or inf)")
     B, n, _ = D.shape
     m = n - 1  # cities 1..n-1 are bits 0..m-1
     full = (1 << m) - 1
@@ -174,6 +187,11 @@ def solve_tsp_reference(X: Any, backend: str = "auto", *, rounding: str = "none"
     """
     Xn = as_instances(X)
     B, n, _ = Xn.shape
+    _check_rounding(rounding)
+    check_int("runs", runs, 1)
+    check_number("time_s", time_s, positive=True)
+    check_int("max_iterations", max_iterations, 1)
+    check_int("seed", seed, 0)
     name = resolve_tsp_backend(backend, n)
     D = distance_matrix(Xn, rounding)
     if name == "exact":

@@ -25,6 +25,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ._checks import check_int
 from .tsp import as_instances, check_tours
 
 __all__ = ["SubpathBatch", "SubpathSampler", "TrainResult", "subpath_loss", "train_supervised"]
@@ -43,6 +44,11 @@ class SubpathBatch:
     t: int
 
     def shard(self, rank: int, world: int) -> SubpathBatch:
+        """Rows ``[rank·s, (rank+1)·s)`` with ``s = B // world`` (the batch must hold one row per rank)."""
+        if isinstance(world, bool) or not isinstance(world, int) or not 1 <= world <= len(self.index):
+            raise ValueError(f"world must be an integer in [1, {len(self.index)}] (the batch size), got {world!r}")
+        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world:
+            raise ValueError(f"rank must be an integer in [0, {world - 1}], got {rank!r}")
         size = len(self.index) // world
         sl = slice(rank * size, (rank + 1) * size)
         return SubpathBatch(self.index[sl], self.first[sl], self.last[sl], self.remaining[sl], self.target[sl],
@@ -53,8 +59,10 @@ class SubpathSampler:
     """Random sub-path samples from ``X`` ``[N, n, 2]`` and reference ``tours`` ``[N, n]`` (seeded)."""
 
     def __init__(self, X: Any, tours: Any, seed: int = 0) -> None:
-        self.X = as_instances(X)
-        self.tours = check_tours(tours, self.X.shape[0], self.X.shape[1])
+        X = as_instances(X)
+        tours = check_tours(tours, X.shape[0], X.shape[1])
+        check_int("seed", seed, 0)
+        self.X, self.tours = X, tours
         self.rng = np.random.default_rng(seed)
 
     @property
@@ -111,6 +119,14 @@ def _check_positive(name: str, value: Any, kind: type = int) -> None:
         raise ValueError(f"{name} must be a positive {kind.__name__}, got {value!r}")
 
 
+def _check_policy(model: Any) -> None:
+    if not isinstance(model, torch.nn.Module) or not (hasattr(model, "encode") and hasattr(model, "score")):
+        raise TypeError(f"model must be a routing policy (an nn.Module with encode() and score()), got "
+                        f"{type(model).__name__}")
+    if next(model.parameters(), None) is None:
+        raise ValueError("model has no parameters")
+
+
 def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, batch_size: int, lr: float,
                      seed: int = 0, warmup_steps: int | None = None, grad_clip: float = 1.0,
                      progress: Callable[[Iterable[int]], Iterator[int]] | None = None) -> TrainResult:
@@ -127,10 +143,15 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
     Returns:
         :class:`TrainResult` (losses are the global batch mean under DDP).
     """
+    _check_policy(model)
     _check_positive("steps", steps)
     _check_positive("batch_size", batch_size)
     _check_positive("lr", lr, float)
     _check_positive("grad_clip", grad_clip, float)
+    if warmup_steps is not None:
+        check_int("warmup_steps", warmup_steps, 0)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
     sampler = SubpathSampler(X, tours, seed=seed)
     if sampler.n_nodes < 3:
         raise ValueError(f"X needs n >= 3 cities, got {sampler.n_nodes}")
@@ -143,6 +164,23 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
     p0 = next(model.parameters())
     dtype, device = p0.dtype, p0.device
     Xt = torch.as_tensor(sampler.X, dtype=dtype, device=device)
+    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the mode back
+    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    was_training = model.training
+    try:
+        return _train_loop(model, sampler, Xt, steps, batch_size, lr, warmup, grad_clip, progress, ddp, world, rank,
+                           device)
+    except BaseException:
+        with torch.no_grad():
+            model.load_state_dict(saved)
+        model.train(was_training)
+        raise
+
+
+def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tensor, steps: int, batch_size: int,
+                lr: float, warmup: int, grad_clip: float, progress: Any, ddp: bool, world: int, rank: int,
+                device: torch.device) -> TrainResult:
+    dist = torch.distributed
     net = torch.nn.parallel.DistributedDataParallel(model) if ddp else model
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     model.train()
@@ -159,14 +197,17 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
         to = lambda t: t.to(device)  # noqa: E731
         logits = net(Xt[to(batch.index)], to(batch.first), to(batch.last), to(batch.remaining))  # [B, m]
         loss = F.cross_entropy(_upcast(logits), to(batch.target))
+        value = loss.detach().clone()  # reduced in place below; the graph's own tensor stays as it is
+        if ddp:
+            dist.all_reduce(value)
+            value = value / world
+        if not torch.isfinite(value):  # every rank sees the same reduced value, so all stop together
+            raise ValueError(f"the training loss is non-finite ({float(value)}) at step {step}; the model is "
+                             "restored to its weights before the call (lower lr or check X)")
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
-        value = loss.detach()
-        if ddp:
-            dist.all_reduce(value)
-            value = value / world
         result.losses.append(float(value))
         result.lrs.append(cur)
         result.samples += batch_size
@@ -181,6 +222,9 @@ def subpath_loss(model: torch.nn.Module, X: Any, tours: Any, *, n_batches: int =
 
     The same ``seed`` gives the same samples, so values before and after training are comparable.
     """
+    _check_policy(model)
+    check_int("n_batches", n_batches, 1)
+    _check_positive("batch_size", batch_size)
     sampler = SubpathSampler(X, tours, seed=seed)
     p0 = next(model.parameters())
     Xt = torch.as_tensor(sampler.X, dtype=p0.dtype, device=p0.device)

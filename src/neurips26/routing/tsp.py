@@ -99,6 +99,11 @@ def distance_matrix(X: Any, rounding: str = "none") -> np.ndarray:
 
 def random_tours(batch: int, n: int, seed: int) -> np.ndarray:
     """Uniformly random permutations ``[batch, n]`` (int64), the no-skill reference for gaps."""
+    for arg, value in (("batch", batch), ("n", n)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+            raise ValueError(f"{arg} must be an integer >= 1, got {value!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     rng = np.random.default_rng(seed)
     return np.argsort(rng.random((batch, n)), axis=1).astype(np.int64)
 
@@ -128,8 +133,13 @@ def tour_length(X: Any, tours: Any, rounding: str = "none") -> Any:
 
 def optimality_gap(length: Any, ref: Any) -> np.ndarray:
     r"""Gap in percent, $100\,(L - L^\star)/L^\star$, elementwise; ``ref`` must be positive."""
-    length = np.asarray(length.detach().cpu() if isinstance(length, torch.Tensor) else length, dtype=np.float64)
-    ref = np.asarray(ref.detach().cpu() if isinstance(ref, torch.Tensor) else ref, dtype=np.float64)
+    def numbers(name: str, v: Any) -> np.ndarray:
+        try:
+            return np.asarray(v.detach().cpu() if isinstance(v, torch.Tensor) else v, dtype=np.float64)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"{name} must be numbers (tour lengths), got {type(v).__name__} {v!r}") from err
+
+    length, ref = numbers("length", length), numbers("ref", ref)
     if length.shape != ref.shape and ref.ndim != 0:
         raise ValueError(f"length and ref must have the same shape, got {length.shape} and {ref.shape}")
     if not (np.isfinite(length).all() and np.isfinite(ref).all()):
