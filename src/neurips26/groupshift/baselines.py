@@ -44,7 +44,10 @@ def skglm_group_lasso(X: Any, y: Any, groups: Any, alpha: float, *, weights: Any
     """
     from skglm import GroupLasso
 
-    X = np.asarray(X, dtype=np.float64)
+    from .solver import _validate_Xy, validate_alpha
+
+    alpha = validate_alpha(alpha)
+    X, y = _validate_Xy(X, y, "squared")
     part = as_partition(groups, X.shape[1])
     wts = resolve_weights(weights, part, 2.0)
     est = GroupLasso(groups=[g.tolist() for g in part.groups], alpha=alpha, weights=wts, tol=tol,
@@ -65,14 +68,18 @@ def cold_newton_refit(X: Any, y: Any, new_groups: Any, alpha: float, *, tol: flo
     ``n_flops`` counts both phases.
     """
     from .shift import _active_set_newton
-    from .solver import Problem, _validate_Xy, group_norms
+    from .solver import Problem, _group_norms, _validate_Xy, validate_alpha, validate_int, validate_tol
 
+    alpha = validate_alpha(alpha)
+    tol = validate_tol(tol)
+    switch_tol = validate_tol(switch_tol, "switch_tol")
+    max_epochs = validate_int(max_epochs, "max_epochs", 1)
     X, y = _validate_Xy(X, y, "squared")
     part = as_partition(new_groups, X.shape[1])
     wts = resolve_weights("auto", part, 2.0)
     prob = Problem(X, y, part, wts, alpha, 2.0, "squared", lipschitz_cache={})
     rough = prob.solve(None, tol=max(switch_tol, tol), max_epochs=max_epochs)
-    seed = np.flatnonzero(group_norms(rough.coef, part.labels_, part.n_groups, 2.0)).tolist()
+    seed = np.flatnonzero(_group_norms(rough.coef, part.labels_, part.n_groups, 2.0)).tolist()
     n_cols = sum(part.groups[k].size for k in seed)
     w = rough.coef
     epochs = rough.n_epochs

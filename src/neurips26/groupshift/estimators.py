@@ -50,6 +50,9 @@ class _GroupL1Base(BaseEstimator):
         if isinstance(self.max_epochs, bool) or not isinstance(self.max_epochs, (int, np.integer)) \
                 or self.max_epochs < 1:
             raise ValueError(f"max_epochs must be an int >= 1, got {self.max_epochs!r}")
+        for flag in ("fit_intercept", "warm_start"):
+            if not isinstance(getattr(self, flag), bool | np.bool_):
+                raise TypeError(f"{flag} must be a bool, got {getattr(self, flag)!r}")
         return p, alpha, tol, int(self.max_epochs)
 
     def _prepare(self, X: np.ndarray, y: np.ndarray):

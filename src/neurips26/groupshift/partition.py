@@ -43,6 +43,13 @@ class Primitive:
     targets: tuple[Group, ...]
 
     def __post_init__(self) -> None:
+        for name in ("sources", "targets"):
+            groups = getattr(self, name)
+            if not isinstance(groups, tuple) or not all(
+                    isinstance(g, tuple) and g and all(isinstance(i, int | np.integer) and not isinstance(i, bool)
+                                                       for i in g) for g in groups):
+                raise TypeError(f"Primitive.{name} must be a tuple of non-empty tuples of feature indices, got "
+                                f"{groups!r}")
         if self.kind not in ("split", "merge"):
             raise ValueError(f"Primitive.kind must be 'split' or 'merge', got {self.kind!r}")
         want = (1, 2) if self.kind == "split" else (2, 1)
@@ -155,6 +162,8 @@ class GroupPartition:
         """Contiguous blocks of ``size`` features (the last one may be smaller)."""
         if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
             raise ValueError(f"group size must be a positive int, got {size!r}")
+        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
+            raise ValueError(f"n_features must be a positive int, got {n_features!r}")
         return cls.from_labels(np.arange(n_features) // int(size))
 
     # -- basic protocol -------------------------------------------------------------------------------
@@ -203,10 +212,9 @@ class GroupPartition:
 
     def moved(self, feature: int, to_group: int) -> GroupPartition:
         """The partition with ``feature`` moved into the group at position ``to_group`` (a MOVE)."""
-        if not 0 <= feature < self.n_features:
-            raise ValueError(f"feature must be in [0, {self.n_features}), got {feature}")
-        if not 0 <= to_group < self.n_groups:
-            raise ValueError(f"to_group must be in [0, {self.n_groups}), got {to_group}")
+        for name, value, high in (("feature", feature, self.n_features), ("to_group", to_group, self.n_groups)):
+            if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < high:
+                raise ValueError(f"{name} must be an int in [0, {high}), got {value!r}")
         labels = self.labels_.copy()
         labels[feature] = to_group
         return GroupPartition.from_labels(labels)
@@ -256,6 +264,12 @@ class GroupPartition:
 
 def apply_primitives(partition: GroupPartition, primitives: Sequence[Primitive]) -> GroupPartition:
     """Apply ``primitives`` in order to ``partition`` and return the resulting partition."""
+    if not isinstance(partition, GroupPartition):
+        raise TypeError(f"partition must be a GroupPartition, got {type(partition).__name__}")
+    primitives = list(primitives)
+    for k, prim in enumerate(primitives):
+        if not isinstance(prim, Primitive):
+            raise TypeError(f"primitives[{k}] must be a Primitive, got {type(prim).__name__}")
     for prim in primitives:
         partition = prim.apply(partition)
     return partition

@@ -40,15 +40,19 @@ from .solver import (
     Problem,
     SolveResult,
     _datafit,
+    _group_norms,
     _optimal_intercept,
+    _validate_Xy,
     dual_exponent,
     from_centred_intercept,
-    group_norms,
     norm_p,
     prepare,
     resolve_weights,
     to_centred_intercept,
     validate_alpha,
+    validate_cache,
+    validate_flag,
+    validate_int,
     validate_p,
     validate_tol,
 )
@@ -98,6 +102,18 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     p = validate_p(p)
     alpha = validate_alpha(alpha)
     tol = validate_tol(tol)
+    max_epochs = validate_int(max_epochs, "max_epochs", 1)
+    p0 = validate_int(p0, "p0", 1)
+    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
+    newton = validate_flag(newton, "newton")
+    validate_cache(lipschitz_cache)
+    if isinstance(intercept_old, bool) or not isinstance(intercept_old, int | float | np.integer | np.floating) \
+            or not math.isfinite(intercept_old):
+        raise ValueError(f"intercept_old must be a finite number, got {intercept_old!r}")
+    if old_dual_scale is not None and (
+            isinstance(old_dual_scale, bool) or not isinstance(old_dual_scale, int | float | np.integer | np.floating)
+            or not math.isfinite(old_dual_scale) or old_dual_scale < 0):
+        raise ValueError(f"old_dual_scale must be None or a finite number >= 0, got {old_dual_scale!r}")
     fit = _datafit(loss)
     Xc, yc, x_mean, y_mean = prepare(X, y, loss, fit_intercept)
     n, d = Xc.shape
@@ -115,6 +131,8 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
         if old_group_scores.shape != (old_part.n_groups,):
             raise ValueError(f"old_group_scores must have one score per old group ({old_part.n_groups}), got "
                              f"shape {old_group_scores.shape}")
+        if not np.all(np.isfinite(old_group_scores)) or np.any(old_group_scores < 0):
+            raise ValueError("old_group_scores must be finite and >= 0")
 
     prob = Problem(Xc, yc, new_part, new_wts, alpha, p, loss, fit_intercept=fit_intercept,
                    lipschitz_cache=lipschitz_cache)
@@ -183,7 +201,7 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     newton_info: dict = {"used": False}
     shattered = False
     if res is None and failed:
-        new_norms = group_norms(w, new_part.labels_, new_part.n_groups, 2.0)
+        new_norms = _group_norms(w, new_part.labels_, new_part.n_groups, 2.0)
         seed = sorted(set(failed) | set(np.flatnonzero(new_norms).tolist()))
         n_cols = sum(new_part.groups[k].size for k in seed)
         # Step 3 (p = 2, squared loss): the endpoint t = 1 of the primitives' homotopy by active-set Newton on
@@ -203,7 +221,7 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
             # Policy (added after seeing warm starts from a shattered support lose to cold solves on random
             # repartitions): when the old support spreads over more than twice as many new groups, the old
             # optimum is no useful start; solve from zero on G' (still certified by the same global gap).
-            old_active = int(np.count_nonzero(group_norms(w, old_part.labels_, old_part.n_groups, 2.0)))
+            old_active = int(np.count_nonzero(_group_norms(w, old_part.labels_, old_part.n_groups, 2.0)))
             shattered = len(seed) > 2 * max(old_active, 1)
             if shattered:
                 res = prob.solve(None, b, tol=tol, max_epochs=max_epochs, p0=p0)
@@ -345,13 +363,28 @@ def homotopy_tangent(X: Any, y: Any, w: Any, old_terms: Sequence[Sequence[int]],
     with ``c = 1`` (rest), ``1-t`` (old terms), ``t`` (new terms). Returns ``dw/dt [d]`` (zero off ``A``).
     Every term must be either all-zero or all-nonzero at ``w`` (blocks of the meet are atomic).
     """
-    X = np.asarray(X, dtype=float)
-    y = np.asarray(y, dtype=float)
-    w = np.asarray(w, dtype=float)
+    X, y = _validate_Xy(X, y, "squared")
     n, d = X.shape
+    w = np.asarray(w, dtype=float)
+    if w.shape != (d,) or not np.all(np.isfinite(w)):
+        raise ValueError(f"w must be a finite array of shape ({d},), got shape {w.shape}")
     alpha = validate_alpha(alpha)
-    if not 0.0 <= t <= 1.0:
-        raise ValueError(f"t must be in [0, 1], got {t}")
+    if isinstance(t, bool) or not isinstance(t, int | float | np.integer | np.floating) or not 0.0 <= t <= 1.0:
+        raise ValueError(f"t must be a number in [0, 1], got {t!r}")
+    for name, groups in (("rest_groups", rest_groups), ("old_terms", old_terms), ("new_terms", new_terms)):
+        if isinstance(groups, str | bytes) or not hasattr(groups, "__iter__"):
+            raise TypeError(f"{name} must be a list of index lists, got {type(groups).__name__}")
+        for k, g in enumerate(groups):
+            arr = np.asarray(g)
+            if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer) \
+                    or arr.min() < 0 or arr.max() >= d:
+                raise ValueError(f"{name}[{k}] must be a non-empty list of feature indices in [0, {d}), got {g!r}")
+    for name, wts, groups in (("rest_weights", rest_weights, rest_groups), ("old_weights", old_weights, old_terms),
+                              ("new_weights", new_weights, new_terms)):
+        if wts is not None:
+            arr = np.asarray(wts, dtype=float) if not isinstance(wts, str | bytes) else np.asarray([np.nan])
+            if arr.shape != (len(groups),) or not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+                raise ValueError(f"{name} must be {len(groups)} finite weights > 0 (one per group), got {wts!r}")
 
     def auto(groups, wts):
         return [math.sqrt(len(g)) for g in groups] if wts is None else list(wts)

@@ -79,7 +79,27 @@ def norm_p(v: np.ndarray, p: float) -> float:
     return float(np.sum(np.abs(v) ** p) ** (1.0 / p))
 
 
-def group_norms(v: np.ndarray, labels: np.ndarray, n_groups: int, p: float) -> np.ndarray:
+def group_norms(v: Any, labels: Any, n_groups: int, p: float) -> np.ndarray:
+    """``[‖v_g‖_p for g]`` for all groups at once, ``v`` of shape ``[d]``, ``labels`` the group of each feature
+    (ints in ``[0, n_groups)``), ``p`` in ``[1, ∞]``. Checks its input, then calls the kernel the solvers use."""
+    v = np.asarray(v, dtype=float) if not isinstance(v, str | bytes) else v
+    if not isinstance(v, np.ndarray) or v.ndim != 1 or not np.all(np.isfinite(v)):
+        raise ValueError(f"v must be a finite 1-D array [d], got {getattr(v, 'shape', type(v).__name__)}")
+    n_groups = validate_int(n_groups, "n_groups", 1)
+    labels = np.asarray(labels)
+    if labels.shape != v.shape or not (np.issubdtype(labels.dtype, np.integer) and labels.dtype != np.bool_):
+        raise ValueError(f"labels must be an int array of the shape of v {v.shape}, got dtype {labels.dtype}, "
+                         f"shape {labels.shape}")
+    if labels.size and (labels.min() < 0 or labels.max() >= n_groups):
+        raise ValueError(f"labels must lie in [0, n_groups={n_groups}), got range [{labels.min()}, {labels.max()}]")
+    if isinstance(p, str) and p.lower() in ("inf", "infinity"):
+        p = math.inf
+    if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating) or not p >= 1:
+        raise ValueError(f"p must be a number >= 1 (or inf), got {p!r}")
+    return _group_norms(v, labels.astype(np.int64), n_groups, float(p))
+
+
+def _group_norms(v: np.ndarray, labels: np.ndarray, n_groups: int, p: float) -> np.ndarray:
     """``[‖v_g‖_p for g]`` for all groups at once, ``v`` of shape ``[d]``, ``labels`` the group of each feature."""
     a = np.abs(v)
     if math.isinf(p):
@@ -275,10 +295,10 @@ def certificate(X: np.ndarray, y: np.ndarray, w: np.ndarray, b: float, partition
     z = X @ w + b
     rho = fit.rho(z, y)
     q = dual_exponent(p)
-    grad_norms = group_norms(X.T @ rho, partition.labels_, partition.n_groups, q) / n
+    grad_norms = _group_norms(X.T @ rho, partition.labels_, partition.n_groups, q) / n
     scale = float(np.max(grad_norms / weights)) if grad_norms.size else 0.0
     c = 1.0 if scale <= alpha else alpha / scale
-    pen = alpha * float(weights @ group_norms(w, partition.labels_, partition.n_groups, p))
+    pen = alpha * float(weights @ _group_norms(w, partition.labels_, partition.n_groups, p))
     primal = fit.value(z, y) + pen
     dual = fit.dual(c * rho / n, y)
     return {"primal": primal, "dual": dual, "gap": primal - dual, "dual_scale": scale / alpha if alpha > 0
@@ -356,13 +376,13 @@ class Problem:
         return self.fit.value(np.full(self.n, b0), self.y)
 
     def penalty(self, w: np.ndarray) -> float:
-        return self.alpha * float(self.weights @ group_norms(w, self.part.labels_, self.part.n_groups, self.p))
+        return self.alpha * float(self.weights @ _group_norms(w, self.part.labels_, self.part.n_groups, self.p))
 
     def full_pass(self, w: np.ndarray, z: np.ndarray) -> tuple[float, float, float, np.ndarray]:
         """Global certificate (one ``Xᵀρ``): gap, primal, dual, and ``score_g = ‖X_gᵀρ‖_q/(nλω_g)``."""
         rho = self.fit.rho(z, self.y)
         self.flops += self.n * self.d
-        dn = group_norms(self.X.T @ rho, self.part.labels_, self.part.n_groups, self.q) / self.n
+        dn = _group_norms(self.X.T @ rho, self.part.labels_, self.part.n_groups, self.q) / self.n
         score = dn / (self.alpha * self.weights)
         c = 1.0 / max(1.0, float(score.max()))
         primal = self.fit.value(z, self.y) + self.penalty(w)
@@ -560,9 +580,29 @@ def validate_alpha(alpha: Any) -> float:
     return alpha
 
 
-def validate_tol(tol: Any) -> float:
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not tol > 0:
-        raise ValueError(f"tol must be a number > 0, got {tol!r}")
+def validate_int(value: Any, name: str, low: int) -> int:
+    """An int (never a bool or a float) ``>= low``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def validate_flag(value: Any, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise TypeError(f"{name} must be a bool, got {value!r}")
+    return bool(value)
+
+
+def validate_cache(cache: Any) -> dict | None:
+    if cache is not None and not isinstance(cache, dict):
+        raise TypeError(f"lipschitz_cache must be a dict or None, got {type(cache).__name__}")
+    return cache
+
+
+def validate_tol(tol: Any, name: str = "tol") -> float:
+    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not tol > 0 \
+            or not math.isfinite(tol):
+        raise ValueError(f"{name} must be a finite number > 0, got {tol!r}")
     return float(tol)
 
 
@@ -619,6 +659,10 @@ def solve_group_l1(X: Any, y: Any, groups: Any, alpha: float, p: float = 2.0, *,
     p = validate_p(p)
     alpha = validate_alpha(alpha)
     tol = validate_tol(tol)
+    max_epochs = validate_int(max_epochs, "max_epochs", 1)
+    p0 = validate_int(p0, "p0", 1)
+    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
+    validate_cache(lipschitz_cache)
     fit = _datafit(loss)  # noqa: F841 (validates loss)
     Xc, yc, x_mean, y_mean = prepare(X, y, loss, fit_intercept)
     part = as_partition(groups, Xc.shape[1])
@@ -643,6 +687,8 @@ def group_lambda_max(X: Any, y: Any, groups: Any, p: float = 2.0, weights: Any =
     from .partition import as_partition
 
     p = validate_p(p)
+    _datafit(loss)
+    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
     X, y = _validate_Xy(X, y, loss)
     part = as_partition(groups, X.shape[1])
     wts = resolve_weights(weights, part, p)
@@ -654,7 +700,7 @@ def group_lambda_max(X: Any, y: Any, groups: Any, p: float = 2.0, weights: Any =
         b = _optimal_intercept(np.zeros(n), y, loss) if fit_intercept else 0.0
         rho = y - expit(b)
         Xc = X
-    dn = group_norms(Xc.T @ rho, part.labels_, part.n_groups, dual_exponent(p)) / n
+    dn = _group_norms(Xc.T @ rho, part.labels_, part.n_groups, dual_exponent(p)) / n
     return float(np.max(dn / wts))
 
 
@@ -668,6 +714,8 @@ def duality_gap(X: Any, y: Any, w: Any, groups: Any, alpha: float, p: float = 2.
 
     p = validate_p(p)
     alpha = validate_alpha(alpha)
+    _datafit(loss)
+    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
     X, y = _validate_Xy(X, y, loss)
     part = as_partition(groups, X.shape[1])
     wts = resolve_weights(weights, part, p)
