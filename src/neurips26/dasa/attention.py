@@ -24,11 +24,17 @@ def _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg):
     for name, x in (("q", q), ("k_chunk", k_chunk), ("v_chunk", v_chunk)):
         if not isinstance(x, torch.Tensor) or x.dim() != 4:
             raise ValueError(f"{name} must be a tensor [B, H, N, d], got {getattr(x, 'shape', type(x).__name__)}")
+        if not torch.isfinite(x).all():
+            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
     if k_chunk.shape != q.shape or v_chunk.shape != q.shape:
         raise ValueError(f"q, k_chunk, v_chunk must share a shape, got {tuple(q.shape)}, {tuple(k_chunk.shape)}, "
                          f"{tuple(v_chunk.shape)}")
     if not isinstance(cfg, DASAConfig):
         raise TypeError(f"cfg must be a DASAConfig, got {type(cfg).__name__}")
+    if cache is not None:
+        n_layers = len(cache._stores)
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n_layers:
+            raise ValueError(f"layer must be an int in [0, {n_layers}) for this cache, got {layer!r}")
     if region_mask is not None and (not isinstance(region_mask, torch.Tensor) or region_mask.dtype != torch.bool
                                     or region_mask.dim() != 2 or region_mask.shape[0] != q.shape[0]):
         raise ValueError(f"region_mask must be None or a bool tensor [B, R], got "

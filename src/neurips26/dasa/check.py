@@ -1,9 +1,9 @@
 """Claim check for P15 dasa on moving sprites with the tiny AR video DiT (see the README for what is inferred).
 
 One dense teacher is trained per run (teacher forcing, 60 s budget at quick) on all three regimes; per regime
-the same seeded contexts are rolled out with the dense cache, DASA (ρ = 0.3, 2×2 regions and no dilation on the
-8×8 token grid of 64² frames, G = 4, static policy "local", count bias) and the baselines at DASA's measured KV budget (rolling window, sink +
-window, random drop, TempCache merge). Fidelity is PSNR/mini-VBench of each rollout vs the dense rollout of
+the same seeded contexts are rolled out with the dense cache, DASA (ρ = 0.3, 2×2 regions and no dilation on
+the 8×8 token grid of 64² frames, G = 4, static policy "local", count bias) and the baselines at DASA's measured
+KV budget (rolling window, sink + window, random drop, TempCache merge). Fidelity is PSNR/mini-VBench of each rollout vs the dense rollout of
 the same seed; attended keys are counted exactly; time per frame is the median of repeated rollouts.
 """
 
@@ -31,14 +31,14 @@ BASELINES = ("window", "sink_window", "random", "tempcache")
 
 def _sizes(ctx: CheckContext) -> dict:
     return ctx.pick({
-        "smoke": dict(size=32, dim=24, depth=1, heads=2, region=(2, 2), dilation=0, train_s=3, train_steps=2, clip=4,
-                      frames=6, videos=1, repeats=1, distill=1),
-        "quick": dict(size=64, dim=48, depth=2, heads=4, region=(2, 2), dilation=0, train_s=60, train_steps=10_000, clip=6,
-                      frames=16, videos=8, repeats=3, distill=20, batch=4),
-        "full": dict(size=64, dim=120, depth=4, heads=4, region=(2, 2), dilation=0, train_s=240, train_steps=100_000, clip=16,
-                     frames=32, videos=24, repeats=5, distill=300),
-        "gpu": dict(size=128, dim=384, depth=8, heads=4, region=(4, 4), dilation=1, train_s=240, train_steps=100_000, clip=16,
-                    frames=64, videos=24, repeats=5, distill=300)})
+        "smoke": dict(size=32, dim=24, depth=1, heads=2, region=(2, 2), dilation=0, train_s=3, train_steps=2,
+                      clip=4, frames=6, videos=1, repeats=1, distill=1),
+        "quick": dict(size=64, dim=48, depth=2, heads=4, region=(2, 2), dilation=0, train_s=60,
+                      train_steps=10_000, clip=6, frames=16, videos=8, repeats=3, distill=20, batch=4),
+        "full": dict(size=64, dim=120, depth=4, heads=4, region=(2, 2), dilation=0, train_s=240,
+                     train_steps=100_000, clip=16, frames=32, videos=24, repeats=5, distill=300),
+        "gpu": dict(size=128, dim=384, depth=8, heads=4, region=(4, 4), dilation=1, train_s=240,
+                    train_steps=100_000, clip=16, frames=64, videos=24, repeats=5, distill=300)})
 
 
 def _cfg(ctx: CheckContext, **kw) -> DASAConfig:
@@ -134,7 +134,7 @@ def _timing(ctx: CheckContext) -> dict:
         times = {}
         with torch_threads(2):
             for name in ("dense", "dasa"):
-                def run(name=name):
+                def run(name=name, ctx_frames=ctx_frames):
                     model.generate(ctx_frames, s["frames"], policy=_policy(name, model.config.depth, cfg, {}),
                                    cfg=cfg, regions=name == "dasa", generator=torch.Generator().manual_seed(0))
                 times[name] = measure.timeit(run, warmup=1, repeats=s["repeats"], clock="wall").median / s["frames"]

@@ -24,10 +24,34 @@ from .dynamics import DASAConfig, region_mask, token_dynamics
 from .model import ARVideoDiT, patchify
 
 
+def _count(name: str, value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+    return value
+
+
+def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or (value < 0 if allow_zero else value <= 0):
+        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return float(value)
+
+
 def train_teacher(model: ARVideoDiT, clips: torch.Tensor, *, steps: int, batch: int = 8, lr: float = 2e-3,
                   seed: int = 0, max_seconds: float | None = None) -> list[float]:
     """AdamW (warm-up 20 steps, cosine), grad clip 1, teacher forcing on ``clips [N, T, 3, S, S]``; stops at
     ``steps`` or ``max_seconds``. Returns the loss per step."""
+    if not isinstance(model, ARVideoDiT):
+        raise TypeError(f"model must be an ARVideoDiT, got {type(model).__name__}")
+    clips = model._check_frames("clips", clips)
+    _count("steps", steps)
+    _count("batch", batch)
+    _positive("lr", lr)
+    if max_seconds is not None:
+        _positive("max_seconds", max_seconds)
+    if clips.shape[1] < 2 * model.config.chunk_frames:
+        raise ValueError(f"clips must hold at least 2 chunks ({2 * model.config.chunk_frames} frames), "
+                         f"got {clips.shape[1]}")
     g = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(
@@ -71,11 +95,22 @@ def dynamics_guided_distill(student: ARVideoDiT, teacher: ARVideoDiT, contexts: 
 
     Returns ``{"losses": [...], "steps": int}``.
     """
-    if not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-    if not isinstance(weight_lambda, (int, float)) or weight_lambda < 0:
-        raise ValueError(f"weight_lambda must be a number >= 0, got {weight_lambda!r}")
+    for name, m in (("student", student), ("teacher", teacher)):
+        if not isinstance(m, ARVideoDiT):
+            raise TypeError(f"{name} must be an ARVideoDiT, got {type(m).__name__}")
+    if student.config != teacher.config:
+        raise ValueError("student and teacher must share one VideoDiTConfig (the student is a copy of the teacher)")
+    if not isinstance(cfg, DASAConfig):
+        raise TypeError(f"cfg must be a DASAConfig, got {type(cfg).__name__}")
+    _count("steps", steps)
+    _positive("lr", lr)
+    _positive("weight_lambda", weight_lambda, allow_zero=True)
     c = teacher.config
+    contexts = teacher._check_frames("contexts", contexts)
+    if isinstance(num_frames, bool) or not isinstance(num_frames, int) or num_frames < 2 * c.chunk_frames \
+            or num_frames % c.chunk_frames:
+        raise ValueError(f"num_frames must be a multiple of {c.chunk_frames} >= {2 * c.chunk_frames}, got "
+                         f"{num_frames!r}")
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         rollouts = teacher.generate(contexts, num_frames, generator=torch.Generator().manual_seed(seed))

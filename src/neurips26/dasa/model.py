@@ -66,6 +66,9 @@ class VideoDiTConfig:
 
 def frame_positions(start: int, frames: int, grid: int) -> torch.Tensor:
     """``[frames·grid², 3]`` long (t, h, w) of frames ``start..start+frames-1``, frame-major raster."""
+    for name, value, low in (("start", start, 0), ("frames", frames, 1), ("grid", grid, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
     t = torch.arange(start, start + frames).repeat_interleave(grid * grid)
     hh, ww = torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij")
     return torch.stack([t, hh.reshape(-1).repeat(frames), ww.reshape(-1).repeat(frames)], dim=1)
@@ -73,6 +76,12 @@ def frame_positions(start: int, frames: int, grid: int) -> torch.Tensor:
 
 def patchify(x: torch.Tensor, patch: int) -> torch.Tensor:
     """``[B, F, C, S, S]`` -> tokens ``[B, F·(S/p)², C·p²]``."""
+    if not isinstance(x, torch.Tensor) or x.dim() != 5 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"x must be a tensor [B, F, C, S, S] of square frames, got {tuple(getattr(x, 'shape', ()))}")
+    if isinstance(patch, bool) or not isinstance(patch, int) or patch < 1 or x.shape[-1] % patch:
+        raise ValueError(f"patch must be a positive int dividing the frame size {x.shape[-1]}, got {patch!r}")
+    if x.is_floating_point() and not torch.isfinite(x).all():
+        raise ValueError("x contains non-finite values (NaN/inf)")
     b, f, c, s, _ = x.shape
     g = s // patch
     x = x.reshape(b, f, c, g, patch, g, patch).permute(0, 1, 3, 5, 2, 4, 6)
@@ -80,9 +89,17 @@ def patchify(x: torch.Tensor, patch: int) -> torch.Tensor:
 
 
 def unpatchify(tokens: torch.Tensor, frames: int, patch: int, channels: int = 3) -> torch.Tensor:
-    """Inverse of :func:`patchify`."""
-    b, n, _ = tokens.shape
+    """Inverse of :func:`patchify`: tokens ``[B, F·g², C·p²]`` -> ``[B, F, C, g·p, g·p]``."""
+    for name, value in (("frames", frames), ("patch", patch), ("channels", channels)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
+    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 3:
+        raise ValueError(f"tokens must be a tensor [B, N, C·p²], got {tuple(getattr(tokens, 'shape', ()))}")
+    b, n, width = tokens.shape
     g = int(math.isqrt(n // frames))
+    if n % frames or g * g * frames != n or width != channels * patch * patch:
+        raise ValueError(f"tokens of shape {tuple(tokens.shape)} are not {frames} frames of a square grid of "
+                         f"{channels}·{patch}² = {channels * patch * patch}-wide patches")
     x = tokens.reshape(b, frames, g, g, channels, patch, patch).permute(0, 1, 4, 2, 5, 3, 6)
     return x.reshape(b, frames, channels, g * patch, g * patch)
 

@@ -102,10 +102,23 @@ def moving_sprites(regime: str, num_frames: int, size: int = 64, seed: int = 0) 
     return SpriteVideo(torch.from_numpy(frames), torch.from_numpy(masks), torch.from_numpy(static), regime, background)
 
 
-def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> float:
-    r"""$10 \log_{10}(R^2 / \mathrm{MSE})$ in dB over all elements (capped at 100 dB for identical inputs)."""
+def _check_pair(x: torch.Tensor, ref: torch.Tensor, **positive: float) -> None:
+    for name, t in (("x", x), ("ref", ref)):
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
     if x.shape != ref.shape:
         raise ValueError(f"x and ref must share a shape, got {tuple(x.shape)} and {tuple(ref.shape)}")
+    for name, t in (("x", x), ("ref", ref)):
+        if not torch.isfinite(t).all():
+            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
+    for name, v in positive.items():
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
+            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+
+
+def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> float:
+    r"""$10 \log_{10}(R^2 / \mathrm{MSE})$ in dB over all elements (capped at 100 dB for identical inputs)."""
+    _check_pair(x, ref, data_range=data_range)
     mse = float(((x.float() - ref.float()) ** 2).mean())
     return 100.0 if mse <= 1e-10 else 10 * math.log10(data_range**2 / mse)
 
@@ -113,8 +126,7 @@ def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> float:
 def ssim(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0, sigma: float = 1.5) -> float:
     r"""Mean SSIM (Wang et al. 2004; Gaussian window σ = 1.5, 11 taps) of images ``[..., C, H, W]``:
     $\frac{(2\mu_x\mu_y + c_1)(2\sigma_{xy} + c_2)}{(\mu_x^2 + \mu_y^2 + c_1)(\sigma_x^2 + \sigma_y^2 + c_2)}$."""
-    if x.shape != ref.shape:
-        raise ValueError(f"x and ref must share a shape, got {tuple(x.shape)} and {tuple(ref.shape)}")
+    _check_pair(x, ref, data_range=data_range, sigma=sigma)
     a = x.float().reshape(-1, 1, *x.shape[-2:])
     b = ref.float().reshape(-1, 1, *x.shape[-2:])
     r = torch.arange(11, dtype=torch.float32) - 5
@@ -135,6 +147,17 @@ def ssim(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0, sigma: flo
 def mini_vbench(video: torch.Tensor, static_mask: torch.Tensor, background: torch.Tensor) -> dict[str, float]:
     """Scores of a video ``[T, 3, S, S]`` (higher is better); ``static_mask [S, S]`` pixels that should not
     change, ``background [3, S, S]`` the sprite-free reference used to find the foreground (|x − bg| > 0.1)."""
+    if not isinstance(video, torch.Tensor) or video.dim() != 4 or video.shape[1] != 3 or video.shape[0] < 3:
+        raise ValueError(f"video must be a tensor [T >= 3, 3, S, S], got {tuple(getattr(video, 'shape', ()))}")
+    size = tuple(video.shape[-2:])
+    if not isinstance(static_mask, torch.Tensor) or tuple(static_mask.shape) != size:
+        raise ValueError(f"static_mask must be a tensor {list(size)}, got {tuple(getattr(static_mask, 'shape', ()))}")
+    if not isinstance(background, torch.Tensor) or tuple(background.shape) != (3, *size):
+        raise ValueError(f"background must be a tensor [3, {size[0]}, {size[1]}], got "
+                         f"{tuple(getattr(background, 'shape', ()))}")
+    for name, t in (("video", video), ("background", background)):
+        if not torch.isfinite(t).all():
+            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
     v = video.float().clamp(0, 1)
     t = v.shape[0]
     st = static_mask.bool()
