@@ -2,9 +2,10 @@
 
 One dense teacher is trained per run (teacher forcing, 60 s budget at quick) on all three regimes; per regime
 the same seeded contexts are rolled out with the dense cache, DASA (ρ = 0.3, 2×2 regions and no dilation on
-the 8×8 token grid of 64² frames, G = 4, static policy "local", count bias) and the baselines at DASA's measured
-KV budget (rolling window, sink + window, random drop, TempCache merge). Fidelity is PSNR/mini-VBench of each rollout vs the dense rollout of
-the same seed; attended keys are counted exactly; time per frame is the median of repeated rollouts.
+the 8×8 token grid of 64² frames, G = 4, static policy "local", count bias) and the baselines at DASA's
+measured KV budget (rolling window, sink + window, random drop, TempCache merge). Fidelity is PSNR and
+mini-VBench of each rollout vs the dense rollout of the same seed; attended keys are counted exactly; time per
+frame is the median of repeated rollouts.
 """
 
 from __future__ import annotations
