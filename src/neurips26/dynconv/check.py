@@ -312,8 +312,8 @@ def measure_c3(ctx: CheckContext) -> Evidence:
     # finite_check=False: the NaN/inf scan is a full extra pass over x, z, U that the peers do not make
     # (the modules inside the LM step below skip it too).
     fns = {"ours": lambda: lowrank_dynamic_conv1d(x, z, U, s, True, backend="triton", finite_check=False),
-           "naive": lambda: naive_lowrank_dynamic_conv1d(x, z, U, s, True),
-           "static_conv1d": lambda: static_depthwise_conv1d(x, s, True)}
+           "naive": lambda: naive_lowrank_dynamic_conv1d(x, z, U, s, True, finite_check=False),
+           "static_conv1d": lambda: static_depthwise_conv1d(x, s, True, finite_check=False)}
     ms: dict[str, dict[str, float]] = {}
     for name, fn in fns.items():
         ms[name] = {"fwd": _cuda_ms(fn), "fwd_bwd": _cuda_ms(lambda fn=fn: fn().backward(dy))}

@@ -188,6 +188,11 @@ class DynamicShortConv(nn.Module):
 
     def taps_at(self, cond_t: torch.Tensor) -> torch.Tensor:
         """The full filter ``K_t + S`` for conditioning ``cond_t: [B, Dc]``: ``[B, W, D]``."""
+        if not isinstance(cond_t, torch.Tensor) or cond_t.dim() != 2 or cond_t.shape[1] != self.cond_dim \
+                or not cond_t.is_floating_point():
+            raise ValueError(f"cond_t must be a float tensor [B, {self.cond_dim}], got "
+                             f"{getattr(cond_t, 'shape', type(cond_t).__name__)}")
+        check_finite(cond_t=cond_t)
         b, dt = cond_t.shape[0], cond_t.dtype
         if self.head_size is None:
             k = (F.linear(cond_t, self.proj_in.weight.to(dt)) @ self.U.to(dt)).view(b, self.kernel_size, self.dim)
@@ -295,8 +300,14 @@ class StaticShortConv(nn.Module):
 
 
 def packed_causal_mask(cu_seqlens: torch.Tensor, t: int, device: torch.device) -> torch.Tensor:
-    """Block-diagonal causal mask ``[T, T]`` (True = attend) for packed sequences."""
-    starts = sequence_starts(cu_seqlens, torch.empty(1, t, 1, device=device)).long()
+    """Block-diagonal causal mask ``[T, T]`` (True = attend) for packed sequences (``cu_seqlens`` as in
+    :func:`~.ops.dynamic_conv1d`: 0 first, ``t`` last, non-decreasing)."""
+    t = _positive_int("t", t)
+    probe = torch.empty(1, t, 1, device=device)
+    check_cu_seqlens(cu_seqlens, probe)
+    if cu_seqlens is None:
+        raise TypeError("cu_seqlens must be a 1-D integer tensor [N+1], got None")
+    starts = sequence_starts(cu_seqlens, probe).long()
     i = torch.arange(t, device=device)
     return (i[None, :] <= i[:, None]) & (i[None, :] >= starts[:, None])
 
@@ -359,6 +370,7 @@ class ConvAugmentedAttention(nn.Module):
     def forward(self, x: torch.Tensor, cos: torch.Tensor | None = None, sin: torch.Tensor | None = None,
                 cu_seqlens: torch.Tensor | None = None, **attention_kwargs: Any) -> torch.Tensor:
         """``x: [B, T, d_model]``, RoPE tables ``[B, 1, T, head_dim]`` -> ``[B, T, d_model]``."""
+        x = _check_input("x", x, self.q_proj.in_features)  # shapes only: no NaN scan (no extra sync per layer)
         b, t, _ = x.shape
         if cos is None or sin is None:
             cos, sin = rope_cos_sin(torch.arange(t, device=x.device), self.head_dim, self.rope_theta, x.dtype)

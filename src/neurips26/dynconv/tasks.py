@@ -35,8 +35,14 @@ def _validate(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: in
             raise ValueError(f"{name} must be a positive int, got {value!r}")
     if vocab_size <= seq_len:
         raise ValueError(f"vocab_size ({vocab_size}) must exceed seq_len ({seq_len})")
-    if not (isinstance(power_a, int | float) and 0 < power_a <= 1):
+    if isinstance(power_a, bool) or not (isinstance(power_a, int | float) and 0 < power_a <= 1):
         raise ValueError(f"power_a must be in (0, 1], got {power_a!r}")
+
+
+def _check_seed(seed: object) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    return int(seed)
 
 
 def _build(rng: np.random.Generator, vocab_size: int, num_examples: int, seq_len: int,
@@ -98,7 +104,7 @@ def mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: int, po
     if 2 * num_kv_pairs + 1 > seq_len:
         raise ValueError(f"seq_len ({seq_len}) must be >= 2*num_kv_pairs+1 = {2 * num_kv_pairs + 1} (context "
                          "plus at least one query)")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_check_seed(seed))
     keys = np.stack([rng.choice(np.arange(1, half), num_kv_pairs, replace=False) for _ in range(num_examples)])
     values = rng.integers(half, vocab_size, size=(num_examples, num_kv_pairs))
     return _build(rng, vocab_size, num_examples, seq_len, [keys], values, keys, 0.0, power_a, 1)
@@ -113,7 +119,7 @@ def compositional_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_
     Returns ``(inputs, labels)`` as :func:`mqar`.
     """
     _validate(vocab_size, num_examples, seq_len, num_kv_pairs, power_a)
-    if not (isinstance(gap_prob, int | float) and 0.0 <= gap_prob <= 1.0):
+    if isinstance(gap_prob, bool) or not (isinstance(gap_prob, int | float) and 0.0 <= gap_prob <= 1.0):
         raise ValueError(f"gap_prob must be in [0, 1], got {gap_prob!r}")
     half = vocab_size // 2
     m = math.ceil(math.sqrt(num_kv_pairs))
@@ -124,7 +130,7 @@ def compositional_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_
     if num_kv_pairs * (key_len + 1) + key_len > seq_len:
         raise ValueError(f"seq_len ({seq_len}) too short for {num_kv_pairs} pairs of {key_len}-token keys plus "
                          f"a query: need >= {num_kv_pairs * (key_len + 1) + key_len}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(_check_seed(seed))
     n = num_examples
     toks = np.stack([rng.choice(np.arange(1, half), 2 * m, replace=False) for _ in range(n)])  # [N, 2m]
     cells = np.stack([rng.choice(m * m, num_kv_pairs, replace=False) for _ in range(n)])  # grid cells
@@ -137,6 +143,6 @@ def compositional_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_
 def gap_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: int = 9, power_a: float = 0.01,
              seed: int = 0, gap_prob: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
     """Compositional MQAR with a random filler between the two key tokens w.p. ``gap_prob`` (inferred)."""
-    if not (isinstance(gap_prob, int | float) and 0.0 < gap_prob <= 1.0):
+    if isinstance(gap_prob, bool) or not (isinstance(gap_prob, int | float) and 0.0 < gap_prob <= 1.0):
         raise ValueError(f"gap_prob must be in (0, 1] for the gap variant, got {gap_prob!r}")
     return compositional_mqar(vocab_size, num_examples, seq_len, num_kv_pairs, power_a, seed, gap_prob=gap_prob)
