@@ -77,13 +77,15 @@ class LoRAClassifier(nn.Module):
         self.rank = rank
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        where = self.head.weight.device
+        input_ids, attention_mask = input_ids.to(where), attention_mask.to(where)
         states = self.backbone(input_ids, attention_mask).hidden_states
         feats = select_positions(states, [len(states) - 1], attention_mask, self.positions)[:, 0]
         return self.head(feats)
 
     def trainable_state(self) -> dict[str, torch.Tensor]:
         """What a round exchanges: the LoRA matrices and the head."""
-        return {n: p.detach().clone() for n, p in self.named_parameters() if p.requires_grad}
+        return {n: p.detach().cpu().clone() for n, p in self.named_parameters() if p.requires_grad}
 
     def load_trainable(self, state: Mapping[str, torch.Tensor]) -> None:
         params = dict(self.named_parameters())
@@ -135,7 +137,7 @@ def _accuracy(model: LoRAClassifier, data: Mapping[str, torch.Tensor], batch_siz
         mask = data["attention_mask"][i:i + batch_size]
         w = int(mask.sum(1).max())
         logits = model(data["input_ids"][i:i + batch_size, :w], mask[:, :w])
-        right += int((logits.argmax(-1) == data["labels"][i:i + batch_size]).sum())
+        right += int((logits.argmax(-1).cpu() == data["labels"][i:i + batch_size]).sum())
     return right / max(n, 1)
 
 
@@ -164,7 +166,7 @@ class _LoRATrainer:
         flops = 0.0
         for _ in range(self.local_epochs):
             for ids, mask, y in _batches(data, self.batch_size, g):
-                loss = F.cross_entropy(self.model(ids, mask), y)
+                loss = F.cross_entropy(self.model(ids, mask), y.to(self.model.head.weight.device))
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()

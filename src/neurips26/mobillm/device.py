@@ -182,8 +182,9 @@ class DeviceClient:
             got = [self.memo.get(k) for k in keys]
             if all(g is not None for g in got) and self.positions != "all":
                 return torch.stack(got)
-        out = self.backbone(input_ids=ids, attention_mask=mask, output_hidden_states=True)
-        states = out.hidden_states
+        where = next(self.backbone.parameters()).device
+        out = self.backbone(input_ids=ids.to(where), attention_mask=mask.to(where), output_hidden_states=True)
+        states = [h.cpu() for h in out.hidden_states]  # payloads are built on the device's CPU side
         if self.positions != "all" and max(self.layers) >= len(states):
             raise ValueError(f"layers index {max(self.layers)} out of range: the backbone gave {len(states)} states")
         feats = select_positions(states, self.layers, mask, self.positions)
@@ -209,16 +210,24 @@ class DeviceClient:
         return payload
 
     # ------------------------------------------------------------------ walking the local data
+    def _pass_order(self, pass_idx: int) -> torch.Tensor:
+        g = torch.Generator().manual_seed((int(self.seed) * 7919 + self.device_id) * 1009 + pass_idx)
+        return torch.randperm(self.n_samples, generator=g)
+
+    def batch_indices(self, seq: int) -> torch.Tensor | None:
+        """Rows of the ``seq``-th minibatch (stateless: pass ``seq // n_batches``, seeded per pass), or ``None``
+        past the last pass."""
+        per_pass = -(-self.n_samples // self.batch_size)
+        pass_idx, k = divmod(int(seq), per_pass)
+        if self.passes is not None and pass_idx >= self.passes:
+            return None
+        return self._pass_order(pass_idx)[k * self.batch_size:(k + 1) * self.batch_size]
+
     def _iter_batches(self) -> Iterator[dict[str, torch.Tensor]]:
-        n = self.n_samples
-        g = torch.Generator().manual_seed(int(self.seed) * 7919 + self.device_id)
-        done = 0
-        while self.passes is None or done < self.passes:
-            order = torch.randperm(n, generator=g)
-            for i in range(0, n, self.batch_size):
-                idx = order[i:i + self.batch_size]
-                yield self.batch_at(idx)
-            done += 1
+        seq = 0
+        while (idx := self.batch_indices(seq)) is not None:
+            yield self.batch_at(idx)
+            seq += 1
 
     def batch_at(self, idx: torch.Tensor) -> dict[str, torch.Tensor]:
         """Rows ``idx`` of the local data (padding trimmed to the longest row), with their ``sample_ids``."""
