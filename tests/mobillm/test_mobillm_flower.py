@@ -83,7 +83,8 @@ def test_payload_round_trips_through_flower_records(_task_identity, batch, llama
     from neurips26.mobillm import DeviceClient
 
     for bits, positions in ((4, "pivot"), (8, "all"), (16, "mean")):
-        p = DeviceClient(llama, [1, 3], positions=positions, quant_bits=bits, backbone_type="l", device_id=2).step(batch)
+        client = DeviceClient(llama, [1, 3], positions=positions, quant_bits=bits, backbone_type="l", device_id=2)
+        p = client.step(batch)
         q = decode_payload(encode_payload(p, virtual_s=1.5))
         torch.testing.assert_close(q.dequantize(), p.dequantize(), rtol=0, atol=0)
         assert (q.backbone_type, q.device_id, q.seq, q.shape, q.nbytes) == ("l", 2, 0, p.shape, p.nbytes)
