@@ -67,3 +67,24 @@ def check_float(name: str, value: Any, *, low: float | None = None, high: float 
     if high is not None and (v > high or (open_high and v == high)):
         raise ValueError(f"{name} must be {'<' if open_high else '<='} {high}, got {value!r}")
     return v
+
+
+def check_grid(name: str, grid: Any) -> tuple[int, int]:
+    """A ``(rows, cols)`` pair of positive ints."""
+    if not isinstance(grid, tuple | list) or len(grid) != 2 or any(
+            isinstance(g, bool) or not isinstance(g, int) or g < 1 for g in grid):
+        raise ValueError(f"{name} must be a pair (rows, cols) of positive ints, got {grid!r}")
+    return int(grid[0]), int(grid[1])
+
+
+def check_index_tensor(name: str, x: Any, shape: tuple, low: int, high: int) -> Tensor:
+    """An integer tensor of ``shape`` with entries in ``[low, high)``."""
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of integers, got {type(x).__name__}")
+    if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
+        raise TypeError(f"{name} must hold integers, got dtype {x.dtype}")
+    if tuple(x.shape) != tuple(shape):
+        raise ValueError(f"{name} must have shape {list(shape)}, got {tuple(x.shape)}")
+    if x.numel() and (int(x.min()) < low or int(x.max()) >= high):
+        raise ValueError(f"{name} must hold values in [{low}, {high}), got values in [{int(x.min())}, {int(x.max())}]")
+    return x

@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ._checks import check_int, check_tensor
-from .model import MiniGroundingMLLM, SmartRes, _sequence, decode_boxes
+from ._checks import check_float, check_int, check_tensor
+from .model import MiniGroundingMLLM, SmartRes, _sequence, check_query, decode_boxes
 from .sequence import SCALE_FULL
 
 
@@ -58,7 +58,19 @@ def bipartite_merge(metric: Tensor, x: Tensor, size: Tensor, r: int,
     is merged the same way. Returns ``(x [B, N-r, d], size [B, N-r], extra)``; $\sum s\,x$ and $\sum s$
     are preserved.
     """
+    check_tensor("x", x, ndim=3)
+    check_tensor("metric", metric, ndim=3)
     b, n, d = x.shape
+    if metric.shape[:2] != x.shape[:2]:
+        raise ValueError(f"metric must have shape [{b}, {n}, c], got {tuple(metric.shape)}")
+    check_tensor("size", size, ndim=2)
+    if size.shape != x.shape[:2] or not bool((size > 0).all()):
+        raise ValueError(f"size must be positive with shape {tuple(x.shape[:2])}, got {tuple(size.shape)}")
+    if extra is not None:
+        check_tensor("extra", extra, ndim=3)
+        if extra.shape[:2] != x.shape[:2]:
+            raise ValueError(f"extra must have shape [{b}, {n}, e], got {tuple(extra.shape)}")
+    check_int("r", r, 0)
     n_a = (n + 1) // 2
     r = min(r, n_a)
     if r <= 0:
@@ -91,8 +103,6 @@ def tome_merge(x: Tensor, r: int, size: Tensor | None = None) -> tuple[Tensor, T
     check_int("r", r, 0, (n + 1) // 2)
     if size is None:
         size = x.new_ones(x.shape[:2])
-    elif size.shape != x.shape[:2] or not bool((size > 0).all()):
-        raise ValueError(f"size must be positive with shape {tuple(x.shape[:2])}, got {tuple(size.shape)}")
     out, new_size, _ = bipartite_merge(x, x, size, r)
     return out, new_size
 
@@ -221,6 +231,8 @@ def run_low(model: MiniGroundingMLLM, images: Tensor, query: Tensor) -> MethodOu
 
 
 def run_smartres(smartres: SmartRes, images: Tensor, query: Tensor) -> MethodOutput:
+    if not isinstance(smartres, SmartRes):
+        raise TypeError(f"smartres must be a SmartRes, got {type(smartres).__name__}")
     model = smartres.encoder
     seq = smartres.encode(images, model.lm.query_embedding(query))
     n = int(seq.valid.sum())
@@ -248,6 +260,7 @@ def _lm_hook(kind: str, keep: int, recycle: int = 0):
 
 def run_fastv(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int = 96, layer: int = 1) -> MethodOutput:
     """FastV at LM block ``layer`` (all tokens before it)."""
+    check_query(query, model._check_images(images).shape[0])
     seq = model.encode_full(images)
     _check_keep(keep, seq.tokens.shape[1])
     check_int("layer", layer, 0, model.config.lm_blocks - 1)
@@ -258,6 +271,9 @@ def run_fastv(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int
 
 def run_sparsevlm(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int = 88, recycle: int = 8,
                   layer: int = 1) -> MethodOutput:
+    check_int("keep", keep, 1)
+    check_int("recycle", recycle, 0)
+    check_query(query, model._check_images(images).shape[0])
     seq = model.encode_full(images)
     _check_keep(keep + recycle, seq.tokens.shape[1], "keep + recycle")
     check_int("layer", layer, 0, model.config.lm_blocks - 1)
@@ -270,6 +286,9 @@ def run_visionzip(model: MiniGroundingMLLM, images: Tensor, query: Tensor, n_dom
                   n_contextual: int = 16) -> MethodOutput:
     """VisionZip after the ViT: attention mass received in the last ViT block (recomputed), mean over heads
     and queries."""
+    check_int("n_dominant", n_dominant, 1)
+    check_int("n_contextual", n_contextual, 0)
+    check_query(query, model._check_images(images).shape[0])
     x, meta = model.full_inputs(images)
     b, t = x.shape[:2]
     _check_keep(n_dominant + n_contextual, t, "n_dominant + n_contextual")
@@ -285,6 +304,7 @@ def run_visionzip(model: MiniGroundingMLLM, images: Tensor, query: Tensor, n_dom
 
 def run_tome(model: MiniGroundingMLLM, images: Tensor, query: Tensor, target: int = 96) -> MethodOutput:
     """ToMe inside the ViT down to ``target`` tokens (positions and footprints merged alongside)."""
+    check_query(query, model._check_images(images).shape[0])
     x, meta = model.full_inputs(images)
     b, t = x.shape[:2]
     rs = tome_schedule(t, target, model.config.vit_blocks)
@@ -300,7 +320,10 @@ def low_confidence(model: MiniGroundingMLLM, images: Tensor, query: Tensor) -> T
 
 
 def run_global_selector(model: MiniGroundingMLLM, images: Tensor, query: Tensor, threshold: float) -> MethodOutput:
-    """One resolution per image: full resolution where the low-view confidence is below ``threshold``."""
+    """One resolution per image: full resolution where the low-view confidence is below ``threshold`` (a finite
+    number; confidences lie in (0, 1], so ``threshold > 1`` sends every image to full resolution)."""
+    check_float("threshold", threshold)
+    check_query(query, model._check_images(images).shape[0])
     low_seq = model.low_sequence(images)
     obj, off, pos, fp = model.lm(low_seq, query)
     boxes = decode_boxes(obj, off, pos, fp)

@@ -21,7 +21,7 @@ import torch
 from scipy import ndimage
 from torch import Tensor
 
-from ._checks import check_boxes, check_float, check_int
+from ._checks import check_boxes, check_float, check_grid, check_int
 
 #: object colours (RGB in [0, 1]); the query's colour id indexes this table
 COLOURS = np.array([[0.90, 0.10, 0.10], [0.10, 0.80, 0.15], [0.15, 0.30, 0.95], [0.95, 0.85, 0.10]])
@@ -160,7 +160,11 @@ class SyntheticEgoGrounding(torch.utils.data.Dataset):
     def batch(self, indices) -> dict[str, Tensor]:
         """Stack scenes ``indices`` into one batch: ``image [B, 3, S, S]``, ``box [B, 4]``, ``query [B, 2]``,
         ``small [B]``."""
-        items = [self[int(i)] for i in indices]
+        if isinstance(indices, str) or not hasattr(indices, "__iter__"):
+            raise TypeError(f"indices must be a sequence of scene indices, got {type(indices).__name__}")
+        items = [self[i if isinstance(i, int | np.integer) else int(i)] for i in indices]
+        if not items:
+            raise ValueError("indices must hold at least one scene index, got none")
         return {k: torch.stack([it[k] for it in items]) for k in items[0]}
 
 
@@ -168,7 +172,8 @@ def region_labels(boxes: Tensor, image_size: int, region_grid: tuple[int, int]) 
     """Router targets ``[B, gh·gw]`` (bool, raster order): region j is foreground iff it overlaps the box
     with positive area; the region holding the box centre is always foreground (inferred rule)."""
     boxes = check_boxes("boxes", boxes)
-    gh, gw = region_grid
+    check_int("image_size", image_size, 1)
+    gh, gw = check_grid("region_grid", region_grid)
     rh, rw = image_size / gh, image_size / gw
     ys = torch.arange(gh, dtype=boxes.dtype) * rh
     xs = torch.arange(gw, dtype=boxes.dtype) * rw

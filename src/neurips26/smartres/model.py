@@ -22,7 +22,7 @@ from torch import Tensor, nn
 
 from neurips26.nn import sdpa_attention
 
-from ._checks import check_float, check_int, check_tensor
+from ._checks import check_boxes, check_float, check_int, check_tensor
 from .data import N_COLOURS, N_DIGITS
 from .router import ResolutionRouter, select_regions
 from .sequence import (
@@ -105,6 +105,20 @@ class MLLMConfig:
     region_px: int = 32
     lowres_scale: float = 0.5
 
+    def __post_init__(self) -> None:
+        for name in ("image_size", "patch", "dim", "heads", "vit_blocks", "lm_blocks", "region_px"):
+            check_int(name, getattr(self, name), 1)
+        if self.image_size % self.patch:
+            raise ValueError(f"patch must divide image_size={self.image_size}, got {self.patch}")
+        if self.dim % 4:
+            raise ValueError(f"dim must be a multiple of 4 (2-D sin-cos positions), got {self.dim}")
+        if self.dim % self.heads:
+            raise ValueError(f"heads must divide dim={self.dim}, got {self.heads}")
+        if self.image_size % self.region_px or self.region_px % self.patch:
+            raise ValueError(f"region_px must divide image_size={self.image_size} and be a multiple of "
+                             f"patch={self.patch}, got {self.region_px}")
+        check_float("lowres_scale", self.lowres_scale, low=0.0, high=1.0, open_low=True)
+
     @property
     def full_grid(self) -> int:
         return self.image_size // self.patch
@@ -123,12 +137,34 @@ class MLLMConfig:
         return (self.region_px // self.patch) ** 2
 
 
+def _check_config(config: object) -> MLLMConfig:
+    if not isinstance(config, MLLMConfig):
+        raise TypeError(f"config must be an MLLMConfig, got {type(config).__name__}")
+    return config
+
+
+def check_query(query: object, batch: int | None = None) -> Tensor:
+    """``query [B, 2]``: integer (digit in [0, 10), colour in [0, N_COLOURS)) pairs."""
+    if not isinstance(query, Tensor):
+        raise TypeError(f"query must be a torch.Tensor [B, 2] of (digit, colour) ids, got {type(query).__name__}")
+    if query.is_floating_point() or query.is_complex() or query.dtype == torch.bool:
+        raise TypeError(f"query must hold integer ids, got dtype {query.dtype}")
+    if query.dim() != 2 or query.shape[1] != 2 or (batch is not None and query.shape[0] != batch):
+        rows = "B" if batch is None else str(batch)
+        raise ValueError(f"query must have shape [{rows}, 2] (digit, colour), got {tuple(query.shape)}")
+    for col, name, top in ((0, "digit", N_DIGITS), (1, "colour", N_COLOURS)):
+        v = query[:, col]
+        if v.numel() and (int(v.min()) < 0 or int(v.max()) >= top):
+            raise ValueError(f"query {name} ids must lie in [0, {top}), got values in [{int(v.min())}, {int(v.max())}]")
+    return query
+
+
 class ViT(nn.Module):
     """The shared vision encoder: any crop at any scale, positions in full-resolution pixels."""
 
     def __init__(self, config: MLLMConfig) -> None:
         super().__init__()
-        self.config = config
+        self.config = _check_config(config)
         d = config.dim
         self.patch_embed = nn.Linear(3 * config.patch ** 2, d)
         self.scale_emb = nn.Embedding(2, d)
@@ -137,6 +173,16 @@ class ViT(nn.Module):
 
     def embed(self, pixels: Tensor, pos: Tensor, scale: int) -> Tensor:
         """``pixels [B, 3, h, w]`` of a crop (already at its scale), ``pos [N, 2]`` full-res centres → ``[B, N, d]``."""
+        p = self.config.patch
+        check_tensor("pixels", pixels, ndim=4)
+        if pixels.shape[1] != 3 or pixels.shape[2] % p or pixels.shape[3] % p:
+            raise ValueError(f"pixels must be [B, 3, h, w] with h, w multiples of patch={p}, got {tuple(pixels.shape)}")
+        n = (pixels.shape[2] // p) * (pixels.shape[3] // p)
+        check_tensor("pos", pos, ndim=2)
+        if pos.shape != (n, 2):
+            raise ValueError(f"pos must have shape [{n}, 2] (one centre per patch), got {tuple(pos.shape)}")
+        if scale not in (0, 1) or isinstance(scale, bool):
+            raise ValueError(f"scale must be 0 or 1 (SCALE_LOW / SCALE_FULL), got {scale!r}")
         x = self.patch_embed(patchify(pixels, self.config.patch))
         return x + sincos_2d(pos, self.config.dim) + self.scale_emb.weight[scale]
 
@@ -150,6 +196,18 @@ class ViT(nn.Module):
         """
         from .baselines import bipartite_merge
 
+        check_tensor("x", x, ndim=3)
+        if x.shape[2] != self.config.dim:
+            raise ValueError(f"x must have width dim={self.config.dim}, got {tuple(x.shape)}")
+        if tome_r is not None:
+            if not isinstance(tome_r, list | tuple) or len(tome_r) != len(self.blocks) or any(
+                    isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in tome_r):
+                raise ValueError(f"tome_r must be a list of {len(self.blocks)} ints >= 0 (one per block), "
+                                 f"got {tome_r!r}")
+        if extra is not None:
+            check_tensor("extra", extra, ndim=3)
+            if extra.shape[:2] != x.shape[:2]:
+                raise ValueError(f"extra must have shape [{x.shape[0]}, {x.shape[1]}, e], got {tuple(extra.shape)}")
         b, n, _ = x.shape
         size = x.new_ones(b, n)
         attn = None
@@ -168,7 +226,7 @@ class FusionLM(nn.Module):
 
     def __init__(self, config: MLLMConfig) -> None:
         super().__init__()
-        self.config = config
+        self.config = _check_config(config)
         d = config.dim
         self.digit_emb = nn.Embedding(N_DIGITS, d)
         self.colour_emb = nn.Embedding(N_COLOURS, d)
@@ -181,11 +239,13 @@ class FusionLM(nn.Module):
 
     def query_tokens(self, query: Tensor) -> Tensor:
         """``query [B, 2]`` (digit, colour) → ``[B, 2, d]``."""
+        check_query(query)
         return torch.stack([self.digit_emb(query[:, 0]) + self.type_emb.weight[0],
                             self.colour_emb(query[:, 1]) + self.type_emb.weight[1]], dim=1)
 
     def query_embedding(self, query: Tensor) -> Tensor:
         """e_q ``[B, 2d]`` for the router: the two query embeddings, concatenated."""
+        check_query(query)
         return torch.cat([self.digit_emb(query[:, 0]), self.colour_emb(query[:, 1])], dim=1)
 
     def visual_inputs(self, seq: VisualSequence) -> Tensor:
@@ -201,6 +261,9 @@ class FusionLM(nn.Module):
         ``fn(block, h_query, h_visual, meta, valid) -> (h_visual, meta, valid)`` (FastV / SparseVLM hooks);
         ``meta [B, T, 3]`` holds (x, y, footprint).
         """
+        if not isinstance(seq, VisualSequence):
+            raise TypeError(f"seq must be a VisualSequence, got {type(seq).__name__}")
+        check_query(query, seq.tokens.shape[0])
         q = self.query_tokens(query)
         v = self.visual_inputs(seq)
         n_q = q.shape[1]
@@ -257,7 +320,7 @@ class MiniGroundingMLLM(nn.Module):
 
     def __init__(self, config: MLLMConfig | None = None) -> None:
         super().__init__()
-        self.config = config or MLLMConfig()
+        self.config = MLLMConfig() if config is None else _check_config(config)
         self.vit = ViT(self.config)
         self.lm = FusionLM(self.config)
 
@@ -270,6 +333,7 @@ class MiniGroundingMLLM(nn.Module):
 
     def full_inputs(self, images: Tensor) -> tuple[Tensor, Tensor]:
         """Embedded full-resolution tokens ``[B, 256, d]`` and ``meta [256, 3]`` (x, y, footprint)."""
+        images = self._check_images(images)
         c = self.config
         pos = token_centres(c.full_grid, c.full_grid, c.patch)
         meta = torch.cat([pos, torch.full((len(pos), 1), float(c.patch))], 1)
@@ -295,7 +359,9 @@ class MiniGroundingMLLM(nn.Module):
     def encode_regions(self, images: Tensor, region_ids: list[Tensor]) -> tuple[list[Tensor], list[Tensor]]:
         """Active regions at full resolution, each encoded as its own sequence of (region_px/p)² tokens.
         Returns per image ``[k_b, n_r, d]`` tokens and ``[k_b, n_r, 2]`` centres."""
+        images = self._check_images(images)
         c = self.config
+        _check_region_ids(region_ids, images.shape[0], c.region_grid[0] * c.region_grid[1])
         r, n_r = c.region_px, c.region_tokens
         crops, poss, counts = [], [], []
         local = token_centres(r // c.patch, r // c.patch, c.patch)                  # [n_r, 2] inside a region
@@ -319,6 +385,8 @@ class MiniGroundingMLLM(nn.Module):
                               low: tuple[Tensor, Tensor] | None = None) -> VisualSequence:
         """[low view] ++ [given regions at full resolution], order preserved."""
         c = self.config
+        images = self._check_images(images)
+        _check_region_ids(region_ids, images.shape[0], c.region_grid[0] * c.region_grid[1])
         low_tokens, low_pos = low if low is not None else self.encode_low(images)
         rt, rp = self.encode_regions(images, region_ids)
         return build_order_preserving_sequence(low_tokens, low_pos, rt, rp, region_ids,
@@ -337,7 +405,28 @@ class MiniGroundingMLLM(nn.Module):
         return decode_boxes(*self.lm(seq, query, reduce=reduce))
 
     def loss(self, seq: VisualSequence, query: Tensor, boxes: Tensor) -> Tensor:
+        """The grounding loss of :func:`grounding_loss` for true ``boxes [B, 4]``."""
+        if not isinstance(seq, VisualSequence):
+            raise TypeError(f"seq must be a VisualSequence, got {type(seq).__name__}")
+        boxes = check_boxes("boxes", boxes)
+        if boxes.shape[0] != seq.tokens.shape[0]:
+            raise ValueError(f"boxes must have shape [{seq.tokens.shape[0]}, 4], got {tuple(boxes.shape)}")
         return grounding_loss(*self.lm(seq, query), boxes)
+
+
+def _check_region_ids(region_ids: object, batch: int, n_regions: int) -> None:
+    """One 1-D integer tensor of distinct ids in ``[0, n_regions)`` per image."""
+    if not isinstance(region_ids, list | tuple) or len(region_ids) != batch:
+        length = len(region_ids) if hasattr(region_ids, "__len__") else "?"
+        raise ValueError(f"region_ids must be a list of {batch} tensors (one per image), got "
+                         f"{type(region_ids).__name__} of length {length}")
+    for i, ids in enumerate(region_ids):
+        if not isinstance(ids, Tensor) or ids.dim() != 1 or ids.is_floating_point() or ids.dtype == torch.bool:
+            raise ValueError(f"region_ids[{i}] must be a 1-d integer tensor, got {ids!r}")
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n_regions):
+            raise ValueError(f"region_ids[{i}] must lie in [0, {n_regions}), got {ids.tolist()}")
+        if ids.unique().numel() != ids.numel():
+            raise ValueError(f"region_ids[{i}] must be distinct, got {ids.tolist()}")
 
 
 def _sequence(tokens: Tensor, meta: Tensor, scale: int, *, n_vit: int, region_ids: Tensor | None = None,

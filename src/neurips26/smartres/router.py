@@ -15,15 +15,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import check_float, check_int, check_mask_like, check_tensor
+from ._checks import check_float, check_grid, check_int, check_mask_like, check_tensor
 
 
 def pool_regions(tokens: Tensor, grid: tuple[int, int], region_grid: tuple[int, int]) -> Tensor:
     """Mean of the raster-ordered ``tokens [B, h·w, d]`` inside each region: ``[B, gh·gw, d]`` (raster order).
 
     Needs ``h % gh == 0`` and ``w % gw == 0`` (each region covers a whole block of tokens)."""
-    h, w = grid
-    gh, gw = region_grid
+    h, w = check_grid("low_grid", grid)
+    gh, gw = check_grid("region_grid", region_grid)
     b, n, d = tokens.shape
     if n != h * w:
         raise ValueError(f"low_tokens has {n} tokens but low_grid {grid} needs {h * w}")

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._checks import check_int, check_tensor
+from ._checks import check_float, check_int, check_tensor
 
 #: ``scale`` ids carried by the tokens
 SCALE_FULL, SCALE_LOW = 0, 1
@@ -29,6 +29,11 @@ GLOBAL_ID, PAD_ID = -1, -2
 def token_centres(rows: int, cols: int, footprint: float, x0: float = 0.0, y0: float = 0.0) -> Tensor:
     """Centres ``[rows·cols, 2]`` (x, y) in full-resolution pixels of a raster grid of tokens, each covering
     ``footprint`` pixels, whose top-left corner is at (x0, y0)."""
+    check_int("rows", rows, 1)
+    check_int("cols", cols, 1)
+    check_float("footprint", footprint, low=0.0, open_low=True)
+    check_float("x0", x0)
+    check_float("y0", y0)
     i = torch.arange(rows, dtype=torch.float32)
     j = torch.arange(cols, dtype=torch.float32)
     ys, xs = torch.meshgrid(y0 + (i + 0.5) * footprint, x0 + (j + 0.5) * footprint, indexing="ij")
@@ -101,6 +106,11 @@ def build_order_preserving_sequence(low_tokens: Tensor, low_pos: Tensor, region_
                              f"of length {len(seq) if hasattr(seq, '__len__') else '?'}")
     if n_regions is not None:
         check_int("n_regions", n_regions, 1)
+    check_float("low_footprint", low_footprint, low=0.0)
+    check_float("region_footprint", region_footprint, low=0.0)
+    for i in range(b):
+        check_tensor(f"region_tokens[{i}]", region_tokens[i], ndim=3)
+        check_tensor(f"region_pos[{i}]", region_pos[i], ndim=3)
     rows = []
     for i in range(b):
         ids = region_ids[i]
