@@ -67,6 +67,15 @@ def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu
 
     Returns ``(v, ∇h(v) or None, calls_made)``.
     """
+    eta = check_step("eta", eta)
+    for name, v in (("L", L), ("mu", mu)):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    sigma = _open_unit("sigma", sigma)
+    if rule not in INNER_RULES:
+        raise ValueError(f"rule must be one of {INNER_RULES}, got {rule!r}")
+    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0):
+        raise ValueError(f"max_steps must be an int >= 0 or None, got {max_steps!r}")
     L_phi, mu_phi = L + 1.0 / eta, mu + 1.0 / eta
     kappa = L_phi / mu_phi
     beta = (math.sqrt(kappa) - 1) / (math.sqrt(kappa) + 1)

@@ -236,6 +236,8 @@ class BilinearGame(QuadraticGame):
         B = np.asarray(B, dtype=np.float64)
         if B.ndim != 2:
             raise ValueError(f"B must be a matrix, got shape {B.shape}")
+        if not np.isfinite(B).all():
+            raise ValueError("B must be finite (NaN/inf found)")
         mu = _positive("mu", mu, allow_zero=True)
         self.mu = mu
         d_x, d_y = B.shape
@@ -375,6 +377,11 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
     With u = sort(v) descending, ρ = max{j : u_j − (Σ_{i≤j} u_i − 1)/j > 0} and τ = (Σ_{i≤ρ} u_i − 1)/ρ,
     the projection is max(v − τ, 0).
     """
+    v = np.asarray(v, dtype=np.float64)
+    if v.ndim != 1 or v.size == 0:
+        raise ValueError(f"v must be a non-empty vector, got shape {v.shape}")
+    if not np.isfinite(v).all():
+        raise ValueError("v must be finite (NaN/inf found)")
     u = np.sort(v)[::-1]
     css = np.cumsum(u) - 1.0
     j = np.arange(1, v.size + 1)
