@@ -27,6 +27,7 @@ import math
 import time
 from collections.abc import Mapping
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -262,7 +263,7 @@ class SideTuningServer:
         self.optimizer = torch.optim.AdamW(self.trainable.parameters(), lr=float(lr), weight_decay=weight_decay)
         self.cache_enabled, self.replay_ratio, self.replay_batch = bool(cache), float(replay_ratio), replay_batch
         self.step_time_s = float(step_time_s)
-        self._gen = torch.Generator().manual_seed(int(seed))
+        self._rng = np.random.default_rng(int(seed))
         self._credit = 0.0
         self.cache: dict[int, list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]] = {}
         self.processed: list[tuple[int, int]] = []  # (device_id, seq) of every arrival, in order
@@ -283,6 +284,11 @@ class SideTuningServer:
                              f"{payload.width}; its aligner expects {a.n_backbone_layers} x {a.d_backbone}")
         if payload.quant_bits not in QUANT_BITS:
             raise ValueError(f"payload quant_bits must be one of {QUANT_BITS}, got {payload.quant_bits!r}")
+        if payload.labels.shape != (payload.batch_size,) or payload.labels.is_floating_point():
+            raise ValueError(f"payload labels must be an int tensor [{payload.batch_size}], got "
+                             f"{payload.labels.dtype} {tuple(payload.labels.shape)}")
+        if not torch.isfinite(payload.dequantize()).all():
+            raise ValueError("payload holds non-finite activations (NaN/inf); refusing to train on it")
         if (payload.labels < 0).any() or (payload.labels >= self.side.n_classes).any():
             raise ValueError(f"payload labels must lie in [0, {self.side.n_classes}), got "
                              f"{payload.labels.min().item()}..{payload.labels.max().item()}")
@@ -313,11 +319,10 @@ class SideTuningServer:
         """``n`` cached samples, each from a device drawn uniformly (per-device balanced), grouped by type."""
         devices = sorted(self.cache)
         picks: dict[tuple[int, int], list[int]] = {}
-        dev_draw = torch.randint(len(devices), (n,), generator=self._gen).tolist()
-        for d in dev_draw:
+        for d in self._rng.integers(len(devices), size=n).tolist():
             entries = self.cache[devices[d]]
-            e = int(torch.randint(len(entries), (1,), generator=self._gen))
-            i = int(torch.randint(entries[e][1].shape[0], (1,), generator=self._gen))
+            e = int(self._rng.integers(len(entries)))
+            i = int(self._rng.integers(entries[e][1].shape[0]))
             picks.setdefault((devices[d], e), []).append(i)
         by_type: dict[str, list] = {}
         for (dev, e), rows in sorted(picks.items()):
