@@ -142,6 +142,18 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
     Responses are padded to ``R_max`` (padded rows are discarded, padded keys masked). The context keys are
     *broadcast*, never copied N times: $S_c = Q_d K_c^\top$ is one ``[N·R_max, P]`` product per head.
     """
+    _check_qkv(q_dec, k_dec, v_dec, names=("q_dec", "k_dec", "v_dec"))
+    _check_qkv(q_dec, k_ctx, v_ctx, names=("q_dec", "k_ctx", "v_ctx"))
+    if k_ctx.shape[1] != k_dec.shape[1] or k_ctx.shape[0] != v_ctx.shape[0] or k_ctx.shape[0] < 1:
+        raise ValueError(f"k_ctx, v_ctx must be [P >= 1, H_kv, d] with the H_kv of k_dec, got {tuple(k_ctx.shape)}, "
+                         f"{tuple(v_ctx.shape)}")
+    if isinstance(seq_lens, str | bytes | torch.Tensor) or not hasattr(seq_lens, "__len__") or len(seq_lens) == 0 \
+            or any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in seq_lens):
+        raise ValueError(f"seq_lens must be a non-empty list of response lengths >= 1, got {seq_lens!r}")
+    if sum(seq_lens) != q_dec.shape[0] or k_dec.shape[0] != q_dec.shape[0] or v_dec.shape[0] != q_dec.shape[0]:
+        raise ValueError(f"q_dec, k_dec, v_dec must have sum(seq_lens)={sum(seq_lens)} rows, got {q_dec.shape[0]}, "
+                         f"{k_dec.shape[0]}, {v_dec.shape[0]}")
+    scale = _check_scale(scale, q_dec.shape[-1])
     n, p = len(seq_lens), k_ctx.shape[0]
     h, hk, d = q_dec.shape[1], k_ctx.shape[1], q_dec.shape[2]
     g = h // hk
@@ -421,8 +433,10 @@ def dualkv_attention_fn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, ba
     ``Llama(config, attention_fn=dualkv_attention_fn)`` and call
     ``model(batch.input_ids[None], position_ids=batch.position_ids[None], batch=batch)``.
     """
-    if q.dim() != 4 or q.shape[0] != 1:
-        raise ValueError(f"a packed DualKV batch runs as B=1: q must be [1, H, T, d], got {tuple(q.shape)}")
+    for name, t in (("q", q), ("k", k), ("v", v)):
+        if not isinstance(t, torch.Tensor) or t.dim() != 4 or t.shape[0] != 1:
+            raise ValueError(f"a packed DualKV batch runs as B=1: {name} must be [1, heads, T, d], got "
+                             f"{tuple(getattr(t, 'shape', ())) or type(t).__name__}")
     out = dualkv_attention(q[0].transpose(0, 1), k[0].transpose(0, 1), v[0].transpose(0, 1), batch,
                            backend=backend, check_finite=False)
     return out.transpose(0, 1)[None]
@@ -442,6 +456,14 @@ class DualKVAttention(nn.Module):
                  *, backend: str = "auto") -> None:
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
+        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
+        if isinstance(rope_theta, bool) or not isinstance(rope_theta, int | float) or not math.isfinite(rope_theta) \
+                or rope_theta <= 0:
+            raise ValueError(f"rope_theta must be a finite number > 0, got {rope_theta!r}")
+        if backend not in ("auto", "torch", "triton"):
+            raise ValueError(f"backend must be 'auto', 'torch' or 'triton', got {backend!r}")
         if d_model % n_heads or n_heads % n_kv_heads or (d_model // n_heads) % 2:
             raise ValueError(f"need d_model divisible by n_heads, n_kv_heads dividing n_heads and an even head "
                              f"dim; got d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}")
@@ -455,12 +477,21 @@ class DualKVAttention(nn.Module):
     def forward(self, x: torch.Tensor, batch: SharedPromptBatch) -> torch.Tensor:
         from neurips26.nn.llama import apply_rope, rope_cos_sin
 
+        if not isinstance(batch, SharedPromptBatch):
+            raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
+        width = self.q_proj.in_features
+        if not isinstance(x, torch.Tensor) or x.dim() not in (2, 3) or x.shape[-1] != width \
+                or not x.is_floating_point():
+            raise ValueError(f"x must be a float tensor [T, {width}] or [1, T, {width}], got "
+                             f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
         squeeze = x.dim() == 3
         if squeeze:
             if x.shape[0] != 1:
                 raise ValueError(f"x must be [T, d_model] or [1, T, d_model], got {tuple(x.shape)}")
             x = x[0]
         t = x.shape[0]
+        if t != batch.num_tokens:
+            raise ValueError(f"x must have T={batch.num_tokens} rows (batch.num_tokens), got {t}")
         cos, sin = rope_cos_sin(batch.position_ids.to(x.device), self.head_dim, self.rope_theta, x.dtype)
         cos, sin = cos[0, 0][:, None], sin[0, 0][:, None]  # [T, 1, d] to broadcast over heads
         q = apply_rope(self.q_proj(x).view(t, self.n_heads, self.head_dim), cos, sin)

@@ -19,6 +19,8 @@ position* $P-1$, token $k > 0$ by response position $k-1$ of the same response.
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -306,6 +308,18 @@ def groups_from_rollouts(prompt_ids: torch.Tensor, response_ids: torch.Tensor, g
         if not isinstance(t, torch.Tensor) or t.dim() != 2:
             raise ValueError(f"{name} must be a 2-D tensor [B, L], got "
                              f"{getattr(t, 'shape', type(t).__name__)}")
+    for name, t in (("prompt_ids", prompt_ids), ("response_ids", response_ids)):
+        if t.is_floating_point() or t.dtype == torch.bool:
+            raise TypeError(f"{name} must hold integer token ids, got dtype {t.dtype}")
+    if isinstance(group_index, str | bytes) or not hasattr(group_index, "__len__"):
+        raise TypeError(f"group_index must be a sequence of B ints, got {type(group_index).__name__}")
+    group_index = [g.item() if isinstance(g, torch.Tensor) and g.numel() == 1 else g for g in group_index]
+    for row, g in enumerate(group_index):
+        if isinstance(g, bool) or not isinstance(g, numbers.Integral):
+            raise TypeError(f"group_index[{row}] must be an int group id, got {g!r}")
+    for name, m in (("prompt_mask", prompt_mask), ("response_mask", response_mask)):
+        if m is not None and not isinstance(m, torch.Tensor):
+            raise TypeError(f"{name} must be a tensor of 0/1 or None, got {type(m).__name__}")
     b = prompt_ids.shape[0]
     if response_ids.shape[0] != b or len(group_index) != b:
         raise ValueError(f"prompt_ids, response_ids and group_index must have the same batch size, got "
@@ -364,12 +378,26 @@ def attention_speedup_estimate(N: int, P: int, R: float) -> float:
 
 
 # --------------------------------------------------------------------------------------- log-probs
-def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch) -> list[torch.Tensor]:
+def _check_logits(logits: object) -> None:
+    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point() or logits.dim() not in (2, 3):
+        raise ValueError(f"logits must be a float tensor [T, V] or [1, T, V], got "
+                         f"{getattr(logits, 'dtype', type(logits).__name__)} {tuple(getattr(logits, 'shape', ()))}")
+
+
+def _check_logprobs(lp: torch.Tensor) -> None:
+    """NaN log-probs come from NaN (or +inf) logits in the scored rows; -inf is a legitimately masked token."""
+    if not torch.compiler.is_compiling() and bool(torch.isnan(lp).any()):
+        raise ValueError("logits hold NaN (or +inf) values in the rows that score the responses")
+
+
+def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch, *,
+                      check_finite: bool = True) -> list[torch.Tensor]:
     """Per-token log-probs of every response from logits over the packed layout.
 
     Args:
         logits: ``[T, V]`` or ``[1, T, V]`` (any float dtype; log-softmax runs in fp32).
         batch: the :class:`SharedPromptBatch` the logits were computed on.
+        check_finite: refuse NaN log-probs (NaN / +inf logits in the scored rows; one small reduction).
 
     Returns:
         One fp32 tensor ``[R_i]`` per response (flat over groups, packing order). Token 0 of a response
@@ -377,6 +405,7 @@ def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch) -> list[to
     """
     if not isinstance(batch, SharedPromptBatch):
         raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
+    _check_logits(logits)
     if logits.dim() == 3:
         if logits.shape[0] != 1:
             raise ValueError(f"logits must be [T, V] or [1, T, V] (packed runs use B=1), got {tuple(logits.shape)}")
@@ -388,22 +417,44 @@ def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch) -> list[to
     # rows that predict nothing (the prompt rows other than the last one).
     z = logits.index_select(0, pred).float()
     lp = z.gather(1, targets[:, None]).squeeze(1) - torch.logsumexp(z, dim=-1)
+    if check_finite:
+        _check_logprobs(lp)
     return list(lp.split(batch.response_lens))
 
 
 def replicated_response_logprobs(logits: torch.Tensor, cu_seqlens: torch.Tensor, input_ids: torch.Tensor,
-                                 prompt_lens_per_seq: Sequence[int]) -> list[torch.Tensor]:
+                                 prompt_lens_per_seq: Sequence[int], *,
+                                 check_finite: bool = True) -> list[torch.Tensor]:
     """The same log-probs from the replicated layout of :func:`pack_replicated` (baseline).
 
     Args:
         logits: ``[T_std, V]`` or ``[1, T_std, V]``. cu_seqlens: ``[S+1]``. input_ids: ``[T_std]``.
         prompt_lens_per_seq: ``P`` of each of the ``S`` sequences.
     """
+    _check_logits(logits)
     if logits.dim() == 3:
+        if logits.shape[0] != 1:
+            raise ValueError(f"logits must be [T, V] or [1, T, V], got {tuple(logits.shape)}")
         logits = logits[0]
+    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1 or cu_seqlens.is_floating_point() \
+            or cu_seqlens.numel() < 2:
+        raise ValueError(f"cu_seqlens must be a 1-D integer tensor [S+1], got {cu_seqlens!r}")
     cu = [int(c) for c in cu_seqlens]
+    if cu[0] != 0 or cu[-1] != logits.shape[0] or any(b <= a for a, b in zip(cu, cu[1:])):
+        raise ValueError(f"cu_seqlens must start at 0, end at T={logits.shape[0]} (the logits rows) and strictly "
+                         f"increase, got {cu}")
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 1 or input_ids.is_floating_point() \
+            or input_ids.numel() != logits.shape[0]:
+        raise ValueError(f"input_ids must be a 1-D integer tensor of T={logits.shape[0]} ids, got "
+                         f"{getattr(input_ids, 'shape', type(input_ids).__name__)}")
+    if isinstance(prompt_lens_per_seq, str | bytes) or not hasattr(prompt_lens_per_seq, "__len__"):
+        raise TypeError(f"prompt_lens_per_seq must be a sequence of ints, got {type(prompt_lens_per_seq).__name__}")
     if len(prompt_lens_per_seq) != len(cu) - 1:
         raise ValueError(f"prompt_lens_per_seq must have {len(cu) - 1} entries, got {len(prompt_lens_per_seq)}")
+    for s, p in enumerate(prompt_lens_per_seq):
+        if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p < cu[s + 1] - cu[s]:
+            raise ValueError(f"prompt_lens_per_seq[{s}] must be an int in [1, {cu[s + 1] - cu[s] - 1}] (a prompt "
+                             f"and at least one response token), got {p!r}")
     rows, lens = [], []
     for s, p in enumerate(prompt_lens_per_seq):
         rows.append(torch.arange(cu[s] + p - 1, cu[s + 1] - 1))
@@ -412,6 +463,8 @@ def replicated_response_logprobs(logits: torch.Tensor, cu_seqlens: torch.Tensor,
     targets = input_ids.to(logits.device)[pred + 1]
     z = logits.index_select(0, pred).float()
     lp = z.gather(1, targets[:, None]).squeeze(1) - torch.logsumexp(z, dim=-1)
+    if check_finite:
+        _check_logprobs(lp)
     return list(lp.split(lens))
 
 
@@ -428,8 +481,26 @@ def token_mean_policy_loss(logprobs: Sequence[torch.Tensor], advantages: torch.T
         logprobs: one ``[R_i]`` tensor per response. advantages: ``[S]`` one per response.
         old_logprobs: behaviour-policy log-probs (default: ``logprobs`` detached, i.e. on-policy).
     """
-    if advantages.dim() != 1 or advantages.numel() != len(logprobs):
-        raise ValueError(f"advantages must be [S={len(logprobs)}], got {tuple(advantages.shape)}")
+    if isinstance(logprobs, torch.Tensor) or not isinstance(logprobs, Sequence) or len(logprobs) == 0 \
+            or not all(isinstance(t, torch.Tensor) and t.dim() == 1 and t.is_floating_point() for t in logprobs):
+        raise ValueError("logprobs must be a non-empty list of 1-D float tensors [R_i] (one per response)")
+    if not isinstance(advantages, torch.Tensor) or advantages.dim() != 1 or advantages.numel() != len(logprobs):
+        raise ValueError(f"advantages must be a tensor [S={len(logprobs)}], got "
+                         f"{tuple(getattr(advantages, 'shape', ())) or type(advantages).__name__}")
+    if not bool(torch.isfinite(advantages).all()):
+        raise ValueError("advantages hold NaN or inf values")
+    if old_logprobs is not None:
+        if isinstance(old_logprobs, torch.Tensor) or not isinstance(old_logprobs, Sequence) \
+                or len(old_logprobs) != len(logprobs) or not all(
+                    isinstance(o, torch.Tensor) and o.shape == t.shape for o, t in zip(old_logprobs, logprobs)):
+            raise ValueError("old_logprobs must be a list of tensors with the shapes of logprobs")
+        if not all(bool(torch.isfinite(o).all()) for o in old_logprobs):
+            raise ValueError("old_logprobs hold NaN or inf values")
+    for name, value in (("clip_low", clip_low), ("clip_high", clip_high)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    if clip_low >= 1:
+        raise ValueError(f"clip_low must be < 1 (the ratio is clipped at 1 - clip_low > 0), got {clip_low!r}")
     lp = torch.cat(list(logprobs))
     old = lp.detach() if old_logprobs is None else torch.cat(list(old_logprobs)).to(lp)
     adv = torch.repeat_interleave(advantages.to(lp), torch.tensor([t.numel() for t in logprobs],
