@@ -1,0 +1,67 @@
+"""Workers for device peak-memory measurements in a fresh process (``claims.measure.peak_rss_subprocess``).
+
+Each loads a backbone, then runs a few device steps: ``forward`` (ours: frozen, ``no_grad``, quantised upload)
+or ``lora`` (the FedAvg-LoRA device: forward + backward + AdamW on PEFT adapters and a head); ``load`` stops after
+loading (the floor both share). Arguments are strings (a command line): backbone ``"minilm"`` or ``"tiny"``,
+batch size, tokens, steps.
+"""
+
+from __future__ import annotations
+
+import os
+
+import torch
+import torch.nn.functional as F
+
+__all__ = ["device_job", "make_backbone"]
+
+
+def make_backbone(name: str):
+    """``(model, hidden_states_backbone, layers)`` for ``"minilm"`` (all-MiniLM-L6-v2) or ``"tiny"`` (random Llama)."""
+    from .backbone import HiddenStates
+
+    if name == "minilm":
+        from neurips26.nn import load_minilm
+
+        model, _ = load_minilm()
+        return model, HiddenStates(model), [2, 4, 6]
+    if name == "tiny":
+        from neurips26.nn import Llama, LlamaConfig
+
+        torch.manual_seed(0)
+        model = Llama(LlamaConfig(vocab_size=256, d_model=64, n_layers=4, n_heads=4)).eval()
+        return model, HiddenStates(model), [2, 3, 4]
+    raise ValueError(f"backbone must be 'minilm' or 'tiny', got {name!r}")
+
+
+def device_job(kind: str, backbone: str = "minilm", batch: str = "16", tokens: str = "32", steps: str = "3") -> None:
+    """One device's work: ``kind`` in ``{"load", "forward", "lora"}`` (see the module docstring)."""
+    torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+    b, t, n = int(batch), int(tokens), int(steps)
+    model, hidden, layers = make_backbone(backbone)
+    vocab = 256 if backbone == "tiny" else 30522
+    g = torch.Generator().manual_seed(0)
+    data = {"input_ids": torch.randint(5, vocab, (b, t), generator=g),
+            "attention_mask": torch.ones(b, t, dtype=torch.long), "labels": torch.randint(2, (b,), generator=g)}
+    if kind == "load":
+        return
+    if kind == "forward":
+        from .device import DeviceClient
+
+        client = DeviceClient(hidden, layers, positions="mean", quant_bits=8, backbone_type=backbone)
+        for _ in range(n):
+            client.step(data)
+        return
+    if kind == "lora":
+        from .baselines import LoRAClassifier
+
+        clf = LoRAClassifier(model, positions="mean", rank=8)
+        del model, hidden  # the classifier holds its own copy: keep one set of weights, as a device would
+        opt = torch.optim.AdamW([p for p in clf.parameters() if p.requires_grad], lr=1e-3)
+        for _ in range(n):
+            loss = F.cross_entropy(clf(data["input_ids"], data["attention_mask"]), data["labels"])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        return
+    raise ValueError(f"kind must be 'load', 'forward' or 'lora', got {kind!r}")
