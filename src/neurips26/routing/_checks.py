@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -41,14 +44,15 @@ def check_coords(X: Any, name: str = "X") -> torch.Tensor:
 
 
 def check_step(emb: Any, first: Any, last: Any, remaining: Any, d: int) -> None:
-    """``emb [B, n, d]`` finite; ``first``/``last`` int ``[B]`` and ``remaining`` int ``[B, m]`` in ``[0, n)``."""
+    """``emb [B, n, d]`` finite; ``first``/``last`` int ``[B]`` and ``remaining`` int ``[B, m]`` in ``[0, n)``.
+
+    The value checks share one device-to-host transfer (one sync per call on a GPU)."""
     if not isinstance(emb, torch.Tensor) or not emb.dtype.is_floating_point or emb.dim() != 3 or emb.shape[-1] != d:
         raise ValueError(f"emb must be a floating tensor [B, n, {d}] (from encode), got "
                          f"{tuple(emb.shape) if isinstance(emb, torch.Tensor) else type(emb).__name__}")
-    if not torch.isfinite(emb).all():
-        raise ValueError("emb must be finite (found NaN or inf)")
     B, n, _ = emb.shape
-    for name, t, shape in (("first", first, (B,)), ("last", last, (B,)), ("remaining", remaining, None)):
+    named = (("first", first, (B,)), ("last", last, (B,)), ("remaining", remaining, None))
+    for name, t, shape in named:
         if not isinstance(t, torch.Tensor) or t.dtype.is_floating_point or t.dtype == torch.bool or t.is_complex():
             raise TypeError(f"{name} must be an integer tensor of node indices, got "
                             f"{t.dtype if isinstance(t, torch.Tensor) else type(t).__name__}")
@@ -56,6 +60,31 @@ def check_step(emb: Any, first: Any, last: Any, remaining: Any, d: int) -> None:
             raise ValueError(f"remaining must have shape [{B}, m >= 1], got {tuple(t.shape)}")
         if shape is not None and tuple(t.shape) != shape:
             raise ValueError(f"{name} must have shape [{B}], got {tuple(t.shape)}")
-        if t.numel() and (int(t.min()) < 0 or int(t.max()) >= n):
-            raise ValueError(f"{name} must hold node indices in [0, {n - 1}], got values in "
-                             f"[{int(t.min())}, {int(t.max())}]")
+    if B == 0:
+        return
+    stats = torch.stack([torch.isfinite(emb).all().to(torch.int64)]
+                        + [f(t).to(torch.int64).to(emb.device) for _, t, _ in named for f in (torch.min, torch.max)])
+    ok, *bounds = stats.tolist()
+    if not ok:
+        raise ValueError("emb must be finite (found NaN or inf)")
+    for (name, _, _), lo, hi in zip(named, bounds[0::2], bounds[1::2]):
+        if lo < 0 or hi >= n:
+            raise ValueError(f"{name} must hold node indices in [0, {n - 1}], got values in [{lo}, {hi}]")
+
+
+# Inside a policy's score the blocks get the policy's own, already checked, tokens: their value check
+# (``isfinite``, a host sync per block on a GPU) is skipped there, while module hooks still see every call.
+_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("routing_trusted_inputs", default=False)
+
+
+@contextmanager
+def trusted() -> Iterator[None]:
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def is_trusted() -> bool:
+    return _TRUSTED.get()
