@@ -20,8 +20,15 @@ from collections.abc import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._checks import check_bool, trusted
 from .layers import CausalGaussianSmoothing, DayInputLayer, validate_inputs
 from .model import N_CLASSES, ResidualDelaySNN, _positive_int, count_core_params
+
+
+def _check_classes(n_classes: object) -> None:
+    _positive_int("n_classes", n_classes)
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be >= 2 (blank + at least one label), got {n_classes}")
 
 
 class _Decoder(nn.Module):
@@ -37,7 +44,8 @@ class _Decoder(nn.Module):
 
     def _prepare(self, x: Tensor, day_idx: Tensor | None) -> Tensor:
         day_idx = validate_inputs(x, day_idx, self.n_in, self.n_days)
-        return self.smooth(self.day_input(x, day_idx))
+        with trusted():
+            return self.smooth(self.day_input(x, day_idx))
 
 
 class GRUDecoder(_Decoder):
@@ -52,6 +60,8 @@ class GRUDecoder(_Decoder):
         super().__init__(n_in, n_days, smooth_sigma)
         _positive_int("hidden", hidden)
         _positive_int("n_layers", n_layers)
+        _check_classes(n_classes)
+        check_bool("bidirectional", bidirectional)
         self.hidden, self.bidirectional = hidden, bidirectional
         self.gru = nn.GRU(n_in, hidden, n_layers, batch_first=True, bidirectional=bidirectional)
         self.readout = nn.Linear(hidden * (2 if bidirectional else 1), n_classes)
@@ -86,6 +96,11 @@ class TCNDecoder(_Decoder):
                  smooth_sigma: float = 2.0) -> None:
         super().__init__(n_in, n_days, smooth_sigma)
         _positive_int("channels", channels)
+        _check_classes(n_classes)
+        _positive_int("kernel", kernel)
+        if isinstance(dilations, str) or not isinstance(dilations, tuple | list) or not dilations or any(
+                isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dilations):
+            raise ValueError(f"dilations must be a non-empty sequence of positive ints, got {dilations!r}")
         self.channels = channels
         self.inp = nn.Linear(n_in, channels)
         self.blocks = nn.ModuleList(_CausalConvBlock(channels, d, kernel) for d in dilations)
@@ -108,6 +123,7 @@ class FrameStackMLP(_Decoder):
         _positive_int("hidden", hidden)
         _positive_int("n_layers", n_layers)
         _positive_int("stack", stack)
+        _check_classes(n_classes)
         self.hidden, self.stack = hidden, stack
         layers: list[nn.Module] = []
         width = n_in * stack
@@ -145,6 +161,12 @@ def build_decoder(kind: str, n_in: int, width: int, **kwargs) -> nn.Module:
 def matched_width(kind: str, n_in: int, budget: int, *, lo: int = 4, hi: int = 4096, **kwargs) -> int:
     """The width whose core parameter count is closest to ``budget`` (core counts grow with width)."""
     _positive_int("budget", budget)
+    _positive_int("lo", lo)
+    _positive_int("hi", hi)
+    if lo > hi:
+        raise ValueError(f"lo must be <= hi, got lo={lo}, hi={hi}")
+    if kind not in DECODERS:
+        raise ValueError(f"kind must be one of {sorted(DECODERS)}, got {kind!r}")
 
     def core(width: int) -> int:
         return count_core_params(build_decoder(kind, n_in, width, n_days=1, **kwargs))

@@ -15,19 +15,24 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ._checks import int_list
+
 BLANK = 0
 N_LABELS = 40
 
 
 def ctc_min_length(target: Sequence[int]) -> int:
     """Shortest input a CTC path needs: $U + \\#\\{u : y_u = y_{u-1}\\}$ (a blank between repeats)."""
+    target = int_list("target", target)
     return len(target) + sum(1 for a, b in zip(target[:-1], target[1:]) if a == b)
 
 
 def _as_lists(targets: Sequence[Sequence[int]] | Tensor) -> list[list[int]]:
     if isinstance(targets, Tensor):
         targets = targets.tolist()
-    return [list(map(int, t)) for t in targets]
+    if isinstance(targets, str | bytes) or not isinstance(targets, Sequence):
+        raise TypeError(f"targets must be a sequence of label lists, got {type(targets).__name__}")
+    return [int_list(f"targets[{i}]", t) for i, t in enumerate(targets)]
 
 
 def validate_targets(targets: Sequence[Sequence[int]], input_lengths: Sequence[int], n_labels: int = N_LABELS) -> None:
@@ -51,12 +56,19 @@ def ctc_loss(logits: Tensor, targets: Sequence[Sequence[int]], input_lengths: Se
              reduction: str = "mean") -> Tensor:
     """CTC loss of ``logits [B, T, C]`` against label lists, after validating them (blank 0,
     ``zero_infinity=True``; ``"mean"`` divides each sentence by its target length, as torch does)."""
-    if logits.dim() != 3:
-        raise ValueError(f"logits must be [B, T, C], got {tuple(logits.shape)}")
+    if not isinstance(logits, Tensor) or logits.dim() != 3 or not logits.is_floating_point():
+        raise ValueError(f"logits must be a floating tensor [B, T, C], got "
+                         f"{tuple(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__}")
+    if not torch.isfinite(logits).all():
+        raise ValueError("logits contain NaN or infinite values")
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     tg = _as_lists(targets)
-    lens = [int(v) for v in (input_lengths.tolist() if isinstance(input_lengths, Tensor) else input_lengths)]
-    if max(lens) > logits.shape[1]:
-        raise ValueError(f"input_lengths must be <= T={logits.shape[1]}, got max {max(lens)}")
+    lens = int_list("input_lengths", input_lengths)
+    if len(tg) != logits.shape[0]:
+        raise ValueError(f"targets must hold one label list per sentence ({logits.shape[0]}), got {len(tg)}")
+    if len(lens) != logits.shape[0] or any(not 1 <= v <= logits.shape[1] for v in lens):
+        raise ValueError(f"input_lengths must be {logits.shape[0]} values in 1..T={logits.shape[1]}, got {lens}")
     validate_targets(tg, lens, logits.shape[-1] - 1)
     flat = torch.tensor([v for t in tg for v in t], dtype=torch.long)
     log_probs = logits.float().log_softmax(-1).transpose(0, 1)  # [T, B, C]
@@ -68,9 +80,10 @@ def ctc_greedy_decode(logits: Tensor, lengths: Sequence[int] | Tensor | None = N
     """Best-path decoding: argmax per bin, collapse repeats, drop blanks. ``logits [B, T, C] -> B id lists``."""
     if not isinstance(logits, Tensor) or logits.dim() != 3:
         raise ValueError(f"logits must be a tensor [B, T, C], got {getattr(logits, 'shape', type(logits))}")
+    if logits.is_floating_point() and torch.isnan(logits).any():
+        raise ValueError("logits contain NaN values")
     b, t, _ = logits.shape
-    lens = [t] * b if lengths is None else [int(v) for v in (lengths.tolist() if isinstance(lengths, Tensor)
-                                                             else lengths)]
+    lens = [t] * b if lengths is None else int_list("lengths", lengths)
     if len(lens) != b or any(not 0 <= v <= t for v in lens):
         raise ValueError(f"lengths must be {b} values in 0..{t}, got {lens}")
     best = logits.argmax(-1).tolist()
@@ -87,6 +100,9 @@ def ctc_greedy_decode(logits: Tensor, lengths: Sequence[int] | Tensor | None = N
 
 def edit_distance(a: Sequence[int], b: Sequence[int]) -> int:
     """Levenshtein distance (unit costs), two-row dynamic programme; ``editdistance`` when installed."""
+    for name, v in (("a", a), ("b", b)):
+        if v is None or not hasattr(v, "__len__") or not hasattr(v, "__iter__"):
+            raise TypeError(f"{name} must be a sequence of labels, got {type(v).__name__}")
     try:
         import editdistance
 
@@ -108,6 +124,9 @@ def _edit_distance_dp(a: Sequence[int], b: Sequence[int]) -> int:
 
 def phoneme_error_rate(hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[int]]) -> float:
     """$\\mathrm{PER} = \\sum_n \\mathrm{edit}(h_n, r_n) / \\sum_n |r_n|$."""
+    for name, v in (("hyps", hyps), ("refs", refs)):
+        if isinstance(v, str | bytes) or not isinstance(v, Sequence):
+            raise TypeError(f"{name} must be a sequence of label sequences, got {type(v).__name__}")
     if len(hyps) != len(refs):
         raise ValueError(f"hyps and refs must have the same length, got {len(hyps)} and {len(refs)}")
     total = sum(len(r) for r in refs)
@@ -127,7 +146,9 @@ def ctc_forced_align(log_probs: Tensor | np.ndarray, target: Sequence[int]) -> n
     lp = np.asarray(log_probs.detach().cpu().double() if isinstance(log_probs, Tensor) else log_probs, float)
     if lp.ndim != 2:
         raise ValueError(f"log_probs must be [T, C], got shape {lp.shape}")
-    tgt = [int(v) for v in target]
+    if np.isnan(lp).any() or np.isposinf(lp).any():
+        raise ValueError("log_probs must be log-probabilities (NaN and +inf refused; -inf is log 0)")
+    tgt = int_list("target", target)
     if not tgt or any(not 1 <= v < lp.shape[1] for v in tgt):
         raise ValueError(f"target must be a non-empty list of labels in 1..{lp.shape[1] - 1}, got {tgt[:5]}")
     t_len = lp.shape[0]

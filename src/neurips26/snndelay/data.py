@@ -57,15 +57,15 @@ class SpeechBCIData:
         return int(self.day.max()) + 1
 
     def subset(self, idx: Sequence[int] | np.ndarray) -> SpeechBCIData:
-        idx = [int(i) for i in idx]
+        idx = _check_indices(idx, len(self), allow_empty=True)
         pick = lambda xs: [xs[i] for i in idx] if xs else []  # noqa: E731
         return SpeechBCIData([self.features[i] for i in idx], [self.phonemes[i] for i in idx], self.day[idx],
                              pick(self.frame_labels), pick(self.text), dict(self.info))
 
     def split(self, n_test: int) -> tuple[SpeechBCIData, SpeechBCIData]:
         """The first ``len - n_test`` sentences and the last ``n_test`` (the generator's order is random)."""
-        if not 0 < n_test < len(self):
-            raise ValueError(f"n_test must be in 1..{len(self) - 1}, got {n_test}")
+        if isinstance(n_test, bool) or not isinstance(n_test, int | np.integer) or not 0 < n_test < len(self):
+            raise ValueError(f"n_test must be an int in 1..{len(self) - 1}, got {n_test!r}")
         n = len(self) - n_test
         return self.subset(range(n)), self.subset(range(n, len(self)))
 
@@ -82,6 +82,9 @@ class Batch:
 
 def make_batch(data: SpeechBCIData, idx: Sequence[int], device: str | torch.device = "cpu") -> Batch:
     """Zero-pad the chosen sentences to the longest one."""
+    if not isinstance(data, SpeechBCIData):
+        raise TypeError(f"data must be a SpeechBCIData, got {type(data).__name__}")
+    idx = _check_indices(idx, len(data))
     feats = [data.features[i] for i in idx]
     t_max = max(f.shape[0] for f in feats)
     x = np.zeros((len(feats), t_max, feats[0].shape[1]), np.float32)
@@ -89,6 +92,22 @@ def make_batch(data: SpeechBCIData, idx: Sequence[int], device: str | torch.devi
         x[k, : f.shape[0]] = f
     return Batch(torch.from_numpy(x).to(device), torch.as_tensor(data.day[list(idx)], dtype=torch.long, device=device),
                  torch.tensor([f.shape[0] for f in feats]), [data.phonemes[i].tolist() for i in idx])
+
+
+def _check_indices(idx: object, n: int, *, allow_empty: bool = False) -> list[int]:
+    """Sentence indices as ints in ``0..n-1`` (negative ones would wrap around silently: refused)."""
+    if isinstance(idx, np.ndarray | torch.Tensor):
+        idx = idx.tolist()
+    if isinstance(idx, str | bytes) or not isinstance(idx, Sequence | range):
+        raise TypeError(f"idx must be a sequence of sentence indices, got {type(idx).__name__}")
+    out = []
+    for i in idx:
+        if isinstance(i, bool | np.bool_) or not isinstance(i, int | np.integer) or not 0 <= i < n:
+            raise ValueError(f"idx must hold ints in 0..{n - 1}, got {i!r}")
+        out.append(int(i))
+    if not out and not allow_empty:
+        raise ValueError("idx must hold at least one sentence index, got none")
+    return out
 
 
 # ---------------------------------------------------------------------------------------- generator
@@ -146,6 +165,8 @@ def synthetic_speech_bci(n_sentences: int = 700, n_channels: int = 64, sigma: fl
     n_channels = _check_int("n_channels", n_channels, 1)
     lead = _check_int("lead", lead, 0)
     n_days = _check_int("n_days", n_days, 1)
+    _check_int("seed", seed, 0)
+    _check_int("world_seed", world_seed, 0)
     if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (0 <= sigma < 50):
         raise ValueError(f"sigma must be a number in [0, 50), got {sigma!r}")
     if not (isinstance(words, tuple) and len(words) == 2 and 1 <= words[0] <= words[1]):

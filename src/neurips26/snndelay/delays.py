@@ -30,6 +30,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._checks import check_bool, check_int, is_trusted
+
 Backend = Literal["auto", "reference", "conv", "gather"]
 BACKENDS: tuple[str, ...] = ("auto", "reference", "conv", "gather")
 DELAY_DISTS: tuple[str, ...] = ("uniform", "geometric")
@@ -44,7 +46,11 @@ def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: in
     which keeps many short-lag connections.
     """
     if dist not in DELAY_DISTS:
-        raise ValueError(f"delay_dist must be one of {DELAY_DISTS}, got {dist!r}")
+        raise ValueError(f"dist (delay_dist) must be one of {DELAY_DISTS}, got {dist!r}")
+    check_int("out_features", out_features, 1)
+    check_int("in_features", in_features, 1)
+    check_int("max_delay", max_delay, 0)
+    check_int("seed", seed, 0)
     gen = torch.Generator().manual_seed(int(seed))
     if max_delay == 0:
         return torch.zeros(out_features, in_features, dtype=torch.long)
@@ -57,13 +63,15 @@ def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: in
     return idx.view(out_features, in_features)
 
 
-def _check_x(x: Tensor, in_features: int) -> None:
+def _check_x(x: Tensor, in_features: int, finite: bool = True) -> None:
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor [B, T, {in_features}], got {type(x).__name__}")
     if x.dim() != 3 or x.shape[-1] != in_features:
         raise ValueError(f"x must have shape [B, T, {in_features}], got {tuple(x.shape)}")
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
+    if finite and not torch.isfinite(x).all():
+        raise ValueError("x contains NaN or infinite values")
 
 
 def _shift(x: Tensor, k: int) -> Tensor:
@@ -75,6 +83,31 @@ def _shift(x: Tensor, k: int) -> Tensor:
 
 def delayed_linear_reference(x: Tensor, weight: Tensor, bias: Tensor | None, delays: Tensor) -> Tensor:
     """$y = b + \\sum_k \\mathrm{shift}_k(x) (W \\odot [d = k])^\\top$: one masked matmul per delay value."""
+    if not isinstance(weight, Tensor) or weight.dim() != 2 or not weight.is_floating_point():
+        raise ValueError(f"weight must be a floating tensor [out, in], got "
+                         f"{tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__}")
+    if not torch.isfinite(weight).all():
+        raise ValueError("weight contains NaN or infinite values")
+    if not isinstance(x, Tensor) or x.dim() != 3:
+        raise ValueError(f"x must be a tensor [B, T, in], got {getattr(x, 'shape', type(x).__name__)}")
+    if x.shape[-1] != weight.shape[1]:
+        raise ValueError(f"weight must have shape [out, {x.shape[-1]}] to match x's features, got "
+                         f"{tuple(weight.shape)}")
+    _check_x(x, weight.shape[1])
+    if not isinstance(delays, Tensor) or delays.shape != weight.shape or delays.is_floating_point() \
+            or delays.dtype == torch.bool:
+        raise ValueError(f"delays must be an integer tensor of the weight's shape {tuple(weight.shape)}, got "
+                         f"{getattr(delays, 'dtype', type(delays).__name__)} {tuple(getattr(delays, 'shape', ()))}")
+    if delays.numel() and int(delays.min()) < 0:
+        raise ValueError(f"delays must be >= 0, got min {int(delays.min())}")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (weight.shape[0],)
+                             or not torch.isfinite(bias).all()):
+        raise ValueError(f"bias must be None or a finite tensor [{weight.shape[0]}], got "
+                         f"{tuple(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__}")
+    return _delayed_linear_reference(x, weight, bias, delays)
+
+
+def _delayed_linear_reference(x: Tensor, weight: Tensor, bias: Tensor | None, delays: Tensor) -> Tensor:
     y = x.new_zeros(*x.shape[:2], weight.shape[0])
     for k in range(int(delays.max()) + 1 if delays.numel() else 1):
         mask = (delays == k).to(weight.dtype)
@@ -132,6 +165,8 @@ class DelayedLinear(nn.Module):
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         if delay_dist not in DELAY_DISTS:
             raise ValueError(f"delay_dist must be one of {DELAY_DISTS}, got {delay_dist!r}")
+        check_bool("bias", bias)
+        check_int("seed", seed, 0)
         super().__init__()
         self.in_features, self.out_features, self.max_delay = in_features, out_features, max_delay
         self.delay_dist, self.backend = delay_dist, backend
@@ -148,12 +183,12 @@ class DelayedLinear(nn.Module):
             nn.init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor, *, backend: Backend | None = None) -> Tensor:
-        _check_x(x, self.in_features)
+        _check_x(x, self.in_features, finite=not is_trusted())  # inside a decoder: its own, checked, states
         backend = backend or self.backend
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         if backend == "reference":
-            return delayed_linear_reference(x, self.weight, self.bias, self.delays)
+            return _delayed_linear_reference(x, self.weight, self.bias, self.delays)
         if self.max_delay == 0:
             return F.linear(x, self.weight, self.bias)
         if backend == "gather":

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from ._checks import check_module, check_number, int_list
 from .delays import DelayedLinear
 from .layers import DayInputLayer
 from .neurons import LIF
@@ -30,7 +31,7 @@ from .neurons import LIF
 def _valid_mask(b: int, t: int, lengths: Sequence[int] | Tensor | None) -> Tensor:
     if lengths is None:
         return torch.ones(b, t, dtype=torch.bool)
-    lens = torch.as_tensor(lengths).view(-1, 1)
+    lens = torch.tensor(int_list("lengths", lengths), dtype=torch.long).view(-1, 1)
     if lens.shape[0] != b or int(lens.min()) < 1 or int(lens.max()) > t:
         raise ValueError(f"lengths must be {b} values in 1..{t}, got {lens.view(-1).tolist()}")
     return torch.arange(t).view(1, -1) < lens
@@ -45,9 +46,9 @@ def estimate_energy(model: nn.Module, x: Tensor, day_idx: Tensor | None = None, 
     Returns ``sops``, ``macs``, ``bins``, their per-bin values, ``joules``, ``joules_per_bin``, the mean
     ``spike_rate`` of the LIF layers (NaN without LIF layers) and ``delay_buffer_entries``.
     """
+    check_module(model)
     for name, val in (("e_mac", e_mac), ("e_ac", e_ac)):
-        if not isinstance(val, (int, float)) or not val >= 0:
-            raise ValueError(f"{name} must be a number >= 0 (joules), got {val!r}")
+        check_number(name, val, low=0.0)
     if not isinstance(x, Tensor) or x.dim() != 3:
         raise ValueError(f"x must be a tensor [B, T, F], got {getattr(x, 'shape', type(x))}")
     mask = _valid_mask(x.shape[0], x.shape[1], lengths).to(x.device)

@@ -13,6 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ._checks import check_int, check_sequence3, is_trusted
+
 
 def validate_inputs(x: Tensor, day_idx: Tensor | None, n_in: int, n_days: int) -> Tensor:
     """Check ``x [B, T, n_in]`` (finite floats) and ``day_idx [B]`` (ints in 0..n_days-1); returns day_idx."""
@@ -49,12 +51,16 @@ class DayInputLayer(nn.Module):
     """
 
     def __init__(self, n_features: int, n_days: int) -> None:
+        check_int("n_features", n_features, 1)
+        check_int("n_days", n_days, 1)
         super().__init__()
         self.n_days = n_days
         self.weight = nn.Parameter(torch.eye(n_features).repeat(n_days, 1, 1))  # [days, F, F]
         self.bias = nn.Parameter(torch.zeros(n_days, 1, n_features))  # [days, 1, F]
 
     def forward(self, x: Tensor, day_idx: Tensor) -> Tensor:
+        if not is_trusted():  # a decoder has checked its inputs already
+            day_idx = validate_inputs(x, day_idx, self.weight.shape[1], self.n_days)
         # x'_{b,t} = softsign(A_{d_b} x_{b,t} + c_{d_b})
         return F.softsign(torch.bmm(x, self.weight[day_idx]) + self.bias[day_idx])
 
@@ -70,7 +76,7 @@ class CausalGaussianSmoothing(nn.Module):
 
     def __init__(self, sigma: float = 2.0) -> None:
         if not isinstance(sigma, (int, float)) or isinstance(sigma, bool) or sigma < 0 or not math.isfinite(sigma):
-            raise ValueError(f"smooth_sigma must be a finite number >= 0, got {sigma!r}")
+            raise ValueError(f"smooth_sigma (sigma) must be a finite number >= 0, got {sigma!r}")
         super().__init__()
         self.sigma = float(sigma)
         taps = int(math.ceil(3 * sigma)) + 1 if sigma > 0 else 1
@@ -79,6 +85,8 @@ class CausalGaussianSmoothing(nn.Module):
         self.register_buffer("kernel", (w / w.sum()).flip(0))  # conv correlates: lag m at tap M - m
 
     def forward(self, x: Tensor) -> Tensor:
+        if not is_trusted():
+            check_sequence3("x", x)
         taps = self.kernel.numel()
         if taps == 1:
             return x

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from torch import Tensor, nn
 
+from ._checks import check_bool, check_int, check_module, check_number, trusted
 from .delays import DelayedLinear
 from .layers import CausalGaussianSmoothing, DayInputLayer, validate_inputs
 from .neurons import LIF
@@ -23,6 +24,7 @@ N_CLASSES = 41
 
 
 def _positive_int(name: str, value: object) -> int:
+    """A positive int (bools refused)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ValueError(f"{name} must be a positive int, got {value!r}")
     return value
@@ -55,8 +57,9 @@ class ResidualDelaySNN(nn.Module):
             raise ValueError(f"n_classes must be >= 2 (blank + at least one label), got {n_classes}")
         if isinstance(max_delay, bool) or not isinstance(max_delay, int) or max_delay < 0:
             raise ValueError(f"max_delay must be an int >= 0, got {max_delay!r}")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 < float(beta) <= 1.0:
-            raise ValueError(f"beta must be in (0, 1], got {beta!r}")
+        check_number("beta", beta, low=0.0, high=1.0, open_low=True)
+        check_int("delay_seed", delay_seed, 0)
+        check_bool("learn_beta", learn_beta)
         super().__init__()
         self.n_in, self.hidden, self.n_layers, self.n_classes = n_in, hidden, n_layers, n_classes
         self.max_delay, self.n_days = max_delay, n_days
@@ -75,6 +78,10 @@ class ResidualDelaySNN(nn.Module):
 
     def forward(self, x: Tensor, day_idx: Tensor | None = None, *, return_spikes: bool = False):
         day_idx = validate_inputs(x, day_idx, self.n_in, self.n_days)
+        with trusted():  # the layers below get checked tensors: no per-layer value checks (hooks still run)
+            return self._layers(x, day_idx, return_spikes)
+
+    def _layers(self, x: Tensor, day_idx: Tensor, return_spikes: bool):
         x = self.smooth(self.day_input(x, day_idx))
         # h_0 = LIF(LN(W_stem x + b))   [B, T, N]
         h = self.stem_lif(self.stem_norm(self.stem(x)))
@@ -90,5 +97,6 @@ class ResidualDelaySNN(nn.Module):
 
 def count_core_params(model: nn.Module) -> int:
     """Trainable parameters except the per-day input layers (any submodule of type ``DayInputLayer``)."""
+    check_module(model)
     day = {id(p) for m in model.modules() if isinstance(m, DayInputLayer) for p in m.parameters()}
     return sum(p.numel() for p in model.parameters() if p.requires_grad and id(p) not in day)

@@ -14,8 +14,12 @@ through time, which is several times faster on CPU). Tests compare the two.
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 from torch import Tensor, nn
+
+from ._checks import check_bool, check_number, check_sequence3, is_trusted
 
 
 class _FastSigmoidSpike(torch.autograd.Function):
@@ -33,9 +37,29 @@ class _FastSigmoidSpike(torch.autograd.Function):
         return grad / (1.0 + ctx.slope * u.abs()) ** 2, None
 
 
+def _check_lif_args(current: Any, beta: Any, threshold: Any, slope: Any) -> None:
+    """``current [B, T, N]`` finite floats; β a scalar in (0, 1] (number or 0-d/1-element tensor); θ, k > 0."""
+    check_sequence3("current", current, last="N")
+    if isinstance(beta, Tensor):
+        if beta.numel() != 1 or not beta.is_floating_point():
+            raise ValueError(f"beta must be a scalar in (0, 1], got a tensor of shape {tuple(beta.shape)}")
+        b = float(beta.detach())
+    else:
+        b = beta
+    check_number("beta", b, low=0.0, high=1.0, open_low=True)
+    check_number("threshold", threshold, low=0.0, open_low=True)
+    check_number("slope", slope, low=0.0, open_low=True)
+
+
 def lif_reference(current: Tensor, beta: Tensor | float, threshold: float = 1.0, slope: float = 10.0,
                   detach_reset: bool = True) -> Tensor:
     """Plain autograd loop over time. ``current [B, T, N] -> spikes [B, T, N]``."""
+    _check_lif_args(current, beta, threshold, slope)
+    return _lif_reference(current, beta, threshold, slope, detach_reset)
+
+
+def _lif_reference(current: Tensor, beta: Tensor | float, threshold: float, slope: float,
+                   detach_reset: bool) -> Tensor:
     beta_t = torch.as_tensor(beta, dtype=current.dtype, device=current.device)
     v = current.new_zeros(current.shape[0], current.shape[2])
     s = torch.zeros_like(v)
@@ -100,10 +124,17 @@ class _LIFFunction(torch.autograd.Function):
 def lif(current: Tensor, beta: Tensor | float, threshold: float = 1.0, slope: float = 10.0, *,
         detach_reset: bool = True, backend: str = "auto") -> Tensor:
     """LIF spikes for an input current ``[B, T, N]`` (``backend``: ``"auto"``/``"bptt"`` or ``"reference"``)."""
-    if backend == "reference":
-        return lif_reference(current, beta, threshold, slope, detach_reset)
-    if backend not in ("auto", "bptt"):
+    if backend not in ("auto", "bptt", "reference"):
         raise ValueError(f"backend must be 'auto', 'bptt' or 'reference', got {backend!r}")
+    _check_lif_args(current, beta, threshold, slope)
+    return _lif(current, beta, threshold, slope, detach_reset=detach_reset, backend=backend)
+
+
+def _lif(current: Tensor, beta: Tensor | float, threshold: float, slope: float, *, detach_reset: bool,
+         backend: str) -> Tensor:
+    """:func:`lif` on checked arguments (the model's inner layers)."""
+    if backend == "reference":
+        return _lif_reference(current, beta, threshold, slope, detach_reset)
     beta_t = torch.as_tensor(beta, dtype=current.dtype, device=current.device)
     return _LIFFunction.apply(current, beta_t, float(threshold), float(slope), bool(detach_reset))
 
@@ -122,12 +153,11 @@ class LIF(nn.Module):
 
     def __init__(self, beta: float = 0.8, threshold: float = 1.0, slope: float = 10.0, learn_beta: bool = False,
                  *, detach_reset: bool = True, backend: str = "auto") -> None:
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0.0 < float(beta) <= 1.0:
-            raise ValueError(f"beta must be a number in (0, 1], got {beta!r}")
-        if not isinstance(threshold, (int, float)) or not float(threshold) > 0:
-            raise ValueError(f"threshold must be > 0, got {threshold!r}")
-        if not isinstance(slope, (int, float)) or not float(slope) > 0:
-            raise ValueError(f"slope must be > 0, got {slope!r}")
+        check_number("beta", beta, low=0.0, high=1.0, open_low=True)
+        check_number("threshold", threshold, low=0.0, open_low=True)
+        check_number("slope", slope, low=0.0, open_low=True)
+        check_bool("learn_beta", learn_beta)
+        check_bool("detach_reset", detach_reset)
         if backend not in ("auto", "bptt", "reference"):
             raise ValueError(f"backend must be 'auto', 'bptt' or 'reference', got {backend!r}")
         super().__init__()
@@ -139,12 +169,11 @@ class LIF(nn.Module):
             self.register_buffer("beta", torch.tensor(float(beta)))
 
     def forward(self, current: Tensor) -> Tensor:
-        if not isinstance(current, Tensor) or current.dim() != 3:
-            shape = tuple(current.shape) if isinstance(current, Tensor) else type(current).__name__
-            raise ValueError(f"current must be a tensor [B, T, N], got {shape}")
+        if not is_trusted():  # inside a decoder the currents are its own, already checked
+            check_sequence3("current", current, last="N")
         beta = self.beta.clamp(0.0, 1.0) if isinstance(self.beta, nn.Parameter) else self.beta
-        return lif(current, beta.to(current.dtype), self.threshold, self.slope, detach_reset=self.detach_reset,
-                   backend=self.backend)
+        return _lif(current, beta.to(current.dtype), self.threshold, self.slope, detach_reset=self.detach_reset,
+                    backend=self.backend)
 
     def extra_repr(self) -> str:
         return f"beta={float(self.beta):.3g}, threshold={self.threshold}, slope={self.slope}"

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ._checks import check_int, check_module, check_number
 from .ctc import ctc_greedy_decode, ctc_loss, phoneme_error_rate, validate_targets
 from .data import SpeechBCIData, make_batch
 
@@ -38,11 +39,41 @@ def train_ctc(model: nn.Module, data: SpeechBCIData, *, steps: int, batch_size: 
               grad_clip: float = 1.0, time_budget_s: float | None = None,
               progress: Callable[[Iterable[int]], Iterable[int]] | None = None) -> TrainResult:
     """Train ``model`` (``forward(x, day) -> logits``) on ``data`` with CTC; returns a :class:`TrainResult`."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be a positive int, got {steps!r}")
-    if not 1 <= batch_size <= len(data):
-        raise ValueError(f"batch_size must be in 1..{len(data)} (the number of sentences), got {batch_size}")
+    check_module(model)
+    if next(model.parameters(), None) is None:
+        raise ValueError("model has no parameters to train")
+    if not isinstance(data, SpeechBCIData):
+        raise TypeError(f"data must be a SpeechBCIData, got {type(data).__name__}")
+    check_int("steps", steps, 1)
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= len(data):
+        raise ValueError(f"batch_size must be an int in 1..{len(data)} (the number of sentences), got {batch_size!r}")
+    check_number("lr", lr, low=0.0, open_low=True)
+    check_number("weight_decay", weight_decay, low=0.0)
+    check_number("noise_std", noise_std, low=0.0)
+    check_number("offset_std", offset_std, low=0.0)
+    check_number("grad_clip", grad_clip, low=0.0, open_low=True)
+    if time_budget_s is not None:
+        check_number("time_budget_s", time_budget_s, low=0.0, open_low=True)
+    check_int("seed", seed, 0)
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
     validate_targets([p.tolist() for p in data.phonemes], [f.shape[0] for f in data.features])
+    # a run that fails midway (a non-finite loss, an interrupt) puts the weights back as they were
+    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    was_training = model.training
+    try:
+        return _train(model, data, steps, batch_size, lr, weight_decay, seed, noise_std, offset_std, grad_clip,
+                      time_budget_s, progress)
+    except BaseException:
+        with torch.no_grad():
+            model.load_state_dict(saved)
+        model.train(was_training)
+        raise
+
+
+def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, lr: float, weight_decay: float,
+           seed: int, noise_std: float, offset_std: float, grad_clip: float, time_budget_s: float | None,
+           progress: Callable[[Iterable[int]], Iterable[int]] | None) -> TrainResult:
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -61,6 +92,9 @@ def train_ctc(model: nn.Module, data: SpeechBCIData, *, steps: int, batch_size: 
         if offset_std > 0:
             x = x + offset_std * torch.randn(x.shape[0], 1, x.shape[2], generator=gen).to(device)
         loss = ctc_loss(model(x, batch.day), batch.targets, batch.lengths)
+        if not torch.isfinite(loss):
+            raise ValueError(f"the CTC loss is non-finite ({float(loss)}) at step {result.steps}; the model is "
+                             "restored to its weights before the call (lower lr or check the data)")
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
@@ -88,6 +122,10 @@ class EvalResult:
 @torch.no_grad()
 def evaluate(model: nn.Module, data: SpeechBCIData, *, batch_size: int = 50) -> EvalResult:
     """Greedy-decode every sentence of ``data`` and score it."""
+    check_module(model)
+    if not isinstance(data, SpeechBCIData):
+        raise TypeError(f"data must be a SpeechBCIData, got {type(data).__name__}")
+    check_int("batch_size", batch_size, 1)
     model.eval()
     device = next(model.parameters()).device
     hyps, refs, lps, losses = [], [], [], []
