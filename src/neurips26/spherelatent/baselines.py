@@ -28,9 +28,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .sle import check_sample_args, drop_labels, guided, to_unit_interval
+from .sle import check_latent_stats, check_probability, check_sample_args, drop_labels, guided, to_unit_interval
 from .sphere import DEFAULT_MAX_ANGLE_DEG, sigma_max, spherical_corrupt, spherify, stratified_radii
-from .tokenizer import ConvDecoder, ConvEncoder, LatentTokenizer, check_images, check_labels
+from .tokenizer import ConvDecoder, ConvEncoder, LatentTokenizer, check_images, check_labels, check_latents, trusted
 
 __all__ = ["LatentFlowMatching", "SphereEncoder"]
 
@@ -61,21 +61,24 @@ class SphereEncoder(nn.Module):
                   downsample=downsample, num_classes=num_classes)
         self.encoder, self.decoder = ConvEncoder(**kw), ConvDecoder(**kw)
         sigma_max(max_angle_deg)
-        self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), _nonneg("hard_case_prob", hard_case_prob)
+        self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), check_probability("hard_case_prob",
+                                                                                            hard_case_prob)
         self.rec_weight = _nonneg("rec_weight", rec_weight)
         self.pix_con_weight = _nonneg("pix_con_weight", pix_con_weight)
         self.lat_con_weight = _nonneg("lat_con_weight", lat_con_weight)
-        self.class_dropout = _nonneg("class_dropout", class_dropout)
+        self.class_dropout = check_probability("class_dropout", class_dropout)
         self.num_classes, self.in_channels, self.image_size = num_classes, in_channels, image_size
         side = image_size // 2 ** downsample
         self.latent_shape = (latent_channels, side, side)
 
     def encode(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """Images [-1, 1] -> $f(E(x, y))$ on the sphere."""
+        check_images(x, channels=self.in_channels, size=self.image_size)
         return spherify(self.encoder(x, y))
 
     def decode(self, z: Tensor, y: Tensor | None = None) -> Tensor:
         """Spherical latents -> images (about [-1, 1])."""
+        check_latents(z, self.latent_shape)
         return self.decoder(z, y)
 
     def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
@@ -84,6 +87,10 @@ class SphereEncoder(nn.Module):
         if x.shape[0] < 3:
             raise ValueError(f"x must hold at least 3 images (stratified radii), got batch {x.shape[0]}")
         y = check_labels(y, x.shape[0], self.num_classes)
+        with trusted():
+            return self._loss(x, y)
+
+    def _loss(self, x: Tensor, y: Tensor | None) -> tuple[Tensor, dict[str, float]]:
         y = drop_labels(y, self.num_classes, self.class_dropout)
         b = x.shape[0]
         z = self.encode(x, y)
@@ -105,6 +112,8 @@ class SphereEncoder(nn.Module):
     @torch.no_grad()
     def reconstruct(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """$D(f(E(x)))$ at $r = 0$, images in [-1, 1] (SE's own reconstruction, for the objective-conflict test)."""
+        check_images(x, channels=self.in_channels, size=self.image_size)
+        y = check_labels(y, x.shape[0], self.num_classes)
         return self.decode(self.encode(x, y), y)
 
     @torch.no_grad()
@@ -112,8 +121,13 @@ class SphereEncoder(nn.Module):
                cache_noise: bool = True, generator: torch.Generator | None = None,
                return_latents: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """``n`` images in [0, 1] after ``steps`` pixel-loop steps ($T$ decodes, $T - 1$ encodes)."""
-        check_sample_args(n, steps, cfg, noise_scale, generator)
+        check_sample_args(n, steps, cfg, noise_scale, generator, cache_noise, return_latents)
         y = check_labels(y, n, self.num_classes)
+        with trusted():
+            return self._sample(n, steps, y, cfg, noise_scale, cache_noise, generator, return_latents)
+
+    def _sample(self, n: int, steps: int, y: Tensor | None, cfg: float, noise_scale: float, cache_noise: bool,
+                generator: torch.Generator | None, return_latents: bool) -> Tensor | tuple[Tensor, Tensor]:
         device = next(self.parameters()).device
         if y is not None:
             y = y.to(device)
@@ -156,10 +170,10 @@ class LatentFlowMatching(nn.Module):
         if isinstance(tokenizer, nn.Module):
             tokenizer.eval().requires_grad_(False)
         self.velocity, self.num_classes = velocity, num_classes
-        self.class_dropout = _nonneg("class_dropout", class_dropout)
+        self.class_dropout = check_probability("class_dropout", class_dropout)
         self.latent_shape = tuple(tokenizer.latent_shape)
         c = self.latent_shape[0]
-        mean, std = latent_stats if latent_stats is not None else (torch.zeros(c), torch.ones(c))
+        mean, std = check_latent_stats(latent_stats, c)
         self.register_buffer("latent_mean", mean.detach().float().reshape(1, c, 1, 1).clone())
         self.register_buffer("latent_std", std.detach().float().reshape(1, c, 1, 1).clone())
 
@@ -173,6 +187,10 @@ class LatentFlowMatching(nn.Module):
         """$\\lVert v_\\theta(z_t, t, y) - (\\varepsilon - z) \\rVert^2$, $t \\sim U[0, 1]$; returns (loss, logs)."""
         check_images(x)
         y = check_labels(y, x.shape[0], self.num_classes)
+        with trusted():
+            return self._loss(x, y)
+
+    def _loss(self, x: Tensor, y: Tensor | None) -> tuple[Tensor, dict[str, float]]:
         with torch.no_grad():
             z = (self.tokenizer.encode(x) - self.latent_mean) / self.latent_std
         t = torch.rand(z.shape[0], device=z.device)
@@ -191,8 +209,13 @@ class LatentFlowMatching(nn.Module):
 
         ``noise_scale`` scales the start noise (temperature); ``cache_noise`` has no effect (deterministic ODE).
         """
-        check_sample_args(n, steps, cfg, noise_scale, generator)
+        check_sample_args(n, steps, cfg, noise_scale, generator, cache_noise, return_latents)
         y = check_labels(y, n, self.num_classes)
+        with trusted():
+            return self._sample(n, steps, y, cfg, noise_scale, generator, return_latents)
+
+    def _sample(self, n: int, steps: int, y: Tensor | None, cfg: float, noise_scale: float,
+                generator: torch.Generator | None, return_latents: bool) -> Tensor | tuple[Tensor, Tensor]:
         device = self.latent_mean.device
         if y is not None:
             y = y.to(device)

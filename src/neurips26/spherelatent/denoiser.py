@@ -21,6 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from .tokenizer import check_labels, check_latents, is_trusted
+
 __all__ = ["LatentTransformer"]
 
 
@@ -54,6 +56,15 @@ class _Block(nn.Module):
         return x + gate2[:, None] * self.mlp(_modulate(self.norm2(x), shift2, scale2))
 
 
+def _null_only(y: object, b: int) -> Tensor:
+    """Without classes the only label is the null class 0 (what :func:`guided` passes)."""
+    if not isinstance(y, Tensor) or y.shape != (b,) or y.is_floating_point():
+        raise ValueError(f"y must be an integer tensor of shape [{b}], got {y!r}")
+    if not is_trusted() and bool((y != 0).any()):
+        raise ValueError("y must be the null class 0 (or None): this LatentTransformer has no classes")
+    return y.long()
+
+
 class LatentTransformer(nn.Module):
     """Denoiser $G_\\theta(\\tilde z, y) \\to \\hat z$ (or a velocity net with ``time_input=True``).
 
@@ -79,6 +90,11 @@ class LatentTransformer(nn.Module):
                 raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
         if dim % heads:
             raise ValueError(f"dim must be divisible by heads, got dim={dim}, heads={heads}")
+        if isinstance(mlp_ratio, bool) or not isinstance(mlp_ratio, int | float) or not math.isfinite(mlp_ratio) \
+                or mlp_ratio <= 0:
+            raise ValueError(f"mlp_ratio must be a finite number > 0, got {mlp_ratio!r}")
+        if not isinstance(time_input, bool):
+            raise TypeError(f"time_input must be a bool, got {time_input!r}")
         self.latent_shape = tuple(latent_shape)
         self.num_classes, self.time_input, self.dim = num_classes, bool(time_input), dim
         c, h, w = self.latent_shape
@@ -105,17 +121,18 @@ class LatentTransformer(nn.Module):
 
     def forward(self, z: Tensor, y: Tensor | None = None, t: Tensor | None = None) -> Tensor:
         """``z [B, C, h, w]``, ``y [B]`` long or ``None`` (no class), ``t [B]`` in [0, 1] iff ``time_input``."""
-        if z.ndim != 4 or tuple(z.shape[1:]) != self.latent_shape:
-            raise ValueError(f"z must have shape [B, {', '.join(map(str, self.latent_shape))}], got {tuple(z.shape)}")
+        check_latents(z, self.latent_shape)
         b = z.shape[0]
         if y is None:
             y = torch.full((b,), self.num_classes, dtype=torch.long, device=z.device)
-        elif y.shape != (b,):
-            raise ValueError(f"y must have shape [{b}], got {tuple(y.shape)}")
+        else:  # labels in [0, num_classes], num_classes being the null class
+            y = check_labels(y, b, self.num_classes + 1) if self.num_classes > 0 else _null_only(y, b)
         c = self.class_embed(y)
         if self.time_input:
-            if t is None or t.shape != (b,):
-                raise ValueError(f"t must be a tensor of shape [{b}] (time_input=True), got {t!r}")
+            if not isinstance(t, Tensor) or t.shape != (b,) or not t.is_floating_point():
+                raise ValueError(f"t must be a float tensor of shape [{b}] (time_input=True), got {t!r}")
+            if not is_trusted() and not bool(((t >= 0) & (t <= 1)).all()):
+                raise ValueError("t must lie in [0, 1] (NaN refused)")
             c = c + self._time_embedding(t)
         elif t is not None:
             raise ValueError("t was given but this LatentTransformer has no time input (time_input=False)")

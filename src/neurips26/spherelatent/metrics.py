@@ -22,6 +22,8 @@ import torch
 from scipy import linalg
 from torch import Tensor, nn
 
+from .tokenizer import check_images
+
 __all__ = ["ClassifierFID", "DigitsClassifier", "count_flops", "frechet_distance", "knn_precision_recall", "psnr"]
 
 
@@ -108,11 +110,18 @@ class ClassifierFID:
             raise TypeError(f"real must be a bool, got {type(real).__name__}")
         if not isinstance(x, Tensor) or x.ndim != 4:
             raise ValueError(f"x must be an image tensor [B, C, H, W], got {getattr(x, 'shape', type(x).__name__)}")
+        if not x.is_floating_point():
+            raise TypeError(f"x must be a floating-point image tensor, got dtype {x.dtype}")
         if not bool(torch.isfinite(x).all()):
             raise ValueError("x must be finite, got non-finite entries")
         feats = self._extract(x)
         if feats.ndim != 2:
             raise ValueError(f"feature_extractor must return [B, d], got shape {feats.shape}")
+        if not np.all(np.isfinite(feats)):
+            raise ValueError("feature_extractor returned non-finite features for x")
+        width = next((f.shape[1] for side in self._feats.values() for f in side), feats.shape[1])
+        if feats.shape[1] != width:
+            raise ValueError(f"feature_extractor returned width {feats.shape[1]}, earlier updates had {width}")
         self._feats[real].append(feats)
 
     def features(self, real: bool) -> np.ndarray:
@@ -133,7 +142,14 @@ class DigitsClassifier(nn.Module):
     """
 
     def __init__(self, *, image_size: int = 16, num_classes: int = 10, feature_dim: int = 64) -> None:
+        for name, v, low in (("image_size", image_size, 4), ("num_classes", num_classes, 2),
+                             ("feature_dim", feature_dim, 1)):
+            if isinstance(v, bool) or not isinstance(v, int) or v < low:
+                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+        if image_size % 4:
+            raise ValueError(f"image_size must be a multiple of 4 (two 2x2 poolings), got {image_size}")
         super().__init__()
+        self.image_size = image_size
         self.conv = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                                   nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2))
         self.fc = nn.Sequential(nn.Flatten(), nn.Linear(64 * (image_size // 4) ** 2, feature_dim), nn.ReLU())
@@ -142,6 +158,7 @@ class DigitsClassifier(nn.Module):
 
     def features(self, x: Tensor) -> Tensor:
         """``[B, 1, S, S]`` in [0, 1] -> ``[B, feature_dim]``."""
+        check_images(x, channels=1, size=self.image_size)
         return self.fc(self.conv(x * 2 - 1))
 
     def forward(self, x: Tensor) -> Tensor:
@@ -153,6 +170,8 @@ class FeatureView(nn.Module):
     """Wraps a classifier so that ``forward`` returns its ``features`` (for torchmetrics and :class:`ClassifierFID`)."""
 
     def __init__(self, classifier: DigitsClassifier) -> None:
+        if not isinstance(classifier, DigitsClassifier):
+            raise TypeError(f"classifier must be a DigitsClassifier, got {type(classifier).__name__}")
         super().__init__()
         self.classifier = classifier
         self.num_features = classifier.num_features
@@ -187,6 +206,16 @@ def knn_precision_recall(real: Tensor | np.ndarray, fake: Tensor | np.ndarray, k
 
 def psnr(x: Tensor, ref: Tensor, data_range: float = 2.0) -> float:
     """Peak signal-to-noise ratio in dB over the whole batch (images in [-1, 1]: range 2)."""
+    for name, t in (("x", x), ("ref", ref)):
+        if not isinstance(t, Tensor) or not t.is_floating_point():
+            raise TypeError(f"{name} must be a floating-point tensor, got {type(t).__name__}")
+        if not bool(torch.isfinite(t).all()):
+            raise ValueError(f"{name} must be finite, got non-finite entries")
+    if x.shape != ref.shape:
+        raise ValueError(f"x and ref must have the same shape, got {tuple(x.shape)} and {tuple(ref.shape)}")
+    if isinstance(data_range, bool) or not isinstance(data_range, int | float) or not math.isfinite(data_range) \
+            or data_range <= 0:
+        raise ValueError(f"data_range must be a finite number > 0, got {data_range!r}")
     mse = float((x - ref).pow(2).mean())
     return math.inf if mse == 0 else 10.0 * math.log10(data_range ** 2 / mse)
 
@@ -195,6 +224,8 @@ def count_flops(fn: Callable[[], Any]) -> int:
     """Floating-point operations of one call of ``fn()`` (``torch.utils.flop_counter``; a multiply-add = 2)."""
     from torch.utils.flop_counter import FlopCounterMode
 
+    if not callable(fn):
+        raise TypeError(f"fn must be a callable taking no arguments, got {type(fn).__name__}")
     with FlopCounterMode(display=False) as counter:
         fn()
     return int(counter.get_total_flops())

@@ -25,13 +25,17 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .sphere import DEFAULT_MAX_ANGLE_DEG, sigma_max, spherical_corrupt, spherify, stratified_radii
-from .tokenizer import LatentTokenizer, check_images, check_labels
+from .tokenizer import LatentTokenizer, check_images, check_labels, check_latents, trusted
 
 __all__ = ["SphereLatentEncoder", "check_sample_args", "to_unit_interval"]
 
 
-def check_sample_args(n: object, steps: object, cfg: object, noise_scale: object, generator: object) -> None:
+def check_sample_args(n: object, steps: object, cfg: object, noise_scale: object, generator: object,
+                      cache_noise: object = True, return_latents: object = False) -> None:
     """Shared validation of ``sample()`` arguments (all samplers)."""
+    for name, v in (("cache_noise", cache_noise), ("return_latents", return_latents)):
+        if not isinstance(v, bool):
+            raise TypeError(f"{name} must be a bool, got {v!r}")
     for name, v in (("n", n), ("steps", steps)):
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             raise ValueError(f"{name} must be an int >= 1, got {v!r}")
@@ -40,6 +44,29 @@ def check_sample_args(n: object, steps: object, cfg: object, noise_scale: object
             raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
     if generator is not None and not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
+def check_probability(name: str, v: object) -> float:
+    """A finite number in [0, 1]."""
+    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1:
+        raise ValueError(f"{name} must be a probability in [0, 1], got {v!r}")
+    return float(v)
+
+
+def check_latent_stats(latent_stats: object, c: int) -> tuple[Tensor, Tensor]:
+    """``None`` (no standardisation) or ``(mean [c], std [c])``: finite float tensors with std > 0."""
+    if latent_stats is None:
+        return torch.zeros(c), torch.ones(c)
+    if not isinstance(latent_stats, tuple | list) or len(latent_stats) != 2 or not all(
+            isinstance(t, Tensor) and t.is_floating_point() for t in latent_stats):
+        raise TypeError(f"latent_stats must be a pair (mean [{c}], std [{c}]) of float tensors (from "
+                        f"latent_statistics), got {type(latent_stats).__name__}")
+    mean, std = latent_stats
+    if mean.shape != (c,) or std.shape != (c,) or not bool(torch.isfinite(mean).all() & torch.isfinite(std).all()) \
+            or bool((std <= 0).any()):
+        raise ValueError(f"latent_stats must be (mean [{c}], std [{c}]), finite, with std > 0, "
+                         f"got shapes {tuple(mean.shape)}, {tuple(std.shape)}")
+    return mean, std
 
 
 def to_unit_interval(x: Tensor) -> Tensor:
@@ -91,10 +118,11 @@ class SphereLatentEncoder(nn.Module):
         if not isinstance(denoiser, nn.Module):
             raise TypeError(f"denoiser must be a torch.nn.Module, got {type(denoiser).__name__}")
         sigma_max(max_angle_deg)  # validates the angle
-        for name, v in (("con_weight", con_weight), ("class_dropout", class_dropout),
-                        ("hard_case_prob", hard_case_prob)):
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-                raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+        if isinstance(con_weight, bool) or not isinstance(con_weight, int | float) or not math.isfinite(con_weight) \
+                or con_weight < 0:
+            raise ValueError(f"con_weight must be a finite number >= 0, got {con_weight!r}")
+        check_probability("class_dropout", class_dropout)
+        check_probability("hard_case_prob", hard_case_prob)
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
             raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
         self.tokenizer = tokenizer
@@ -105,10 +133,7 @@ class SphereLatentEncoder(nn.Module):
         self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), float(hard_case_prob)
         self.con_weight, self.num_classes, self.class_dropout = float(con_weight), num_classes, float(class_dropout)
         c = self.latent_shape[0]
-        mean, std = latent_stats if latent_stats is not None else (torch.zeros(c), torch.ones(c))
-        if mean.shape != (c,) or std.shape != (c,) or bool((std <= 0).any()):
-            raise ValueError(f"latent_stats must be (mean [{c}], std [{c}]) with std > 0, "
-                             f"got shapes {tuple(mean.shape)}, {tuple(std.shape)}")
+        mean, std = check_latent_stats(latent_stats, c)
         self.register_buffer("latent_mean", mean.detach().float().reshape(1, c, 1, 1).clone())
         self.register_buffer("latent_std", std.detach().float().reshape(1, c, 1, 1).clone())
 
@@ -123,11 +148,13 @@ class SphereLatentEncoder(nn.Module):
     @torch.no_grad()
     def encode(self, x: Tensor) -> Tensor:
         """Images [-1, 1] -> $f(\\mathrm{std}(E(x)))$ ``[B, *latent_shape]`` on the sphere (frozen, no gradient)."""
+        check_images(x)
         return spherify((self.tokenizer.encode(x) - self.latent_mean) / self.latent_std)
 
     @torch.no_grad()
     def decode(self, z: Tensor) -> Tensor:
         """Spherical latents -> images in [-1, 1]: $D(f(z) \\cdot \\mathrm{std} + \\mathrm{mean})$."""
+        check_latents(z, self.latent_shape)
         return self.tokenizer.decode(spherify(z) * self.latent_std + self.latent_mean)
 
     # ---------------------------------------------------------------------------- training
@@ -137,6 +164,10 @@ class SphereLatentEncoder(nn.Module):
         if x.shape[0] < 3:
             raise ValueError(f"x must hold at least 3 images (stratified radii), got batch {x.shape[0]}")
         y = check_labels(y, x.shape[0], self.num_classes)
+        with trusted():
+            return self._loss(x, y)
+
+    def _loss(self, x: Tensor, y: Tensor | None) -> tuple[Tensor, dict[str, float]]:
         z = self.encode(x)  # [B, C, h, w], no graph into the tokenizer
         b = z.shape[0]
         r = stratified_radii(b, hard_case_prob=self.hard_case_prob, max_angle_deg=self.max_angle_deg).to(z.device)
@@ -168,8 +199,13 @@ class SphereLatentEncoder(nn.Module):
             cache_noise: reuse one $\\varepsilon'$ at every step (SE's default) or draw a fresh one.
             generator: seeds the start point and $\\varepsilon'$. return_latents: also return $\\hat z_T$.
         """
-        check_sample_args(n, steps, cfg, noise_scale, generator)
+        check_sample_args(n, steps, cfg, noise_scale, generator, cache_noise, return_latents)
         y = check_labels(y, n, self.num_classes)
+        with trusted():
+            return self._sample(n, steps, y, cfg, noise_scale, cache_noise, generator, return_latents)
+
+    def _sample(self, n: int, steps: int, y: Tensor | None, cfg: float, noise_scale: float, cache_noise: bool,
+                generator: torch.Generator | None, return_latents: bool) -> Tensor | tuple[Tensor, Tensor]:
         device = self.latent_mean.device
         if y is not None:
             y = y.to(device)

@@ -46,6 +46,11 @@ def _check_angle(max_angle_deg: object) -> float:
     return float(max_angle_deg)
 
 
+def _check_generator(generator: object) -> None:
+    if generator is not None and not isinstance(generator, torch.Generator):
+        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
+
+
 def sigma_max(max_angle_deg: float = DEFAULT_MAX_ANGLE_DEG) -> float:
     r"""$\sigma_{\max} = \tan(\alpha_{\max})$; 11.43 at the default 85°."""
     return math.tan(math.radians(_check_angle(max_angle_deg)))
@@ -96,6 +101,7 @@ def spherical_corrupt(z: Tensor, r: Tensor | float, max_angle_deg: float = DEFAU
     _check_latent("z", z)
     sigma = sigma_max(max_angle_deg)
     radii = _radii_tensor(r, z)
+    _check_generator(generator)
     if noise is None:
         noise = torch.randn(z.shape, generator=generator, dtype=z.dtype, device=z.device)
     else:
@@ -122,6 +128,7 @@ def stratified_radii(batch: int, *, generator: torch.Generator | None = None, ha
     if not ok:
         raise ValueError(f"hard_case_prob must be a probability in [0, 1], got {hard_case_prob!r}")
     alpha = _check_angle(max_angle_deg)
+    _check_generator(generator)
     m = batch - 2
     # $u_i \sim U[10^{-3}, 1)$, $r_i = (i + u_i) / M$
     u = 1e-3 + (1.0 - 1e-3) * torch.rand(m, generator=generator, dtype=torch.float64)

@@ -9,7 +9,10 @@ The same conv stacks, with FiLM class conditioning, are the Sphere Encoder basel
 
 from __future__ import annotations
 
+import contextvars
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
 import torch
@@ -30,6 +33,25 @@ class LatentTokenizer(Protocol):
     def decode(self, z: Tensor) -> Tensor: ...
 
 
+# Inside a generator's loss or sampler the networks get the generator's own, already checked, tensors: the
+# value checks there (``isfinite``, label ranges: a host sync each on a GPU) are skipped; shapes are still checked.
+_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("spherelatent_trusted_inputs", default=False)
+
+
+@contextmanager
+def trusted() -> Iterator[None]:
+    """Run networks on tensors a public entry point has already validated (see :data:`_TRUSTED`)."""
+    token = _TRUSTED.set(True)
+    try:
+        yield
+    finally:
+        _TRUSTED.reset(token)
+
+
+def is_trusted() -> bool:
+    return _TRUSTED.get()
+
+
 def check_images(x: object, *, channels: int | None = None, size: int | None = None, name: str = "x") -> Tensor:
     """Validate a batch of images ``[B, C, H, W]``: a finite float tensor (values are not clamped)."""
     if not isinstance(x, Tensor):
@@ -44,9 +66,23 @@ def check_images(x: object, *, channels: int | None = None, size: int | None = N
         raise ValueError(f"{name} must be {size}x{size} images, got shape {tuple(x.shape)}")
     if x.shape[0] < 1:
         raise ValueError(f"{name} must hold at least one image, got shape {tuple(x.shape)}")
-    if not bool(torch.isfinite(x).all()):
+    if not is_trusted() and not bool(torch.isfinite(x).all()):
         raise ValueError(f"{name} must be finite, got non-finite entries")
     return x
+
+
+def check_latents(z: object, latent_shape: tuple[int, ...], name: str = "z") -> Tensor:
+    """A finite float tensor ``[B, *latent_shape]``."""
+    if not isinstance(z, Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor of latents [B, {', '.join(map(str, latent_shape))}], "
+                        f"got {type(z).__name__}")
+    if z.ndim != len(latent_shape) + 1 or tuple(z.shape[1:]) != tuple(latent_shape) or z.shape[0] < 1:
+        raise ValueError(f"{name} must have shape [B, {', '.join(map(str, latent_shape))}], got {tuple(z.shape)}")
+    if not z.is_floating_point():
+        raise TypeError(f"{name} must be a floating-point tensor, got dtype {z.dtype}")
+    if not is_trusted() and not bool(torch.isfinite(z).all()):
+        raise ValueError(f"{name} must be finite, got non-finite entries")
+    return z
 
 
 def check_labels(y: object, n: int, num_classes: int, *, name: str = "y") -> Tensor | None:
@@ -61,7 +97,7 @@ def check_labels(y: object, n: int, num_classes: int, *, name: str = "y") -> Ten
         raise TypeError(f"{name} must be an integer tensor, got dtype {y.dtype}")
     if y.shape != (n,):
         raise ValueError(f"{name} must have shape [{n}], got {tuple(y.shape)}")
-    if n and (int(y.min()) < 0 or int(y.max()) >= num_classes):
+    if n and not is_trusted() and (int(y.min()) < 0 or int(y.max()) >= num_classes):
         raise ValueError(f"{name} must lie in [0, {num_classes}), got range [{int(y.min())}, {int(y.max())}]")
     return y.long()
 
@@ -91,6 +127,13 @@ class _ConvStack(nn.Module):
         self.act = nn.GELU()
 
     def forward(self, h: Tensor, y: Tensor | None = None) -> Tensor:
+        first = self.layers[0]
+        check_images(h, channels=first.in_channels, name="x" if isinstance(self, ConvEncoder) else "z")
+        if self.films is None:
+            if y is not None:
+                raise ValueError("y was given but this network has no classes (num_classes=0); pass y=None")
+        elif y is not None:
+            y = check_labels(y, h.shape[0], self.num_classes + 1)  # the null class num_classes is allowed
         if self.films is not None and y is None:
             y = torch.full((h.shape[0],), self.num_classes, dtype=torch.long, device=h.device)  # null class
         for i, layer in enumerate(self.layers):
@@ -111,12 +154,19 @@ def _check_arch(in_channels: int, image_size: int, latent_channels: int, width: 
         raise ValueError(f"image_size must be divisible by 2**downsample = {2 ** downsample}, got {image_size}")
 
 
+def _check_classes(num_classes: object) -> int:
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
+        raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
+    return num_classes
+
+
 class ConvEncoder(_ConvStack):
     """``[B, C, H, W] -> [B, latent_channels, H / 2^k, W / 2^k]``: conv3x3, k stride-2 conv4x4, conv1x1."""
 
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
                  downsample: int = 2, num_classes: int = 0) -> None:
         _check_arch(in_channels, image_size, latent_channels, width, downsample)
+        _check_classes(num_classes)
         chans = [width] + [2 * width] * downsample
         layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, padding=1)]
         layers += [nn.Conv2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
@@ -130,6 +180,7 @@ class ConvDecoder(_ConvStack):
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
                  downsample: int = 2, num_classes: int = 0) -> None:
         _check_arch(in_channels, image_size, latent_channels, width, downsample)
+        _check_classes(num_classes)
         chans = [2 * width] * downsample + [width]
         layers: list[nn.Module] = [nn.Conv2d(latent_channels, chans[0], 3, padding=1)]
         layers += [nn.ConvTranspose2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
@@ -161,10 +212,12 @@ class ConvAutoencoder(nn.Module):
 
     def encode(self, x: Tensor) -> Tensor:
         """Images ``[B, C, H, W]`` in [-1, 1] -> latents ``[B, *latent_shape]``."""
+        check_images(x, channels=self.in_channels, size=self.image_size)
         return self.encoder(x)
 
     def decode(self, z: Tensor) -> Tensor:
         """Latents ``[B, *latent_shape]`` -> images ``[B, C, H, W]`` (about [-1, 1]; not clamped)."""
+        check_latents(z, self.latent_shape)
         return self.decoder(z)
 
     def forward(self, x: Tensor) -> Tensor:
@@ -178,6 +231,10 @@ class ConvAutoencoder(nn.Module):
         if isinstance(latent_noise, bool) or not isinstance(latent_noise, int | float) or not (
                 math.isfinite(latent_noise) and latent_noise >= 0):
             raise ValueError(f"latent_noise must be a finite number >= 0, got {latent_noise!r}")
+        with trusted():
+            return self._reconstruction_loss(x, latent_noise)
+
+    def _reconstruction_loss(self, x: Tensor, latent_noise: float) -> Tensor:
         z = self.encode(x)
         if latent_noise > 0:
             rms = z.detach().pow(2).mean(dim=(1, 2, 3), keepdim=True).sqrt()
@@ -191,9 +248,13 @@ class ConvAutoencoder(nn.Module):
 def latent_statistics(tokenizer: LatentTokenizer, x: Tensor, *, batch_size: int = 512,
                       eps: float = 1e-6) -> tuple[Tensor, Tensor]:
     """Per-channel mean and std ``([C], [C])`` of ``tokenizer.encode(x)`` over a dataset (cache them once)."""
+    if not isinstance(tokenizer, LatentTokenizer):
+        raise TypeError(f"tokenizer must provide encode(x), decode(z) and latent_shape, got {type(tokenizer).__name__}")
     check_images(x)
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
+    if isinstance(eps, bool) or not isinstance(eps, int | float) or not math.isfinite(eps) or eps < 0:
+        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
     z = torch.cat([tokenizer.encode(x[i:i + batch_size]) for i in range(0, x.shape[0], batch_size)])
     dims = (0, 2, 3)
     return z.mean(dim=dims), z.std(dim=dims) + eps

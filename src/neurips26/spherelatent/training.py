@@ -45,17 +45,26 @@ class EMA:
     """An exponential moving average of a module's floating-point parameters and buffers (``.module``)."""
 
     def __init__(self, module: nn.Module, decay: float = 0.999) -> None:
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
         if isinstance(decay, bool) or not isinstance(decay, int | float) or not 0.0 <= decay < 1.0:
-            raise ValueError(f"decay must be a number in [0, 1), got {decay!r}")
+            raise ValueError(f"decay (ema_decay) must be a number in [0, 1), got {decay!r}")
         self.module = copy.deepcopy(module).eval().requires_grad_(False)
         self.decay, self.updates = float(decay), 0
 
     @torch.no_grad()
     def update(self, module: nn.Module) -> None:
+        """Move the average towards ``module`` (the same architecture as the averaged one)."""
+        if not isinstance(module, nn.Module):
+            raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
+        avg_sd, cur_sd = self.module.state_dict(), module.state_dict()
+        if list(avg_sd) != list(cur_sd) or any(avg_sd[k].shape != cur_sd[k].shape for k in avg_sd):
+            raise ValueError("module must have the averaged module's parameters and buffers (same names and "
+                             "shapes); got another architecture")
         # $d_t = \min(d, (1 + t) / (10 + t))$; $\bar\theta \leftarrow d_t \bar\theta + (1 - d_t)\theta$
         d = min(self.decay, (1 + self.updates) / (10 + self.updates))
         self.updates += 1
-        for avg, cur in zip(self.module.state_dict().values(), module.state_dict().values()):
+        for avg, cur in zip(avg_sd.values(), cur_sd.values()):
             if avg.is_floating_point():
                 avg.mul_(d).add_(cur.detach(), alpha=1 - d)
 
@@ -126,8 +135,59 @@ def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.
         raise ValueError(f"clock must be 'process' or 'wall', got {clock!r}")
     if (budget_s is None) == (steps is None):
         raise ValueError("give exactly one of budget_s (CPU seconds) or steps")
-    if budget_s is not None and not (isinstance(budget_s, int | float) and math.isfinite(budget_s) and budget_s > 0):
+    if budget_s is not None and not (isinstance(budget_s, int | float) and not isinstance(budget_s, bool)
+                                     and math.isfinite(budget_s) and budget_s > 0):
         raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
+    _check_fit_args(model, x, y, loss_fn, steps, batch_size, lr, seed, ema_decay, warmup_steps, progress)
+    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the mode back
+    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    was_training = model.training
+    try:
+        return _fit(model, x, y, loss_fn, budget_s, steps, batch_size, lr, seed, ema_decay, warmup_steps,
+                    progress, desc, clock)
+    except BaseException:
+        with torch.no_grad():
+            model.load_state_dict(saved)
+        model.train(was_training)
+        raise
+
+
+def _check_fit_args(model: Any, x: Any, y: Any, loss_fn: Any, steps: Any, batch_size: Any, lr: Any, seed: Any,
+                    ema_decay: Any, warmup_steps: Any, progress: Any) -> None:
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(x, Tensor) or x.ndim < 2 or x.shape[0] < 1 or not x.is_floating_point():
+        raise ValueError(f"x must be a float tensor [N, ...] with N >= 1, got "
+                         f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+    if not bool(torch.isfinite(x).all()):
+        raise ValueError("x must be finite, got non-finite entries")
+    if y is not None and (not isinstance(y, Tensor) or y.shape != (x.shape[0],) or y.is_floating_point()
+                          or y.dtype == torch.bool):
+        raise ValueError(f"y must be None or an integer tensor [{x.shape[0]}], got "
+                         f"{(y.dtype, tuple(y.shape)) if isinstance(y, Tensor) else type(y).__name__}")
+    if not callable(loss_fn):
+        raise TypeError(f"loss_fn must be callable (model, x, y) -> loss, got {type(loss_fn).__name__}")
+    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= x.shape[0]:
+        raise ValueError(f"batch_size must be an int in [1, {x.shape[0]}] (the number of samples), got {batch_size!r}")
+    if isinstance(lr, bool) or not isinstance(lr, int | float) or not math.isfinite(lr) or lr <= 0:
+        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
+    if ema_decay is not None and (isinstance(ema_decay, bool) or not isinstance(ema_decay, int | float)
+                                  or not 0.0 <= ema_decay < 1.0):
+        raise ValueError(f"ema_decay (EMA decay) must be None or a number in [0, 1), got {ema_decay!r}")
+    if warmup_steps is not None and (isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int)
+                                     or warmup_steps < 0):
+        raise ValueError(f"warmup_steps must be None or an int >= 0, got {warmup_steps!r}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
+
+
+def _fit(model: nn.Module, x: Tensor, y: Tensor | None, loss_fn: Callable, budget_s: float | None, steps: int | None,
+         batch_size: int, lr: float, seed: int, ema_decay: float | None, warmup_steps: int | None,
+         progress: Callable[..., Any] | None, desc: str, clock: str) -> FitResult:
     torch.manual_seed(seed)
     if budget_s is not None:
         steps = _steps_for_budget(model, loss_fn, _batches(x, y, batch_size, seed + 1), float(budget_s), lr,
@@ -157,6 +217,12 @@ def train_tokenizer(model: nn.Module, x: Tensor, *, budget_s: float | None = Non
                     latent_noise: float = 0.1, batch_size: int = 128, lr: float = 2e-3, seed: int = 0,
                     progress: Callable[..., Any] | None = None, clock: str = "process") -> FitResult:
     """Train a :class:`ConvAutoencoder` (L1 + L2 with latent-noise augmentation), then freeze it (eval, no grad)."""
+    if not isinstance(model, nn.Module) or not callable(getattr(model, "reconstruction_loss", None)):
+        raise TypeError(f"model must be a tokenizer with reconstruction_loss() (a ConvAutoencoder), got "
+                        f"{type(model).__name__}")
+    if isinstance(latent_noise, bool) or not isinstance(latent_noise, int | float) or not math.isfinite(latent_noise) \
+            or latent_noise < 0:
+        raise ValueError(f"latent_noise must be a finite number >= 0, got {latent_noise!r}")
     out = fit(model, x, None, loss_fn=lambda m, xb, _: m.reconstruction_loss(xb, latent_noise), budget_s=budget_s,
               steps=steps, batch_size=batch_size, lr=lr, seed=seed, ema_decay=None, progress=progress,
               desc="tokenizer", clock=clock)
@@ -168,7 +234,26 @@ def train_classifier(x01: Tensor, y: Tensor, *, image_size: int = 16, steps: int
                      train_fraction: float = 0.8) -> tuple[nn.Module, float]:
     """Train the digits-FID :class:`DigitsClassifier` on a seeded split; returns (model, held-out accuracy)."""
     from .metrics import DigitsClassifier
+    from .tokenizer import check_images
 
+    check_images(x01, channels=1, name="x01")
+    if isinstance(image_size, bool) or not isinstance(image_size, int) or tuple(x01.shape[2:]) != (image_size,
+                                                                                                    image_size):
+        raise ValueError(f"image_size must be the side of the x01 images {tuple(x01.shape[2:])}, got {image_size!r}")
+    if not isinstance(y, Tensor) or y.shape != (x01.shape[0],) or y.is_floating_point() or y.dtype == torch.bool:
+        raise ValueError(f"y must be an integer tensor of class labels [{x01.shape[0]}], got "
+                         f"{(y.dtype, tuple(y.shape)) if isinstance(y, Tensor) else type(y).__name__}")
+    if int(y.min()) < 0:
+        raise ValueError(f"y must hold class labels >= 0, got min {int(y.min())}")
+    if isinstance(train_fraction, bool) or not isinstance(train_fraction, int | float) \
+            or not math.isfinite(train_fraction) or not 0 < train_fraction < 1:
+        raise ValueError(f"train_fraction must be a number in (0, 1), got {train_fraction!r}")
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
+        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    cut = int(train_fraction * x01.shape[0])
+    if not 1 <= cut < x01.shape[0]:
+        raise ValueError(f"train_fraction={train_fraction} leaves an empty train or test split of "
+                         f"{x01.shape[0]} images")
     gen = torch.Generator().manual_seed(seed)
     perm = torch.randperm(x01.shape[0], generator=gen)
     cut = int(train_fraction * x01.shape[0])
