@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+import os
 import statistics
 import time
 from pathlib import Path
@@ -345,8 +346,11 @@ def memory_probe(method: str, scale: str, split: str, out_path: str) -> None:
     reset()
     ev_cal.accuracy()
     evaluation = rss("VmHWM")
-    Path(out_path).write_text(json.dumps({"rss_before": before, "selection_peak": selection,
-                                          "eval_peak": evaluation, "reset": was_reset}))
+    # atomic: a probe killed mid-write leaves no half JSON for the parent to read
+    tmp = Path(f"{out_path}.tmp{os.getpid()}")
+    tmp.write_text(json.dumps({"rss_before": before, "selection_peak": selection, "eval_peak": evaluation,
+                               "reset": was_reset}))
+    os.replace(tmp, out_path)
 
 
 def measure_c2(ctx: CheckContext) -> Evidence:
