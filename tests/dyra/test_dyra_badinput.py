@@ -373,3 +373,15 @@ def test_collect_linear_inputs_refuses_and_leaves_no_hook(case):
     check_bad_inputs(collect_linear_inputs, case, **({"target": model} if isinstance(model, nn.Module) else {}))
     if isinstance(model, nn.Module):
         assert all(not m._forward_pre_hooks for m in model.modules())
+
+
+@pytest.mark.parametrize("args,kw,name", [
+    (("toeplitz", N_IN, N_OUT, {}, None), {}, "structure"),
+    (("svd", 0, N_OUT, {}, None), {}, "in_features"),
+    (("svd", N_IN, N_OUT, {"A": "a"}, None), {}, "factors"),
+    (("svd", N_IN, N_OUT, {"A": torch.full((N_OUT, 2), math.nan)}, None), {}, "factors"),
+    (("svd", N_IN, N_OUT, {}, torch.zeros(3)), {}, "bias"),
+    (("monarch", N_IN, N_OUT, {}, None), {"blocks": 0}, "blocks"),
+], ids=lambda v: str(v)[:30])
+def test_structured_constructor_refuses(args, kw, name):
+    check_bad_inputs(StructuredLinear, BadInput(name, args, kw, names=name))

@@ -315,3 +315,11 @@ def test_gradient_search_refuses_bad_params(params, name):
     check_bad_inputs(search.fit, BadInput(name, (model, [_ids(1)]), names=name), targets=[search, model])
     check_bad_inputs(GradientSVSearch(_loss, candidates="mlp").fit,
                      BadInput("eval", (model, [_ids(1)], "acc"), names="eval_fn"), target=model)
+
+
+def test_rank_reduction_refuses():
+    from neurips26.fwdsvd import RankReduction
+
+    for args, name in [(("", 0.5, 3), "module"), ((3, 0.5, 3), "module"), (("a.b", 0.0, 3), "rho"),
+                       (("a.b", math.nan, 3), "rho"), (("a.b", 0.5, 0), "rank"), (("a.b", 0.5, 2.0), "rank")]:
+        check_bad_inputs(RankReduction, BadInput(name, args, names=name))

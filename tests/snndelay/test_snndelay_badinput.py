@@ -3,6 +3,7 @@ never hangs, and a failed call leaves the model (weights, mode) and the data exa
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -15,6 +16,7 @@ from neurips26.snndelay import (
     FrameStackMLP,
     GRUDecoder,
     ResidualDelaySNN,
+    SpeechBCIData,
     TCNDecoder,
     boundary_uncertainty,
     build_decoder,
@@ -368,3 +370,18 @@ def test_estimate_energy_refuses_and_keeps_the_model(case):
     check_bad_inputs(lambda *a, **k: estimate_energy(model, *a, **k), case, target=model)
     assert model.training and all(not m._forward_hooks for m in model.modules())
     check_bad_inputs(estimate_energy, BadInput("model", ("snn", X), names="model"))
+
+
+def test_speech_data_structure_refused():
+    f = [np.zeros((5, 3), np.float32), np.zeros((4, 3), np.float32)]
+    p = [np.array([1, 2]), np.array([3])]
+    for args, kw, name in [((f, p[:1], np.array([0, 0])), {}, "phonemes"),
+                           ((f, p, np.array([0])), {}, "day"),
+                           ((f, p, np.array([0, -1])), {}, "day"),
+                           ((f, p, np.array([0.0, 1.0])), {}, "day"),
+                           (([f[0], np.zeros((4, 2))], p, np.array([0, 0])), {}, "features"),
+                           (([np.zeros(5), f[1]], p, np.array([0, 0])), {}, "features"),
+                           ((tuple(f), p, np.array([0, 0])), {}, "features"),
+                           ((f, p, np.array([0, 0])), {"text": ["a"]}, "text"),
+                           ((f, p, np.array([0, 0])), {"frame_labels": [np.zeros(5)]}, "frame_labels")]:
+        check_bad_inputs(SpeechBCIData, BadInput(name, args, kw, names=name))

@@ -315,3 +315,20 @@ def test_counts_and_indices_refused():
     for i in (N, -1, 1.0, True, "0"):
         check_bad_inputs(influence, BadInput(f"i={i}", (BAND, Z, i), names="i"))
     check_bad_inputs(sample_product, BadInput("m", (Z, -2), names="m"))
+
+
+# ------------------------------------------------------------------ caps: rejection sampling stops, never hangs
+def test_rejection_sampling_stops_at_its_cap():
+    from neurips26.truncbool import RejectionLimitError
+
+    tiny = SubcubeUnion(["1" * N])  # mass of one point: 1 / 2^6 at z = 0, much less at z = -3
+    rng = np.random.default_rng(0)
+    check_bad_inputs(sample_truncated_product,
+                     BadInput("cap", (np.full(N, -3.0), tiny, 50), {"rng": rng, "max_tries": 100},
+                              exc=RejectionLimitError, names="max_tries"))
+    est = TruncatedMLESGD(tiny, n_steps=50, batch_size=10, max_tries=5, random_state=0)  # 10 draws, 5 tries
+    check_bad_inputs(est.fit, BadInput("sgd-cap", (np.ones((5, N), dtype=int),), exc=RejectionLimitError,
+                                       names="max_tries"), target=est)
+    est = TruncatedMLESGD(BAND, n_steps=50, max_oracle_calls=30, random_state=0)
+    check_bad_inputs(est.fit, BadInput("sgd-calls", (X,), exc=RejectionLimitError, names="max_oracle_calls"),
+                     target=est)

@@ -84,6 +84,21 @@ class StructuredLinear(nn.Module):
 
     def __init__(self, structure: str, in_features: int, out_features: int, factors: dict[str, torch.Tensor],
                  bias: torch.Tensor | None, *, rank: int | None = None, blocks: int = 1) -> None:
+        check_choice("structure", structure, STRUCTURES + ("zero",))
+        check_int("in_features", in_features, 1)
+        check_int("out_features", out_features, 1)
+        check_int("blocks", blocks, 1)
+        if rank is not None:
+            check_int("rank", rank, 0)
+        if not isinstance(factors, dict) or not all(isinstance(k, str) and isinstance(t, torch.Tensor)
+                                                    for k, t in factors.items()):
+            raise TypeError(f"factors must be a dict name -> tensor, got {type(factors).__name__}")
+        for name, t in factors.items():
+            check_tensor(f"factors[{name!r}]", t)
+        if bias is not None:
+            check_tensor("bias", bias, 1)
+            if bias.shape[0] != out_features:
+                raise ValueError(f"bias must have shape ({out_features},), got {tuple(bias.shape)}")
         super().__init__()
         self.structure, self.in_features, self.out_features = structure, in_features, out_features
         self.rank, self.blocks = rank, blocks

@@ -33,6 +33,13 @@ class RankReduction:
     rho: float
     rank: int
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.module, str) or not self.module:
+            raise TypeError(f"module must be a dotted module name (str), got {self.module!r}")
+        _check_rho(self.rho)
+        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
+            raise ValueError(f"rank must be a positive int, got {self.rank!r}")
+
 
 def _check_rho(rho: Any, name: str = "rho") -> float:
     if isinstance(rho, bool) or not isinstance(rho, int | float) or not math.isfinite(rho) or not 0 < rho <= 1:

@@ -45,6 +45,27 @@ class SpeechBCIData:
     text: list[str] = field(default_factory=list)
     info: dict = field(default_factory=dict)
 
+    def __post_init__(self) -> None:
+        """Structural checks (lengths, shapes); the values are the loaders' business."""
+        if not isinstance(self.features, list) or not isinstance(self.phonemes, list):
+            raise TypeError(f"features and phonemes must be lists (one array per sentence), got "
+                            f"{type(self.features).__name__} and {type(self.phonemes).__name__}")
+        n = len(self.features)
+        if any(not isinstance(f, np.ndarray) or f.ndim != 2 for f in self.features):
+            raise ValueError("features must hold one 2-D array [T_n, F] per sentence")
+        if len({f.shape[1] for f in self.features}) > 1:
+            raise ValueError(f"features must share one width F, got {sorted({f.shape[1] for f in self.features})}")
+        day = np.asarray(self.day)
+        if len(self.phonemes) != n or day.shape != (n,):
+            raise ValueError(f"phonemes and day must have one entry per sentence ({n}), got {len(self.phonemes)} "
+                             f"and shape {day.shape}")
+        if n and (not np.issubdtype(day.dtype, np.integer) or int(day.min()) < 0):
+            raise ValueError(f"day must hold ints >= 0, got dtype {day.dtype}")
+        for name in ("frame_labels", "text"):
+            if len(getattr(self, name)) not in (0, n):
+                raise ValueError(f"{name} must be empty or hold one entry per sentence ({n}), "
+                                 f"got {len(getattr(self, name))}")
+
     def __len__(self) -> int:
         return len(self.features)
 
