@@ -43,7 +43,7 @@ _EPS = 1e-12  # ‖W x‖ below this counts as zero: ĉ = 0 for that token
 
 
 def check_rows(c: object, name: str = "c", *, min_rows: int = 2) -> torch.Tensor:
-    """``c`` as a finite float64 CPU tensor ``[T >= min_rows, r >= 1]`` (a tensor or a nested list of numbers)."""
+    """``c`` as a finite float64 tensor ``[T >= min_rows, r >= 1]`` on its device (a tensor or nested list)."""
     if isinstance(c, str | bytes) or c is None:
         raise TypeError(f"{name} must be a 2-D tensor [T, r] of numbers, got {type(c).__name__}")
     try:
@@ -54,7 +54,7 @@ def check_rows(c: object, name: str = "c", *, min_rows: int = 2) -> torch.Tensor
         raise TypeError(f"{name} must hold real numbers, got dtype {t.dtype}")
     if t.dim() != 2 or t.shape[0] < min_rows or t.shape[1] < 1:
         raise ValueError(f"{name} must be [T >= {min_rows}, r >= 1], got shape {tuple(t.shape)}")
-    t = t.to(device="cpu", dtype=torch.float64)
+    t = t.to(dtype=torch.float64)
     if not torch.isfinite(t).all():
         raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(t)).sum())} NaN/inf entries")
     return t
@@ -64,7 +64,7 @@ def mean_pairwise_cosine(y: torch.Tensor) -> float:
     r"""Brute force $\frac{1}{T(T-1)}\sum_{s \ne t} \cos(y_s, y_t)$ of rows ``y [T, m]`` (T >= 2), in float64.
 
     Every row must be non-zero (the cosine of a zero vector is undefined)."""
-    y = check_rows(y, "y")
+    y = check_rows(y, "y").cpu()
     if bool((y.norm(dim=1) == 0).any()):
         raise ValueError(f"y has {int((y.norm(dim=1) == 0).sum())} all-zero rows: their cosine is undefined")
     rows = y.numpy()
