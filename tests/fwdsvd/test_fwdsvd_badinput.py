@@ -152,8 +152,13 @@ def test_laser_reduce_refuses_and_keeps_the_model(case):
 
 
 def test_laser_reduce_refuses_tied_head_and_nan_weight():
+    torch.manual_seed(0)
+    cfg = LlamaConfig(vocab_size=40, d_model=16, n_layers=1, n_heads=2, n_kv_heads=1, d_ff=32, max_seq_len=64,
+                      tie_embeddings=True)
+    tied = Llama(cfg).double()
+    assert tied.lm_head.weight is tied.embed_tokens.weight
+    check_bad_inputs(laser_reduce, BadInput("tied-head", (tied, "lm_head", 0.5), names="lm_head"), target=tied)
     model = tiny()
-    model.lm_head.weight = model.embed.weight if hasattr(model, "embed") else model.lm_head.weight
     with torch.no_grad():
         model.get_submodule("layers.0.mlp.up_proj").weight[0, 0] = math.nan
     check_bad_inputs(laser_reduce, BadInput("nan-weight", (model, "layers.0.mlp.up_proj", 0.5), names="weight"),
