@@ -381,3 +381,13 @@ def test_subpath_loss_refuses_and_keeps_mode(case):
     Xa, ta = kw.pop("X"), kw.pop("tours")
     check_bad_inputs(lambda: subpath_loss(model, Xa, ta, **kw), BadInput(case.id, names=case.names), target=model)
     assert model.training
+
+
+def test_missing_backend_names_the_extra(monkeypatch):
+    from neurips26.routing import solvers
+
+    monkeypatch.setattr(solvers, "backend_available", lambda backend: backend == "exact")
+    check_bad_inputs(resolve_tsp_backend, BadInput("elkai", ("elkai", 20), exc=ImportError, names="neurips26[lkh]"))
+    check_bad_inputs(resolve_tsp_backend, BadInput("fast_tsp", ("fast_tsp", 20), exc=ImportError,
+                                                   names="neurips26[routing]"))
+    check_bad_inputs(resolve_tsp_backend, BadInput("auto-n13", ("auto", 13), exc=ImportError, names="neurips26["))
