@@ -1,7 +1,7 @@
 """DASA benchmark: time per frame, attention time, attended keys and KV bytes of DASA vs dense, rolling window and
 TempCache merge at DASA's KV budget, on an untrained tiny AR video DiT (64² frames, 2 threads), as ratios.
 
-    .venv/bin/python benchmarks/dasa_bench.py [--frames 16] [--repeats 5] [--regime sparse]
+    .venv/bin/python benchmarks/dasa_bench.py [--frames 16] [--repeats 5] [--regime sparse] [--region 2] [--dilation 0]
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ def main() -> None:
     ap.add_argument("--frames", type=int, default=16)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--regime", default="sparse")
+    ap.add_argument("--region", type=int, default=2, help="region side in tokens (the check's 64² protocol: 2)")
+    ap.add_argument("--dilation", type=int, default=0, help="mask dilation (the check's 64² protocol: 0)")
     a = ap.parse_args()
     torch.manual_seed(0)
     model = ARVideoDiT(VideoDiTConfig(frame_size=64, dim=96, depth=3, heads=4)).eval()
-    cfg = DASAConfig(keep_ratio=0.3, region_size=(4, 4))
+    cfg = DASAConfig(keep_ratio=0.3, region_size=(a.region, a.region), dilation=a.dilation)
     ctx = moving_sprites(a.regime, 2, 64, 0).frames[None]
     probe = DynamicKVCache(3, cfg)
     model.generate(ctx, a.frames, policy=probe, cfg=cfg, generator=torch.Generator().manual_seed(0))
@@ -55,7 +57,8 @@ def main() -> None:
             model.generate(ctx, a.frames, policy=pol, cfg=cfg, regions=name == "dasa", stats=stats,
                            generator=torch.Generator().manual_seed(0))
             q = torch.randn(1, 4, 2 * p, 24)
-            rm = torch.rand(1, 16) < 0.3 if name == "dasa" else None
+            n_regions = (model.config.grid // a.region) ** 2
+            rm = torch.rand(1, n_regions) < 0.3 if name == "dasa" else None
             ta = measure.timeit(lambda: dasa_attention(q, q, q, pol, 0, rm, cfg), repeats=a.repeats,
                                 clock="wall").median
             rows[name] = {"frame_s": t, "attn_s": ta, "pairs": stats["pairs"], "kv_bytes": pol.nbytes}
