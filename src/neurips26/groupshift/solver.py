@@ -121,25 +121,41 @@ def _project_l1_ball(v: np.ndarray, radius: float) -> np.ndarray:
     u = np.sort(a)[::-1]
     css = np.cumsum(u) - radius
     ks = np.arange(1, u.size + 1)
-    rho = np.nonzero(u - css / ks > 0)[0][-1]
+    # rho = last k with u_k > (Σ_{j<=k} u_j - r)/k; k = 0 always qualifies in exact arithmetic (u_0 - (u_0 - r) = r
+    # > 0), but for r far below u_0's resolution the rounded test can fail everywhere (IndexError before)
+    hits = np.nonzero(u - css / ks > 0)[0]
+    rho = int(hits[-1]) if hits.size else 0
     theta = css[rho] / (rho + 1.0)
     return np.sign(v) * np.maximum(a - theta, 0.0)
 
 
-def _project_lq_ball(v: np.ndarray, q: float, radius: float) -> np.ndarray:
+def _project_lq_ball_impl(v: np.ndarray, q: float, radius: float) -> np.ndarray:
     """Euclidean projection onto ``{x : ‖x‖_q <= radius}`` for ``1 < q < ∞`` (general p; slow, exact).
 
     KKT: ``x_i = sign(v_i) a_i`` with ``a_i + μ q a_i^{q-1} = |v_i|`` and ``Σ a_i^q = radius^q``; the inner
     equation is solved by bracketed Newton, the outer one for ``μ`` by Brent's method.
     """
-    b = np.abs(v)
-    if np.sum(b ** q) <= radius ** q:
+    # Scale-equivariance Π_r(v) = s Π_{r/s}(v/s), s = max|v|: keeps b^q and r^q representable. (Unscaled, a
+    # radius whose r^q underflows to 0 made the bracket search below loop forever.)
+    s = float(np.max(np.abs(v)))
+    if s == 0.0:
         return v.copy()
+    b = np.abs(v) / s
+    radius = radius / s
+    norm_b = float(np.sum(b ** q)) ** (1.0 / q)  # in [1, n^{1/q}]: no overflow (radius ** q could overflow)
+    if norm_b <= radius:
+        return v.copy()
+    if radius < 1e-17:
+        # the ball is below the resolution of v (r < eps · max|v|): any point of norm r along v is within 2r of the
+        # projection, so x = v - Π(v) is exact to float precision
+        return np.sign(v) * (s * radius) * b / norm_b
 
     def solve_a(mu: float) -> np.ndarray:
+        if mu <= 0:  # a = b exactly (the bracket update below would halve an exact root)
+            return b.copy()
         lo, hi = np.zeros_like(b), b.copy()
         x = b.copy()
-        for _ in range(60):
+        for _ in range(200):
             f = x + mu * q * x ** (q - 1) - b
             lo = np.where(f < 0, x, lo)
             hi = np.where(f >= 0, x, hi)
@@ -147,7 +163,7 @@ def _project_lq_ball(v: np.ndarray, q: float, radius: float) -> np.ndarray:
             nxt = x - f / fp
             bad = ~((nxt > lo) & (nxt < hi))
             nxt = np.where(bad, 0.5 * (lo + hi), nxt)
-            if np.max(np.abs(nxt - x)) <= 1e-15 * (1.0 + np.max(b)):
+            if np.all(np.abs(nxt - x) <= 1e-15 * np.abs(nxt) + 1e-300):  # relative: tiny a_i converge too
                 x = nxt
                 break
             x = nxt
@@ -157,10 +173,22 @@ def _project_lq_ball(v: np.ndarray, q: float, radius: float) -> np.ndarray:
         return float(np.sum(solve_a(mu) ** q) - radius ** q)
 
     hi = 1.0
-    while excess(hi) > 0:
+    for _ in range(600):  # 4^600 > 1e300: a bound, never an endless loop
+        if excess(hi) <= 0:
+            break
         hi *= 4.0
+    else:  # pragma: no cover - the scaled problem always brackets well before
+        raise RuntimeError(f"_project_lq_ball: no bracket for mu (q={q}, radius={radius * s})")
     mu = brentq(excess, 0.0, hi, xtol=1e-15, rtol=1e-14, maxiter=200)
-    return np.sign(v) * solve_a(mu)
+    return np.sign(v) * s * solve_a(mu)
+
+
+
+def _project_lq_ball(v: np.ndarray, q: float, radius: float) -> np.ndarray:
+    """:func:`_project_lq_ball_impl` without numpy's overflow warnings: a very large ``mu`` overflows the Newton
+    step to inf/NaN, the bracket then bisects, so the warnings are noise."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return _project_lq_ball_impl(v, q, radius)
 
 
 def prox_group_norm(v: np.ndarray, t: float, p: float) -> np.ndarray:
