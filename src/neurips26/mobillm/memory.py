@@ -2,7 +2,8 @@
 
 Each loads a backbone, then runs a few device steps: ``forward`` (ours: frozen, ``no_grad``, quantised upload)
 or ``lora`` (the FedAvg-LoRA device: forward + backward + AdamW on PEFT adapters and a head); ``load`` stops after
-loading (the floor both share). Arguments are strings (a command line): backbone ``"minilm"`` or ``"tiny"``,
+loading our device, ``load-lora`` after building the LoRA model (importing PEFT costs memory of its own): the
+floors to subtract. Arguments are strings (a command line): backbone ``"minilm"`` or ``"tiny"``,
 batch size, tokens, steps.
 """
 
@@ -52,11 +53,13 @@ def device_job(kind: str, backbone: str = "minilm", batch: str = "16", tokens: s
         for _ in range(n):
             client.step(data)
         return
-    if kind == "lora":
+    if kind in ("lora", "load-lora"):
         from .baselines import LoRAClassifier
 
         clf = LoRAClassifier(model, positions="mean", rank=8)
         del model, hidden  # the classifier holds its own copy: keep one set of weights, as a device would
+        if kind == "load-lora":
+            return
         opt = torch.optim.AdamW([p for p in clf.parameters() if p.requires_grad], lr=1e-3)
         for _ in range(n):
             loss = F.cross_entropy(clf(data["input_ids"], data["attention_mask"]), data["labels"])
@@ -64,4 +67,4 @@ def device_job(kind: str, backbone: str = "minilm", batch: str = "16", tokens: s
             loss.backward()
             opt.step()
         return
-    raise ValueError(f"kind must be 'load', 'forward' or 'lora', got {kind!r}")
+    raise ValueError(f"kind must be 'load', 'forward', 'load-lora' or 'lora', got {kind!r}")
