@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from .._checks import check_bool  # noqa: F401  (re-exported for the package)
+
 
 def check_linear(lin: object, name: str = "lin") -> nn.Linear:
     if not isinstance(lin, nn.Linear):
@@ -36,12 +38,6 @@ def check_number(name: str, value: object, low: float | None = None, *, strict: 
         bound = "" if low is None else f" {'>' if strict else '>='} {low}"
         raise ValueError(f"{name} must be a finite number{bound}, got {value!r}")
     return v
-
-
-def check_bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
 
 
 def check_callable(name: str, value: object) -> None:

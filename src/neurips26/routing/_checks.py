@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import contextvars
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 import torch
+
+from .._checks import is_trusted, trusted  # noqa: F401  (re-exported for the package)
 
 
 def check_int(name: str, value: Any, low: int) -> int:
@@ -70,21 +69,3 @@ def check_step(emb: Any, first: Any, last: Any, remaining: Any, d: int) -> None:
     for (name, _, _), lo, hi in zip(named, bounds[0::2], bounds[1::2]):
         if lo < 0 or hi >= n:
             raise ValueError(f"{name} must hold node indices in [0, {n - 1}], got values in [{lo}, {hi}]")
-
-
-# Inside a policy's score the blocks get the policy's own, already checked, tokens: their value check
-# (``isfinite``, a host sync per block on a GPU) is skipped there, while module hooks still see every call.
-_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("routing_trusted_inputs", default=False)
-
-
-@contextmanager
-def trusted() -> Iterator[None]:
-    token = _TRUSTED.set(True)
-    try:
-        yield
-    finally:
-        _TRUSTED.reset(token)
-
-
-def is_trusted() -> bool:
-    return _TRUSTED.get()

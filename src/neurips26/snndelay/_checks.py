@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import contextvars
 import math
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 from torch import Tensor, nn
+
+from .._checks import check_bool, is_trusted, trusted  # noqa: F401  (re-exported for the package)
 
 
 def check_int(name: str, value: Any, low: int) -> int:
@@ -32,12 +32,6 @@ def check_number(name: str, value: Any, *, low: float | None = None, high: float
         hi = "" if high is None else f"<= {high}"
         raise ValueError(f"{name} must be {' and '.join(s for s in (lo, hi) if s)}, got {value!r}")
     return v
-
-
-def check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
 
 
 def check_module(value: Any, name: str = "model") -> nn.Module:
@@ -73,22 +67,3 @@ def int_list(name: str, values: Any) -> list[int]:
             raise ValueError(f"{name} must hold integers, got {v!r}")
         out.append(int(v))
     return out
-
-
-# Inside a decoder's forward the layers get the decoder's own, already checked, tensors: their value checks
-# (``isfinite``, a host sync per layer on a GPU) are skipped there, while hooks still see every layer call.
-_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("snndelay_trusted_inputs", default=False)
-
-
-@contextmanager
-def trusted() -> Iterator[None]:
-    """Run layers on inputs a decoder has already validated (see :data:`_TRUSTED`)."""
-    token = _TRUSTED.set(True)
-    try:
-        yield
-    finally:
-        _TRUSTED.reset(token)
-
-
-def is_trusted() -> bool:
-    return _TRUSTED.get()

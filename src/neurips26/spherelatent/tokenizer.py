@@ -9,14 +9,13 @@ The same conv stacks, with FiLM class conditioning, are the Sphere Encoder basel
 
 from __future__ import annotations
 
-import contextvars
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Protocol, runtime_checkable
 
 import torch
 from torch import Tensor, nn
+
+from .._checks import is_trusted, trusted  # noqa: F401  (re-exported for the package)
 
 __all__ = ["ConvAutoencoder", "ConvDecoder", "ConvEncoder", "LatentTokenizer", "check_images", "check_labels",
            "latent_statistics"]
@@ -33,23 +32,6 @@ class LatentTokenizer(Protocol):
     def decode(self, z: Tensor) -> Tensor: ...
 
 
-# Inside a generator's loss or sampler the networks get the generator's own, already checked, tensors: the
-# value checks there (``isfinite``, label ranges: a host sync each on a GPU) are skipped; shapes are still checked.
-_TRUSTED: contextvars.ContextVar[bool] = contextvars.ContextVar("spherelatent_trusted_inputs", default=False)
-
-
-@contextmanager
-def trusted() -> Iterator[None]:
-    """Run networks on tensors a public entry point has already validated (see :data:`_TRUSTED`)."""
-    token = _TRUSTED.set(True)
-    try:
-        yield
-    finally:
-        _TRUSTED.reset(token)
-
-
-def is_trusted() -> bool:
-    return _TRUSTED.get()
 
 
 def check_images(x: object, *, channels: int | None = None, size: int | None = None, name: str = "x") -> Tensor:
