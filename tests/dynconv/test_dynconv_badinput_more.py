@@ -10,6 +10,7 @@ from neurips26.dynconv import (
     DynamicShortConv,
     StaticShortConv,
     compositional_mqar,
+    conv_attention_factory,
     gap_mqar,
     mqar,
     naive_dynamic_conv1d,
@@ -137,3 +138,12 @@ def test_gap_prob_refused():
     check_bad_inputs(compositional_mqar, BadInput("gap-nan", (64, 4, 40, 4), {"gap_prob": NAN}, names="gap_prob"))
     check_bad_inputs(gap_mqar, BadInput("gap-0", (64, 4, 40, 4), {"gap_prob": 0.0}, names="gap_prob"))
     check_bad_inputs(gap_mqar, BadInput("gap-bool", (64, 4, 40, 4), {"gap_prob": True}, names="gap_prob"))
+
+
+@pytest.mark.parametrize("case", [
+    BadInput("kernel-0", ("dynamic",), {"kernel_size": 0}, names="kernel_size"),
+    BadInput("rank-float", ("dynamic",), {"rank": 2.5}, names="rank"),
+    BadInput("backend", ("static",), {"backend": "gpu"}, names="backend"),
+], ids=lambda c: c.id)
+def test_conv_attention_factory_checks_at_call_time(case):
+    check_bad_inputs(conv_attention_factory, case)  # the factory was built and failed only inside Llama before

@@ -15,14 +15,17 @@ from neurips26.effbench import (
     LinearPredictor,
     anchor_points,
     estimate_ability,
+    evaluate_split,
     fit_irt_2pl,
     jitter_target,
     k_medoids,
+    kernel_ridge_loo,
     ksg_mi,
     make_predictor,
     make_selector,
     nogueira_stability,
     plugin_mi_binary,
+    poly_kernel,
     ross_mi,
 )
 
@@ -221,3 +224,21 @@ def test_validated_functions_still_agree_with_brute_force():
     best = min(D[:, list(c)].min(1).sum() for c in combinations(range(6), 2))
     assert D[:, med].min(1).sum() == pytest.approx(best)
     assert nogueira_stability([[0, 1], [1, 0]], 5) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("call, case", [
+    (poly_kernel, BadInput("nan", (NAN, S), {"degree": 2, "gamma": 1.0, "coef0": 1.0}, names="A")),
+    (poly_kernel, BadInput("columns", (S, S[:, :3]), {"degree": 2, "gamma": 1.0, "coef0": 1.0}, names="columns")),
+    (poly_kernel, BadInput("degree-0", (S, S), {"degree": 0, "gamma": 1.0, "coef0": 1.0}, names="degree")),
+    (poly_kernel, BadInput("degree-float", (S, S), {"degree": 2.0, "gamma": 1.0, "coef0": 1.0}, names="degree")),
+    (poly_kernel, BadInput("gamma-nan", (S, S), {"degree": 2, "gamma": math.nan, "coef0": 1.0}, names="gamma")),
+    (poly_kernel, BadInput("coef0-inf", (S, S), {"degree": 2, "gamma": 1.0, "coef0": math.inf}, names="coef0")),
+    (kernel_ridge_loo, BadInput("degree-0", (S, Y), {"degree": 0}, names="degree")),  # silently fitted before
+    (kernel_ridge_loo, BadInput("gamma-nan", (S, Y), {"gamma": math.nan}, names="gamma")),  # LinAlgError before
+    (evaluate_split, BadInput("source-length", (np.ones(3), np.ones(2), np.ones(3), np.ones(3)),
+                              names="y_source")),
+    (evaluate_split, BadInput("target-nan", (np.ones(3), np.ones(3), np.ones(3), np.full(3, np.nan)),
+                              names="pred_target")),
+], ids=lambda x: getattr(x, "id", getattr(x, "__name__", "")))
+def test_kernel_and_split_metrics_refuse(call, case):
+    check_bad_inputs(call, case)

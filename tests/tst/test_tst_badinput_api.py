@@ -16,6 +16,7 @@ from neurips26.nn import Llama, LlamaConfig
 from neurips26.tst import (
     TSTSchedule,
     TSTTrainer,
+    flops_per_step,
     fold_bags,
     make_trainer,
     multi_hot_cross_entropy,
@@ -178,6 +179,17 @@ def test_train_step_refuses_and_changes_nothing(case):
     model = _model()
     trainer = TSTTrainer(model, _opt(model), TSTSchedule(4, 2, 0.5), context_len=2)
     check_bad_inputs(trainer.train_step, case, target=trainer)
+
+
+@pytest.mark.parametrize("case", [
+    BadInput("rows-0", kwargs={"rows": 0, "context_len": 4}, names="rows"),  # returned 0 FLOPs before
+    BadInput("rows-negative", kwargs={"rows": -2, "context_len": 4}, names="rows"),  # returned negative FLOPs
+    BadInput("context-float", kwargs={"rows": 2, "context_len": 4.5}, names="context_len"),
+], ids=lambda c: c.id)
+def test_flops_per_step_refuses(case):
+    model = _model()
+    check_bad_inputs(lambda **kw: flops_per_step(model, **kw), case, target=model)
+    check_bad_inputs(flops_per_step, BadInput("model", ("m",), {"rows": 2, "context_len": 4}, names="model"))
 
 
 # ---------------------------------------------------------------- stale temporaries of a killed save

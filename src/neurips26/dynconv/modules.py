@@ -393,6 +393,10 @@ def conv_attention_factory(conv: str = "dynamic", *, kernel_size: int = 4, rank:
     """``Llama(config, attention_factory=conv_attention_factory("dynamic"))``: convs on Q/K/V in every layer."""
     if conv not in CONV_KINDS:
         raise ValueError(f"conv must be one of {CONV_KINDS}, got {conv!r}")
+    _positive_int("kernel_size", kernel_size)  # checked now, not when the model is built
+    _positive_int("rank", rank)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
 
     def factory(config: LlamaConfig, layer_idx: int) -> ConvAugmentedAttention:
         return ConvAugmentedAttention(config.d_model, config.n_heads, config.n_kv_heads, conv=conv,

@@ -69,6 +69,14 @@ def evaluate_split(y_source, pred_source, y_target, pred_target) -> dict[str, fl
     """Target-only metrics (keys ``target_*``, the honest ones) and the official pooled variant
     (keys ``pooled_*``: in-sample source predictions concatenated with the targets, which inflates
     rank correlations)."""
+    for (nt, t), (np_, p) in (((("y_source", y_source), ("pred_source", pred_source))),
+                              ((("y_target", y_target), ("pred_target", pred_target)))):
+        t_arr, p_arr = np.asarray(t, dtype=np.float64), np.asarray(p, dtype=np.float64)
+        if t_arr.ndim != 1 or t_arr.shape != p_arr.shape:
+            raise ValueError(f"{nt} and {np_} must be 1-D of equal length, got {t_arr.shape} and {p_arr.shape}")
+        for name, arr in ((nt, t_arr), (np_, p_arr)):
+            if not np.all(np.isfinite(arr)):
+                raise ValueError(f"{name} must be finite, got a NaN/inf entry")
     out = evaluate(y_target, pred_target, prefix="target_")
     out.update(evaluate(np.concatenate([y_source, y_target]), np.concatenate([pred_source, pred_target]),
                         prefix="pooled_"))

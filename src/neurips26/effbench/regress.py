@@ -18,7 +18,15 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
-from ._validation import check_matrix, check_predict_input, check_target, commit_features, sk_check
+from ._validation import (
+    check_int,
+    check_matrix,
+    check_predict_input,
+    check_real,
+    check_target,
+    commit_features,
+    sk_check,
+)
 
 DEFAULT_ALPHAS = tuple(np.logspace(-1, 1, 5))
 
@@ -32,7 +40,18 @@ def _check_alphas(alphas) -> np.ndarray:
 
 def poly_kernel(A: np.ndarray, B: np.ndarray, *, degree: int, gamma: float, coef0: float) -> np.ndarray:
     """``K[i, j] = (gamma A_i . B_j + coef0)^degree``; ``A`` ``(p, n)``, ``B`` ``(q, n)`` -> ``(p, q)``."""
+    A, B = check_matrix(A, name="A"), check_matrix(B, name="B")
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(f"A and B must have the same number of columns, got {A.shape[1]} and {B.shape[1]}")
+    _check_kernel_params(degree, gamma, coef0)
     return (gamma * (A @ B.T) + coef0) ** degree
+
+
+def _check_kernel_params(degree, gamma, coef0) -> None:
+    check_int(degree, name="degree", low=1)
+    if gamma is not None:
+        check_real(gamma, name="gamma", positive=True)
+    check_real(coef0, name="coef0")
 
 
 @dataclass
@@ -63,6 +82,7 @@ def kernel_ridge_loo(X, y, *, degree: int = 2, gamma: float | None = None, coef0
     X = check_matrix(X, name="X")
     y = check_target(y, X.shape[0])
     grid = _check_alphas(alphas)
+    _check_kernel_params(degree, gamma, coef0)
     g = 1.0 / X.shape[1] if gamma is None else float(gamma)
     K = poly_kernel(X, X, degree=degree, gamma=g, coef0=coef0)  # [M, M]
     lam, U = np.linalg.eigh(K)

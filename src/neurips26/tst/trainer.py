@@ -511,6 +511,11 @@ def remove_stale_checkpoint_tmp(path: str | os.PathLike) -> list[Path]:
 def flops_per_step(model: nn.Module, *, rows: int, context_len: int) -> float:
     r"""Approximate training FLOPs of one step, $6 N \cdot B L$ plus attention $12\,n_\ell\, d\, B L^2 / 2$
     (causal). Equal in both TST phases: the model always runs on ``rows × context_len`` positions."""
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    for name, value in (("rows", rows), ("context_len", context_len)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{name} must be a positive int, got {value!r}")
     base = unwrap_model(model)
     n_params = sum(p.numel() for p in {id(p): p for p in base.parameters()}.values())
     n_params -= base.get_input_embeddings().weight.numel()  # the lookup is not a matmul
