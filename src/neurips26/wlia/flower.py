@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from .attack import UpdateAttack
-from .federated import client_seed, local_train
+from .federated import _check_local_args, _check_xy, client_seed, local_train
 from .rnr import RNRPenalty
 
 try:  # Flower is the optional `fl` extra
@@ -142,10 +142,25 @@ def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
     node ``parts={3: np.arange(len(y_local))}`` with its own ``X, y``). The local
     seed is ``client_seed(seed, server_round, partition_id)``, identical to the in-process loop.
     """
+    # everything a client's train would refuse is checked here, before any node starts
+    if not callable(model_fn):
+        raise TypeError(f"model_fn must be a callable returning the model, got {type(model_fn).__name__}")
+    _check_local_args(local_epochs, lr, batch_size, seed, 0.0)
+    if penalty is not None and not isinstance(penalty, RNRPenalty):
+        raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
     X_all = torch.as_tensor(np.asarray(X), dtype=torch.float32)
     y_all = torch.as_tensor(np.asarray(y), dtype=torch.int64)
+    _check_xy(X_all, y_all)
+    if isinstance(parts, str | bytes) or not hasattr(parts, "__len__") or len(parts) == 0:
+        raise ValueError("parts must hold at least one client's indices")
     items = parts.items() if isinstance(parts, Mapping) else enumerate(parts)
-    part_map = {int(k): np.asarray(p, dtype=np.int64) for k, p in items}
+    part_map = {}
+    for k, p in items:
+        arr = np.asarray(p)
+        if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_ \
+                or arr.min() < 0 or arr.max() >= len(y_all):
+            raise ValueError(f"parts[{k!r}] must be a non-empty 1-D array of sample indices in [0, {len(y_all)})")
+        part_map[int(k)] = arr.astype(np.int64)
     app = ClientApp()
 
     @app.train()
@@ -222,6 +237,16 @@ def run_flower_simulation(model_fn: Callable[[], nn.Module], X: Any, y: Any, par
     classes = {"fedavg": WLIAFedAvg, "fedprox": WLIAFedProx, "fedadam": WLIAFedAdam}
     if strategy not in classes:
         raise ValueError(f"strategy must be one of {sorted(classes)}, got {strategy!r}")
+    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
+        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
+        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+    if isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1:
+        raise ValueError(f"num_cpus must be an int >= 1, got {num_cpus!r}")
+    if isinstance(client_cpus, bool) or not isinstance(client_cpus, int | float) or not 0 < client_cpus <= num_cpus:
+        raise ValueError(f"client_cpus must be a number in (0, num_cpus={num_cpus}], got {client_cpus!r}")
+    if strategy_kwargs is not None and not isinstance(strategy_kwargs, Mapping):
+        raise TypeError(f"strategy_kwargs must be a mapping or None, got {type(strategy_kwargs).__name__}")
     n_clients = len(parts)
     extra = dict(strategy_kwargs or {})
     if strategy == "fedprox":
