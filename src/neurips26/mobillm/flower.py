@@ -98,11 +98,13 @@ def make_client_app(client_fn: Callable[[int], DeviceClient],
 
 
 def make_server_app(server: SideTuningServer, *, max_updates: int | None = None, poll_s: float = 0.02,
+                    min_nodes: int = 1, wait_s: float = 120.0,
                     on_update: Callable[[dict[str, Any]], None] | None = None) -> ServerApp:
     """A ``ServerApp`` driving ``server`` asynchronously over every connected node (see the module docstring).
 
     ``server.flower_log`` collects one dict per update (node, device, seq, loss, virtual_s); ``max_updates``
-    stops early; ``on_update(row)`` is called after each update.
+    stops early; ``on_update(row)`` is called after each update. The app first waits (up to ``wait_s``) until
+    ``min_nodes`` nodes are connected; nodes that connect later are not queried.
     """
     if max_updates is not None and (isinstance(max_updates, bool) or not isinstance(max_updates, int)
                                     or max_updates < 1):
@@ -113,7 +115,13 @@ def make_server_app(server: SideTuningServer, *, max_updates: int | None = None,
 
     @app.main()
     def main(grid: Grid, context: Context) -> None:
+        deadline = time.monotonic() + wait_s
         nodes = sorted(grid.get_node_ids())
+        while len(nodes) < min_nodes and time.monotonic() < deadline:
+            time.sleep(max(poll_s, 0.05))
+            nodes = sorted(grid.get_node_ids())
+        if len(nodes) < min_nodes:
+            raise RuntimeError(f"only {len(nodes)} Flower node(s) connected within {wait_s} s, min_nodes={min_nodes}")
         next_seq = {n: 0 for n in nodes}
         pending: dict[str, int] = {}
 
@@ -167,7 +175,7 @@ def run_flower_simulation(server: SideTuningServer, client_fn: Callable[[int], D
     old = logger.level
     logger.setLevel(logging.WARNING if quiet else logging.INFO)
     try:
-        run_simulation(server_app=make_server_app(server, max_updates=max_updates),
+        run_simulation(server_app=make_server_app(server, max_updates=max_updates, min_nodes=n_devices),
                        client_app=make_client_app(client_fn, profile_fn), num_supernodes=n_devices,
                        backend_config=backend_config)
     finally:
