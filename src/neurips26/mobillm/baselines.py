@@ -75,6 +75,7 @@ class LoRAClassifier(nn.Module):
             self.head.weight.copy_(torch.randn(self.head.weight.shape, generator=g) * 0.02)
             self.head.bias.zero_()
         self.rank = rank
+        self.to(next(inner.parameters()).device)  # head and adapters beside the backbone (CUDA at the gpu scale)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         where = self.head.weight.device
