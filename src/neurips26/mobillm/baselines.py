@@ -67,7 +67,7 @@ class LoRAClassifier(nn.Module):
             if "lora_A" in name:
                 bound = 1.0 / math.sqrt(p.shape[1])
                 with torch.no_grad():
-                    p.copy_(torch.empty_like(p).uniform_(-bound, bound, generator=g))
+                    p.copy_(torch.empty(p.shape).uniform_(-bound, bound, generator=g))  # CPU draw, any device
         self.backbone = HiddenStates(inner, depth=depth)
         self.positions = positions
         self.head = nn.Linear(self.backbone.d_model, n_classes)
