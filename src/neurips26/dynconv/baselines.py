@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .ops import _check_same, _check_static, _check_x, check_finite
+from .ops import _check_same, _check_static, _check_x, check_finite, check_lowrank_shapes
 
 
 def _check_tensor(name: str, t: object, shape: str) -> torch.Tensor:
@@ -44,14 +44,7 @@ def _check_lowrank(x: object, z: object, U: object, static_w: object, finite_che
     x = _check_x(x)
     z = _check_tensor("z", z, "[B, T, R]")
     U = _check_tensor("U", U, "[R, W*D]")
-    if z.dim() != 3 or z.shape[:2] != x.shape[:2] or z.shape[2] < 1:
-        raise ValueError(f"z must be [B, T, R] with B, T = {tuple(x.shape[:2])} from x, got {tuple(z.shape)}")
-    d = x.shape[2]
-    if U.dim() != 2 or U.shape[0] != z.shape[2] or U.shape[1] < d or U.shape[1] % d:
-        raise ValueError(f"U must be [R, W*D] with R={z.shape[2]}, D={d} and W >= 1, got {tuple(U.shape)}")
-    _check_same("z", z, x)
-    _check_same("U", U, x)
-    _check_static(static_w, U.shape[1] // d, x)
+    check_lowrank_shapes(x, z, U, static_w)
     if finite_check:
         check_finite(x=x, z=z, U=U, static_w=static_w)
 

@@ -235,6 +235,23 @@ def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor |
         return headwise_conv_triton(x, taps, static_w, residual, starts)
 
 
+def check_lowrank_shapes(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor, static_w: torch.Tensor | None) -> int:
+    """Shapes, dtypes and devices of :func:`lowrank_dynamic_conv1d`'s inputs (also used by the naive
+    baseline); returns the filter width W."""
+    if z.dim() != 3 or z.shape[:2] != x.shape[:2]:
+        raise ValueError(f"z must be [B, T, R] with B, T = {tuple(x.shape[:2])} from x, got {tuple(z.shape)}")
+    if z.shape[2] < 1:
+        raise ValueError(f"rank R = z.shape[2] must be >= 1, got {z.shape[2]}")
+    d = x.shape[2]
+    if U.dim() != 2 or U.shape[0] != z.shape[2] or U.shape[1] < d or U.shape[1] % d:
+        raise ValueError(f"U must be [R, W*D] with R={z.shape[2]}, D={d} and W >= 1, got {tuple(U.shape)}")
+    _check_same("z", z, x)
+    _check_same("U", U, x)
+    width = U.shape[1] // d
+    _check_static(static_w, width, x)
+    return width
+
+
 def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
                            static_w: torch.Tensor | None = None, residual: bool = False,
                            backend: str = "auto", cu_seqlens: torch.Tensor | None = None, *,
@@ -260,17 +277,7 @@ def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
     if static_w is not None and not isinstance(static_w, torch.Tensor):
         raise TypeError(f"static_w must be a torch.Tensor [W, D] or None, got {type(static_w).__name__}")
     x, z, U, static_w = autocast_inputs(x, z, U, static_w)
-    if z.dim() != 3 or z.shape[:2] != x.shape[:2]:
-        raise ValueError(f"z must be [B, T, R] with B, T = {tuple(x.shape[:2])} from x, got {tuple(z.shape)}")
-    if z.shape[2] < 1:
-        raise ValueError(f"rank R = z.shape[2] must be >= 1, got {z.shape[2]}")
-    d = x.shape[2]
-    if U.dim() != 2 or U.shape[0] != z.shape[2] or U.shape[1] < d or U.shape[1] % d:
-        raise ValueError(f"U must be [R, W*D] with R={z.shape[2]}, D={d} and W >= 1, got {tuple(U.shape)}")
-    _check_same("z", z, x)
-    _check_same("U", U, x)
-    width = U.shape[1] // d
-    _check_static(static_w, width, x)
+    check_lowrank_shapes(x, z, U, static_w)
     check_cu_seqlens(cu_seqlens, x)
     chosen = _resolve(backend, x)
     if finite_check:
