@@ -361,3 +361,14 @@ def test_train_helpers_refuse():
     check_bad_inputs(lambda: train_classifier(x01, y[:3], image_size=8), BadInput("y-rows", names="y"))
     check_bad_inputs(lambda: train_classifier(x01, y.float(), image_size=8), BadInput("y-float", names="y"))
     check_bad_inputs(lambda: train_classifier(x01 * NAN, y, image_size=8), BadInput("x-nan", names="x01"))
+
+
+@pytest.mark.parametrize("cls", ["SphereLatentEncoder", "LatentFlowMatching"])
+def test_a_refused_constructor_leaves_the_tokenizer_trainable(cls):
+    import neurips26.spherelatent as sl
+
+    tok = sl.ConvAutoencoder()
+    tok.train()
+    with pytest.raises(ValueError, match="latent_stats"):
+        getattr(sl, cls)(tok, torch.nn.Linear(2, 2), latent_stats=(torch.zeros(3), torch.ones(3)))
+    assert tok.training and all(p.requires_grad for p in tok.parameters())

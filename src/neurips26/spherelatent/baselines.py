@@ -28,7 +28,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .sle import check_latent_stats, check_probability, check_sample_args, drop_labels, guided, to_unit_interval
+from .sle import (
+    FrozenTokenizerGenerator,
+    check_probability,
+    check_sample_args,
+    drop_labels,
+    guided,
+    to_unit_interval,
+)
 from .sphere import DEFAULT_MAX_ANGLE_DEG, sigma_max, spherical_corrupt, spherify, stratified_radii
 from .tokenizer import ConvDecoder, ConvEncoder, LatentTokenizer, check_images, check_labels, check_latents, trusted
 
@@ -146,7 +153,7 @@ class SphereEncoder(nn.Module):
         return (images, z) if return_latents else images
 
 
-class LatentFlowMatching(nn.Module):
+class LatentFlowMatching(FrozenTokenizerGenerator):
     """Rectified flow in a frozen tokenizer's standardised latent, Euler sampler.
 
     Args:
@@ -166,22 +173,9 @@ class LatentFlowMatching(nn.Module):
             raise TypeError(f"velocity must be a torch.nn.Module, got {type(velocity).__name__}")
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
             raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
-        self.tokenizer = tokenizer
-        if isinstance(tokenizer, nn.Module):
-            tokenizer.eval().requires_grad_(False)
-        self.velocity, self.num_classes = velocity, num_classes
-        self.class_dropout = check_probability("class_dropout", class_dropout)
-        self.latent_shape = tuple(tokenizer.latent_shape)
-        c = self.latent_shape[0]
-        mean, std = check_latent_stats(latent_stats, c)
-        self.register_buffer("latent_mean", mean.detach().float().reshape(1, c, 1, 1).clone())
-        self.register_buffer("latent_std", std.detach().float().reshape(1, c, 1, 1).clone())
-
-    def train(self, mode: bool = True) -> LatentFlowMatching:
-        super().train(mode)
-        if isinstance(self.tokenizer, nn.Module):
-            self.tokenizer.eval()
-        return self
+        class_dropout = check_probability("class_dropout", class_dropout)
+        self._attach_tokenizer(tokenizer, latent_stats)
+        self.velocity, self.num_classes, self.class_dropout = velocity, num_classes, class_dropout
 
     def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
         """$\\lVert v_\\theta(z_t, t, y) - (\\varepsilon - z) \\rVert^2$, $t \\sim U[0, 1]$; returns (loss, logs)."""

@@ -91,7 +91,33 @@ def drop_labels(y: Tensor | None, num_classes: int, p: float) -> Tensor | None:
     return torch.where(drop, torch.full_like(y, num_classes), y)
 
 
-class SphereLatentEncoder(nn.Module):
+class FrozenTokenizerGenerator(nn.Module):
+    """Base of the generators over a frozen tokenizer's standardised latent (SLE, latent flow matching).
+
+    :meth:`_attach_tokenizer` holds the tokenizer (``eval()``, no gradients) and the per-channel latent
+    statistics as buffers ``latent_mean``, ``latent_std`` ``[1, C, 1, 1]``; :meth:`train` switches only the
+    generator's own networks, the tokenizer stays in ``eval()``.
+    """
+
+    def _attach_tokenizer(self, tokenizer: LatentTokenizer, latent_stats: tuple[Tensor, Tensor] | None) -> None:
+        latent_shape = tuple(tokenizer.latent_shape)
+        c = latent_shape[0]
+        mean, std = check_latent_stats(latent_stats, c)  # before the tokenizer is frozen: a failure changes nothing
+        self.tokenizer, self.latent_shape = tokenizer, latent_shape
+        if isinstance(tokenizer, nn.Module):
+            tokenizer.eval().requires_grad_(False)
+        self.register_buffer("latent_mean", mean.detach().float().reshape(1, c, 1, 1).clone())
+        self.register_buffer("latent_std", std.detach().float().reshape(1, c, 1, 1).clone())
+
+    def train(self, mode: bool = True):
+        """Train mode for the generator's networks only: the tokenizer always stays in ``eval()``."""
+        super().train(mode)
+        if isinstance(self.tokenizer, nn.Module):
+            self.tokenizer.eval()
+        return self
+
+
+class SphereLatentEncoder(FrozenTokenizerGenerator):
     """SLE: a frozen tokenizer + a trained latent denoiser on the sphere.
 
     Args:
@@ -125,24 +151,10 @@ class SphereLatentEncoder(nn.Module):
         check_probability("hard_case_prob", hard_case_prob)
         if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
             raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
-        self.tokenizer = tokenizer
-        if isinstance(tokenizer, nn.Module):
-            tokenizer.eval().requires_grad_(False)
+        self._attach_tokenizer(tokenizer, latent_stats)
         self.denoiser = denoiser
-        self.latent_shape = tuple(tokenizer.latent_shape)
         self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), float(hard_case_prob)
         self.con_weight, self.num_classes, self.class_dropout = float(con_weight), num_classes, float(class_dropout)
-        c = self.latent_shape[0]
-        mean, std = check_latent_stats(latent_stats, c)
-        self.register_buffer("latent_mean", mean.detach().float().reshape(1, c, 1, 1).clone())
-        self.register_buffer("latent_std", std.detach().float().reshape(1, c, 1, 1).clone())
-
-    def train(self, mode: bool = True) -> SphereLatentEncoder:
-        """Train mode for the denoiser only: the tokenizer always stays in ``eval()``."""
-        super().train(mode)
-        if isinstance(self.tokenizer, nn.Module):
-            self.tokenizer.eval()
-        return self
 
     # ---------------------------------------------------------------------------- latent space
     @torch.no_grad()
