@@ -38,3 +38,10 @@ def check_bool(name: str, value: Any) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be a bool, got {value!r}")
     return bool(value)
+
+
+def check_int(name: str, value: Any, minimum: int = 1) -> int:
+    """A Python int (not a bool) ``>= minimum``; ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
+    return value

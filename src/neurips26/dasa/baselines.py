@@ -17,14 +17,9 @@ import math
 
 import torch
 
+from .._checks import check_int
 from .cache import BaseKVCache, DynamicKVCache
 from .dynamics import DASAConfig
-
-
-def _check_int(name: str, value: object, minimum: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-    return value
 
 
 def _check_ratio(value: object) -> float:
@@ -51,8 +46,8 @@ class SinkWindowKVCache(BaseKVCache):
     """
 
     def __init__(self, num_layers: int, window_frames: int, sink_frames: int = 2) -> None:
-        self.window_frames = _check_int("window_frames", window_frames, 1)
-        self.sink_frames = _check_int("sink_frames", sink_frames, 0)
+        self.window_frames = check_int("window_frames", window_frames, 1)
+        self.sink_frames = check_int("sink_frames", sink_frames, 0)
         super().__init__(num_layers)
 
     def _ingest(self, layer, k, v, pos, frame_idx, dyn_mask, keyframe, p, f):
@@ -85,7 +80,7 @@ class RandomDropKVCache(DynamicKVCache):
 
     def __init__(self, num_layers: int, keep_ratio: float, seed: int = 0, cfg: DASAConfig | None = None) -> None:
         self.keep_ratio = _check_ratio(keep_ratio)
-        self.seed = _check_int("seed", seed, 0)
+        self.seed = check_int("seed", seed, 0)
         super().__init__(num_layers, cfg)
 
     def reset(self) -> None:

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
+from .._checks import check_int
 from .dynamics import DASAConfig
 
 
@@ -81,8 +82,7 @@ class BaseKVCache:
     uses_counts = False
 
     def __init__(self, num_layers: int) -> None:
-        if not isinstance(num_layers, int) or isinstance(num_layers, bool) or num_layers < 1:
-            raise ValueError(f"num_layers must be an int >= 1, got {num_layers!r}")
+        check_int("num_layers", num_layers)
         self.num_layers = num_layers
         self.reset()
 

@@ -18,16 +18,11 @@ import time
 
 import torch
 
+from .._checks import check_int
 from .baselines import DenseKVCache
 from .cache import DynamicKVCache
 from .dynamics import DASAConfig, region_mask, token_dynamics
 from .model import ARVideoDiT, patchify
-
-
-def _count(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return value
 
 
 def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
@@ -44,8 +39,8 @@ def train_teacher(model: ARVideoDiT, clips: torch.Tensor, *, steps: int, batch: 
     if not isinstance(model, ARVideoDiT):
         raise TypeError(f"model must be an ARVideoDiT, got {type(model).__name__}")
     clips = model._check_frames("clips", clips)
-    _count("steps", steps)
-    _count("batch", batch)
+    check_int("steps", steps)
+    check_int("batch", batch)
     _positive("lr", lr)
     if max_seconds is not None:
         _positive("max_seconds", max_seconds)
@@ -102,7 +97,7 @@ def dynamics_guided_distill(student: ARVideoDiT, teacher: ARVideoDiT, contexts: 
         raise ValueError("student and teacher must share one VideoDiTConfig (the student is a copy of the teacher)")
     if not isinstance(cfg, DASAConfig):
         raise TypeError(f"cfg must be a DASAConfig, got {type(cfg).__name__}")
-    _count("steps", steps)
+    check_int("steps", steps)
     _positive("lr", lr)
     _positive("weight_lambda", weight_lambda, allow_zero=True)
     c = teacher.config

@@ -23,6 +23,7 @@ from torch import nn
 
 from neurips26.nn import apply_rope, rope_cos_sin
 
+from .._checks import check_int
 from .attention import dasa_attention
 from .baselines import DenseKVCache
 from .cache import BaseKVCache
@@ -46,9 +47,7 @@ class VideoDiTConfig:
 
     def __post_init__(self) -> None:
         for name in ("frame_size", "patch", "dim", "depth", "heads", "chunk_frames", "mlp_ratio"):
-            val = getattr(self, name)
-            if not isinstance(val, int) or isinstance(val, bool) or val < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {val!r}")
+            check_int(name, getattr(self, name))
         if self.frame_size % self.patch:
             raise ValueError(f"patch {self.patch} must divide frame_size {self.frame_size}")
         if self.dim % self.heads or (self.dim // self.heads) % 6:
@@ -67,8 +66,7 @@ class VideoDiTConfig:
 def frame_positions(start: int, frames: int, grid: int) -> torch.Tensor:
     """``[frames·grid², 3]`` long (t, h, w) of frames ``start..start+frames-1``, frame-major raster."""
     for name, value, low in (("start", start, 0), ("frames", frames, 1), ("grid", grid, 1)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+        check_int(name, value, low)
     t = torch.arange(start, start + frames).repeat_interleave(grid * grid)
     hh, ww = torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij")
     return torch.stack([t, hh.reshape(-1).repeat(frames), ww.reshape(-1).repeat(frames)], dim=1)
@@ -91,8 +89,7 @@ def patchify(x: torch.Tensor, patch: int) -> torch.Tensor:
 def unpatchify(tokens: torch.Tensor, frames: int, patch: int, channels: int = 3) -> torch.Tensor:
     """Inverse of :func:`patchify`: tokens ``[B, F·g², C·p²]`` -> ``[B, F, C, g·p, g·p]``."""
     for name, value in (("frames", frames), ("patch", patch), ("channels", channels)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+        check_int(name, value)
     if not isinstance(tokens, torch.Tensor) or tokens.dim() != 3:
         raise ValueError(f"tokens must be a tensor [B, N, C·p²], got {tuple(getattr(tokens, 'shape', ()))}")
     b, n, width = tokens.shape

@@ -21,7 +21,6 @@ that the inner AGD needs. For nonconvex players these are assumptions the user s
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -30,16 +29,9 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from .counter import CostCounter
 from .decoupled import INNER_RULES, _open_unit, decoupled_iteration
+from .problems import _positive
 
 __all__ = ["DecoupledPlayer"]
-
-
-def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value) \
-        and (value >= 0 if allow_zero else value > 0)
-    if not ok:
-        raise ValueError(f"{name} must be a finite number {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return float(value)
 
 
 class _ModuleGame:
