@@ -38,7 +38,7 @@ from torch.utils.data import IterableDataset
 from neurips26.nn import TokenWindows
 
 from .schedule import TSTSchedule
-from .trainer import _forward_params, ntp_loss, superposition_loss, tst_row_len, unwrap_model
+from .trainer import check_tst_model, ntp_loss, superposition_loss, tst_row_len
 
 try:
     import transformers
@@ -126,13 +126,7 @@ class TSTHFTrainer(transformers.Trainer):
             raise NotImplementedError(f"TSTHFTrainer runs in one process (world_size={targs.world_size}); for "
                                       "DDP use neurips26.tst.TSTTrainer with TokenWindows(rank=, world_size=)")
         model = kwargs.get("model", args[0] if args else None)
-        base = unwrap_model(model) if isinstance(model, torch.nn.Module) else None
-        if base is None or not callable(getattr(base, "get_input_embeddings", None)):
-            raise TypeError(f"model must be an nn.Module with get_input_embeddings(), got {type(model).__name__}")
-        params = _forward_params(base)
-        if superpose_inputs and schedule.switch_step > 0 and not {"inputs_embeds", "position_ids"} <= params:
-            raise TypeError("model: TST feeds mean embeddings, so model.forward must accept inputs_embeds= and "
-                            f"position_ids=; {type(base).__name__}.forward has {sorted(params)}")
+        params = check_tst_model(model, schedule, superpose_inputs)
         rows_per_step = targs.per_device_train_batch_size * targs.gradient_accumulation_steps
         if train_tokens is not None:
             if kwargs.get("train_dataset") is not None:

@@ -76,6 +76,31 @@ def _world() -> tuple[int, int]:
 
 
 @torch.no_grad()
+def check_tst_model(model: nn.Module, schedule: TSTSchedule, superpose_inputs: bool = True) -> set[str]:
+    """Refuse a model TST cannot drive (wrapped models are unwrapped); returns its ``forward`` parameter names.
+
+    TST needs ``get_input_embeddings()`` returning an ``nn.Embedding``, ``forward(input_ids=...)`` and, when the
+    superposition phase feeds mean embeddings, ``inputs_embeds=`` and ``position_ids=`` (Hugging Face names).
+    """
+    if not isinstance(model, nn.Module):
+        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
+    base = unwrap_model(model)
+    get_emb = getattr(base, "get_input_embeddings", None)
+    if not callable(get_emb) or not isinstance(get_emb(), nn.Embedding):
+        raise TypeError("model must have get_input_embeddings() returning an nn.Embedding "
+                        f"(got {type(base).__name__})")
+    params = _forward_params(base)
+    if "input_ids" not in params:
+        raise TypeError(f"model.forward must accept input_ids=..., {type(base).__name__}.forward has "
+                        f"{sorted(params)}")
+    if superpose_inputs and schedule.switch_step > 0 and (
+            "inputs_embeds" not in params or "position_ids" not in params):
+        raise TypeError(f"model: TST feeds mean embeddings, so model.forward must accept inputs_embeds= and "
+                        f"position_ids= (Hugging Face convention); {type(base).__name__}.forward has "
+                        f"{sorted(params)}")
+    return params
+
+
 def tst_row_len(schedule: TSTSchedule, step: int, context_len: int, *, superpose_inputs: bool = True,
                 multi_hot_targets: bool = True) -> int:
     """Raw tokens one row needs at ``step``: ``s·(L+1)`` with bag inputs, ``L+s`` for the output-only ablation,
@@ -202,20 +227,7 @@ class TSTTrainer:
             raise ValueError(f"grad_accum_steps must be an int >= 1, got {grad_accum_steps!r}")
         if isinstance(reinit_seed, bool) or not isinstance(reinit_seed, int):
             raise TypeError(f"reinit_seed must be an int, got {type(reinit_seed).__name__}")
-        base = unwrap_model(model)
-        get_emb = getattr(base, "get_input_embeddings", None)
-        if not callable(get_emb) or not isinstance(get_emb(), nn.Embedding):
-            raise TypeError("model must have get_input_embeddings() returning an nn.Embedding "
-                            f"(got {type(base).__name__})")
-        params = _forward_params(base)
-        if "input_ids" not in params:
-            raise TypeError(f"model.forward must accept input_ids=..., {type(base).__name__}.forward has "
-                            f"{sorted(params)}")
-        if superpose_inputs and schedule.switch_step > 0 and (
-                "inputs_embeds" not in params or "position_ids" not in params):
-            raise TypeError(f"model: TST feeds mean embeddings, so model.forward must accept inputs_embeds= and "
-                            f"position_ids= (Hugging Face convention); {type(base).__name__}.forward has "
-                            f"{sorted(params)}")
+        params = check_tst_model(model, schedule, superpose_inputs)
         self.model, self.optimizer, self.schedule = model, optimizer, schedule
         self.lr_scheduler, self.context_len, self.grad_clip = lr_scheduler, context_len, grad_clip
         self.superpose_inputs, self.multi_hot_targets = bool(superpose_inputs), bool(multi_hot_targets)
