@@ -36,17 +36,20 @@ from .superposition import (
 from .trainer import (
     TSTTrainer,
     bits_per_byte,
+    check_tst_model,
     evaluate_ntp,
     flops_per_step,
     ntp_loss,
     superposition_loss,
+    tst_loss,
     tst_row_len,
     unwrap_model,
 )
 
 __all__ = [
-    "ARMS", "TSTSchedule", "TSTTrainer", "bits_per_byte", "embedding_reinit", "evaluate_ntp", "flops_per_step",
+    "ARMS", "TSTSchedule", "TSTTrainer", "bits_per_byte", "check_tst_model", "embedding_reinit", "evaluate_ntp",
+    "flops_per_step",
     "fold_bags", "input_superposition_only", "make_trainer", "multi_hot_cross_entropy",
     "multi_hot_cross_entropy_reference", "ntp_baseline", "ntp_loss", "output_mce_only", "patch_level_training",
-    "superpose_embeddings", "superposition_loss", "tst_row_len", "unwrap_model", "wsd_lr_lambda",
+    "superpose_embeddings", "superposition_loss", "tst_loss", "tst_row_len", "unwrap_model", "wsd_lr_lambda",
 ]

@@ -35,10 +35,11 @@ from typing import Any
 import torch
 from torch.utils.data import IterableDataset
 
+from neurips26._checks import check_int
 from neurips26.nn import TokenWindows
 
 from .schedule import TSTSchedule
-from .trainer import check_tst_model, ntp_loss, superposition_loss, tst_row_len
+from .trainer import check_tst_model, ntp_loss, tst_loss, tst_row_len
 
 try:
     import transformers
@@ -67,10 +68,8 @@ class TSTRowStream(IterableDataset):
                  seed: int = 0, superpose_inputs: bool = True, multi_hot_targets: bool = True) -> None:
         if not isinstance(schedule, TSTSchedule):
             raise TypeError(f"schedule must be a TSTSchedule, got {type(schedule).__name__}")
-        if isinstance(context_len, bool) or not isinstance(context_len, int) or context_len < 1:
-            raise ValueError(f"context_len must be a positive int, got {context_len!r}")
-        if isinstance(rows_per_step, bool) or not isinstance(rows_per_step, int) or rows_per_step < 1:
-            raise ValueError(f"rows_per_step must be a positive int, got {rows_per_step!r}")
+        check_int("context_len", context_len)
+        check_int("rows_per_step", rows_per_step)
         # TokenWindows validates tokens and that one lane holds the longest row.
         longest = max(tst_row_len(schedule, 0, context_len, superpose_inputs=superpose_inputs,
                                   multi_hot_targets=multi_hot_targets), context_len + 1)
@@ -114,8 +113,7 @@ class TSTHFTrainer(transformers.Trainer):
                  multi_hot_targets: bool = True, stream_seed: int = 0, **kwargs: Any) -> None:
         if not isinstance(schedule, TSTSchedule):
             raise TypeError(f"schedule must be a TSTSchedule, got {type(schedule).__name__}")
-        if isinstance(context_len, bool) or not isinstance(context_len, int) or context_len < 1:
-            raise ValueError(f"context_len must be a positive int, got {context_len!r}")
+        check_int("context_len", context_len)
         targs = kwargs.get("args", args[1] if len(args) > 1 else None)
         if targs is None:
             raise ValueError("args: TSTHFTrainer needs TrainingArguments with max_steps = schedule.total_steps")
@@ -162,12 +160,8 @@ class TSTHFTrainer(transformers.Trainer):
             raise ValueError(f"input_ids rows must hold {expected} tokens at step {step} "
                              f"({self.schedule.phase(step)}), got shape {tuple(ids.shape)}: serve the training "
                              "data through TSTRowStream (train_tokens=...)")
-        phase1 = self.schedule.phase(step) == "superposition" and (self.superpose_inputs or self.multi_hot_targets)
-        if phase1:
-            loss, _ = superposition_loss(model, ids, self.schedule.bag_size, superpose_inputs=self.superpose_inputs,
-                                         multi_hot_targets=self.multi_hot_targets, extra_kwargs=self._extra_kwargs)
-        else:
-            loss = ntp_loss(model, ids, extra_kwargs=self._extra_kwargs)
+        loss, _ = tst_loss(model, ids, self.schedule, step, superpose_inputs=self.superpose_inputs,
+                           multi_hot_targets=self.multi_hot_targets, extra_kwargs=self._extra_kwargs)
         if not torch.isfinite(loss):
             raise FloatingPointError(f"non-finite loss {float(loss)} at step {step} ({self.schedule.phase(step)})")
         return (loss, None) if return_outputs else loss

@@ -148,6 +148,23 @@ def ntp_loss(model: nn.Module, ids: torch.Tensor, *, extra_kwargs: dict[str, Any
     return F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1))
 
 
+def uses_superposition(schedule: TSTSchedule, step: int, *, superpose_inputs: bool = True,
+                       multi_hot_targets: bool = True) -> bool:
+    """Whether ``step`` trains on the phase-1 objective (the superposition phase of a variant that has one)."""
+    return schedule.phase(step) == "superposition" and (superpose_inputs or multi_hot_targets)
+
+
+def tst_loss(model: nn.Module, ids: torch.Tensor, schedule: TSTSchedule, step: int, *,
+             superpose_inputs: bool = True, multi_hot_targets: bool = True,
+             extra_kwargs: dict[str, Any] | None = None) -> tuple[torch.Tensor, str]:
+    """The training loss of rows ``ids`` at optimizer ``step`` → (loss, ``"mce"`` | ``"ce"``): the phase-1
+    objective in the superposition phase, next-token prediction otherwise."""
+    if uses_superposition(schedule, step, superpose_inputs=superpose_inputs, multi_hot_targets=multi_hot_targets):
+        return superposition_loss(model, ids, schedule.bag_size, superpose_inputs=superpose_inputs,
+                                  multi_hot_targets=multi_hot_targets, extra_kwargs=extra_kwargs)
+    return ntp_loss(model, ids, extra_kwargs=extra_kwargs), "ce"
+
+
 def evaluate_ntp(model: nn.Module, windows: torch.Tensor, *, batch_size: int = 32) -> float:
     """Mean next-token cross-entropy (nats/token) of ``model`` on ``windows: int64 [n, L+1]``."""
     if not isinstance(windows, torch.Tensor) or windows.dim() != 2 or windows.shape[1] < 2:
@@ -271,13 +288,6 @@ class TSTTrainer:
                            multi_hot_targets=self.multi_hot_targets)
 
     # ------------------------------------------------------------------ one step
-    def _phase1_loss(self, ids: torch.Tensor) -> tuple[torch.Tensor, str]:
-        return superposition_loss(self.model, ids, self.schedule.bag_size, superpose_inputs=self.superpose_inputs,
-                                  multi_hot_targets=self.multi_hot_targets, extra_kwargs=self._extra_kwargs)
-
-    def _ntp_loss(self, ids: torch.Tensor) -> torch.Tensor:
-        return ntp_loss(self.model, ids, extra_kwargs=self._extra_kwargs)
-
     def _reinit_embeddings(self) -> None:
         """Ablation: fresh N(0, σ²) input/output embeddings (σ = the model's init std, default 0.02) and no
         optimizer state for them (inferred: the paper only says they are re-initialised)."""
@@ -335,7 +345,8 @@ class TSTTrainer:
         base = unwrap_model(self.model)
         device = next(base.parameters()).device
         ids = batch_ids.to(device).long()
-        phase1 = phase == "superposition" and (self.superpose_inputs or self.multi_hot_targets)
+        phase1 = uses_superposition(self.schedule, step, superpose_inputs=self.superpose_inputs,
+                                    multi_hot_targets=self.multi_hot_targets)
         if not phase1 and ids.shape[1] < 2:
             raise ValueError(f"batch_ids rows need at least 2 tokens for next-token prediction, got {ids.shape[1]}")
         self.model.train()
@@ -344,10 +355,9 @@ class TSTTrainer:
         for micro in ids.chunk(k, dim=0):
             with torch.autocast(device.type, dtype=self.autocast_dtype or torch.float32,
                                 enabled=self.autocast_dtype is not None):
-                if phase1:
-                    loss, objective = self._phase1_loss(micro)
-                else:
-                    loss, objective = self._ntp_loss(micro), "ce"
+                loss, objective = tst_loss(self.model, micro, self.schedule, step,
+                                           superpose_inputs=self.superpose_inputs,
+                                           multi_hot_targets=self.multi_hot_targets, extra_kwargs=self._extra_kwargs)
             if not torch.isfinite(loss):
                 self.optimizer.zero_grad(set_to_none=True)
                 raise FloatingPointError(f"non-finite loss {float(loss)} at step {step} ({phase})")
