@@ -162,15 +162,15 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
         eta_x = dx_ if eta_x is None else eta_x
         eta_y = dy_ if eta_y is None else eta_y
     eta_x, eta_y = check_step("eta_x", eta_x), check_step("eta_y", eta_y)
+    local = None  # (L_xx, μ_x, L_yy, μ_y) of the inner AGD; the exact solves need none
     if inner == "agd":
         L_xx = need_constant(problem, "L_xx", why="the inner AGD step", positive=False)
         L_yy = need_constant(problem, "L_yy", why="the inner AGD step", positive=False)
         mu_x = need_constant(problem, "mu_x", why="the inner AGD momentum", positive=False)
         mu_y = need_constant(problem, "mu_y", why="the inner AGD momentum", positive=False)
+        local = (L_xx, mu_x, L_yy, mu_y)
     elif not (callable(getattr(problem, "local_prox_x", None)) and callable(getattr(problem, "local_prox_y", None))):
         raise ValueError("inner='exact' needs problem.local_prox_x and problem.local_prox_y (quadratic games)")
-    else:
-        L_xx = L_yy = mu_x = mu_y = 0.0  # unused by the exact solves
     proj_x, proj_y = _projector(problem, "project_x"), _projector(problem, "project_y")
     c = counter if counter is not None else CostCounter(problem)
     stop = StopRule(c, (x, y), tol, max_rounds, callback)
@@ -185,7 +185,7 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
     while not done:
         x, y, xh, yh, k_inner = decoupled_iteration(
             c, x, y, eta_x, eta_y, gx=gx, gy=gy, sigma=sigma, inner=inner, inner_rule=inner_rule,
-            local=(L_xx, mu_x, L_yy, mu_y) if inner == "agd" else None, problem=problem, proj_x=proj_x, proj_y=proj_y)
+            local=local, problem=problem, proj_x=proj_x, proj_y=proj_y)
         inner_calls += k_inner
         if averaging:
             sum_x, sum_y, n_avg = sum_x + xh, sum_y + yh, n_avg + 1
