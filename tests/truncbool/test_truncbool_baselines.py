@@ -90,6 +90,57 @@ def test_sgd_caps():
                         random_state=0).fit(np.ones((3, 12), dtype=np.int8))
 
 
+def test_sgd_ball_is_fkt_delphi_radius_around_naive_logits():
+    # ρ = r · log(1/√α): α = e^{-10}, r = 1 gives ρ = 5; r = 2 doubles it
+    assert TruncatedMLESGD.ball_radius(1.0, math.exp(-10)) == pytest.approx(5.0)
+    assert TruncatedMLESGD.ball_radius(2.0, math.exp(-10)) == pytest.approx(10.0)
+    c = np.zeros(2)
+    # ball only: the radial projection of (6, 8) onto ‖y‖ ≤ 5 is (3, 4)
+    np.testing.assert_allclose(TruncatedMLESGD.project(np.array([6.0, 8.0]), c, 5.0, 100.0), [3.0, 4.0], atol=1e-9)
+    # ball ∩ box |y_i| ≤ 3.8, by hand: y_2 = 3.8 on the box, y_1 = sqrt(25 - 3.8²) on the sphere
+    hand = [math.sqrt(25 - 3.8 ** 2), 3.8]
+    np.testing.assert_allclose(TruncatedMLESGD.project(np.array([6.0, 8.0]), c, 5.0, 3.8), hand, atol=1e-9)
+    # the same on random instances against a generic constrained solver (SLSQP)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        z, cen = rng.normal(0, 4, 5), rng.uniform(-1, 1, 5)
+        ours = TruncatedMLESGD.project(z, cen, 2.0, 2.5)
+        ref = minimize(lambda y: ((y - z) ** 2).sum(), cen, method="SLSQP", bounds=[(-2.5, 2.5)] * 5,
+                       constraints=[{"type": "ineq", "fun": lambda y: 4.0 - ((y - cen) ** 2).sum()}],
+                       options={"ftol": 1e-12, "maxiter": 500}).x
+        np.testing.assert_allclose(ours, ref, atol=1e-5)
+
+
+def test_sgd_restarts_until_interior_and_stays_in_its_ball():
+    z = np.array([0.5, -0.5, 1.0, 0.0, -1.0, 0.3])
+    S = WeightBand(2)
+    X = sample_truncated_product(z, S, 2000, rng=3)
+    z0 = NaiveBooleanProduct().fit(X).natural_params_
+    # α = 0.99 (a wrong "lower bound"): ρ_0 = 0.005, far too small, so the trials end on the surface
+    small = TruncatedMLESGD(S, lr=1.0, alpha=0.99, n_steps=200, n_trials=3, random_state=0).fit(X)
+    rho0 = TruncatedMLESGD.ball_radius(1.0, 0.99)
+    assert small.n_trials_ == 3 and not small.interior_
+    assert small.radius_ == pytest.approx(rho0 * 1.5 ** 2)
+    assert np.linalg.norm(small.natural_params_ - z0) <= small.radius_ + 1e-9
+    assert {t["trial"] for t in small.trajectory_} == {0, 1, 2}
+    # a valid lower bound α = 1e-6 (ρ = 6.9) holds z*: one trial ends inside
+    big = TruncatedMLESGD(S, lr=1.0, alpha=1e-6, n_steps=200, n_trials=3, random_state=0).fit(X)
+    assert big.n_trials_ == 1 and big.interior_
+    # ball-free variant: one trial, box only
+    free = TruncatedMLESGD(S, lr=1.0, n_steps=200, random_state=0).fit(X)
+    assert free.n_trials_ == 1 and free.radius_ == math.inf
+
+
+def test_sgd_budget_stop_is_a_failed_run_not_an_error():
+    z = np.array([0.5, -0.5, 1.0, 0.0, -1.0, 0.3])
+    S = WeightBand(2)
+    X = sample_truncated_product(z, S, 500, rng=3)
+    est = TruncatedMLESGD(S, lr=1.0, n_steps=1000, max_oracle_calls=2000, on_limit="stop", random_state=0).fit(X)
+    assert est.limit_reached_ and est.n_oracle_calls_ > 2000 and est.n_steps_ < 1000
+    assert np.all(np.isfinite(est.natural_params_))
+    assert not TruncatedMLESGD(S, lr=1.0, n_steps=20, random_state=0).fit(X).limit_reached_
+
+
 @pytest.mark.parametrize("kwargs, match", [({"lr": 0}, "lr"), ({"batch_size": 0}, "batch_size"),
                                            ({"alpha": 1.5}, "alpha"), ({"max_oracle_calls": 0}, "max_oracle_calls")])
 def test_sgd_bad_params(kwargs, match):

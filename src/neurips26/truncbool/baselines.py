@@ -71,45 +71,63 @@ class TruncatedMLESGD:
 
     ``ℓ(z) = -⟨z, x̄⟩ + log Σ_{x∈S} e^{⟨z,x⟩}``, ``∇ℓ(z) = E_{z,S}[x] - x̄``; each step estimates it by
     ``ȳ - x̄_batch`` with ``batch_size`` data rows and ``batch_size`` draws ``y ∼ μ_{z,S}`` (rejection from
-    ``μ_z``, every candidate costs one oracle call). Step ``η_t = lr/√t``; after each step, projection onto
-    the ℓ2 ball of radius ``ρ = radius · log(1/√α)`` around the naive logits ``z_0`` (``α``: the mass lower
-    bound, as delphi's ``alpha``), intersected with ``[-W, W]^n``. The run is cut into ``n_phases``; a phase
-    that ends on the ball's surface grows ``ρ`` by ×1.5 (delphi's rule). The output is the average of the
-    iterates of the last half of the run (Polyak-Ruppert; inferred, it favours the baseline).
+    ``μ_z``; every candidate costs one oracle call). Step ``η_t = lr/√t``.
+
+    Projection set (two variants):
+
+    * ``alpha`` given (FKT'20 / delphi.ai): the ℓ2 ball around the empirical (naive) logits ``z_0``,
+      ``K_ρ = {z : ‖z - z_0‖_2 ≤ ρ} ∩ [-W, W]^n`` with ``ρ = r · log(1/√α)``, where ``α`` is a *lower bound*
+      on the mass ``μ_{z*}(S)`` that the user supplies (their assumption "S has mass ≥ α"; never the true
+      mass, which no user knows). The projection onto the intersection is exact (:meth:`project`).
+      Restart-until-interior: a trial of ``n_steps`` steps from ``z_0`` whose last iterate ends on the
+      ball's surface means the ball may exclude ``z*``; the radius grows by ``rate`` (delphi: ``r ← 1.5 r``
+      per trial) and SGD restarts from ``z_0``, at most ``n_trials`` trials.
+    * ``alpha=None``: the ball-free variant, projected onto the box ``[-W, W]^n`` only (one trial).
+
+    The output of a trial is the average of its last half of iterates (Polyak-Ruppert; inferred, it
+    favours the baseline).
 
     Args:
         oracle: membership oracle of S.
         lr: ``η_0``. batch_size: data rows and model draws per step. radius: ``r`` of the ball.
-        alpha: a lower bound on ``μ_{z*}(S)`` (``None``: no ball, only the box).
-        n_steps: SGD steps. n_phases: phases for the radius rule. width_bound: ``W``.
-        max_tries: cap on rejection candidates per step (:class:`RejectionLimitError` beyond it).
-        max_oracle_calls: optional cap on the total (same error beyond it).
+        alpha: a lower bound on ``μ_{z*}(S)`` in (0, 1), or ``None`` for the ball-free variant.
+        n_steps: SGD steps per trial. n_trials: at most this many trials (ball only). rate: radius growth
+        per restart (> 1). width_bound: ``W``.
+        max_tries: cap on rejection candidates per step. max_oracle_calls: optional cap on the total.
+        on_limit: ``"raise"`` (:class:`RejectionLimitError` at a cap) or ``"stop"`` (keep the estimate so
+            far and set ``limit_reached_``: a run that hits the budget is a failed run, not an error).
         random_state: seed or Generator.
 
-    Attributes: natural_params_, probs_, n_oracle_calls_, n_steps_, radius_ (final ρ), trajectory_ (list of
-    ``{"step", "oracle_calls", "z_avg"}`` at steps 1, 2, 4, ... and the last; ``z_avg`` averages the iterates
-    after the previous checkpoint).
+    Attributes: natural_params_, probs_, n_oracle_calls_, n_steps_ (all trials), n_trials_, radius_ (final
+    ρ, ``inf`` without a ball), interior_ (the last trial ended strictly inside the ball), limit_reached_,
+    trajectory_ (list of ``{"trial", "step", "oracle_calls", "z_avg"}`` at steps 1, 2, 4, ... and the last of
+    each trial; ``oracle_calls`` is cumulative over trials; ``z_avg`` averages the iterates after the
+    previous checkpoint of the trial).
     """
 
     def __init__(self, oracle: Any = None, lr: float = 0.1, batch_size: int = 10, radius: float = 1.0,
-                 alpha: float | None = None, n_steps: int = 2000, n_phases: int = 4, width_bound: float = 8.0,
-                 max_tries: int = 10**6, max_oracle_calls: int | None = None, random_state: Any = None):
+                 alpha: float | None = None, n_steps: int = 2000, n_trials: int = 3, rate: float = 1.5,
+                 width_bound: float = 8.0, max_tries: int = 10**6, max_oracle_calls: int | None = None,
+                 on_limit: str = "raise", random_state: Any = None):
         self.oracle = oracle
         self.lr = lr
         self.batch_size = batch_size
         self.radius = radius
         self.alpha = alpha
         self.n_steps = n_steps
-        self.n_phases = n_phases
+        self.n_trials = n_trials
+        self.rate = rate
         self.width_bound = width_bound
         self.max_tries = max_tries
         self.max_oracle_calls = max_oracle_calls
+        self.on_limit = on_limit
         self.random_state = random_state
 
+    _PARAMS = ("oracle", "lr", "batch_size", "radius", "alpha", "n_steps", "n_trials", "rate", "width_bound",
+               "max_tries", "max_oracle_calls", "on_limit", "random_state")
+
     def get_params(self, deep: bool = True) -> dict:
-        return {k: getattr(self, k) for k in ("oracle", "lr", "batch_size", "radius", "alpha", "n_steps",
-                                              "n_phases", "width_bound", "max_tries", "max_oracle_calls",
-                                              "random_state")}
+        return {k: getattr(self, k) for k in self._PARAMS}
 
     def _validated(self) -> tuple:
         if self.oracle is None or not callable(self.oracle):
@@ -117,8 +135,11 @@ class TruncatedMLESGD:
         lr = _check_positive(self.lr, "lr")
         radius = _check_positive(self.radius, "radius")
         width = _check_positive(self.width_bound, "width_bound")
+        rate = _check_positive(self.rate, "rate")
+        if rate <= 1:
+            raise ValueError(f"rate (the radius growth per restart) must be > 1, got {self.rate!r}")
         ints = {}
-        for name in ("batch_size", "n_steps", "n_phases", "max_tries"):
+        for name in ("batch_size", "n_steps", "n_trials", "max_tries"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {v!r}")
@@ -130,63 +151,103 @@ class TruncatedMLESGD:
         cap = self.max_oracle_calls
         if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1):
             raise ValueError(f"max_oracle_calls must be None or an int >= 1, got {cap!r}")
-        return lr, radius, width, ints
+        if self.on_limit not in ("raise", "stop"):
+            raise ValueError(f'on_limit must be "raise" or "stop", got {self.on_limit!r}')
+        return lr, radius, width, rate, ints
+
+    @staticmethod
+    def ball_radius(radius: float, alpha: float) -> float:
+        """``ρ = r · log(1/√α)``: the FKT'20 / delphi.ai radius of the ball around the empirical logits."""
+        return float(radius * 0.5 * np.log(1.0 / alpha))
 
     def fit(self, X: Any, y: Any = None) -> TruncatedMLESGD:
         """Fit on ``X [m, n]`` (rows in S); returns ``self``."""
-        lr, radius, width, ints = self._validated()
-        Xb = check_samples(X, self.oracle).astype(np.float64)
+        lr, radius, width, rate, ints = self._validated()
         rng = as_rng(self.random_state)
-        m, n = Xb.shape
+        Xb = check_samples(X, self.oracle).astype(np.float64)
         z0 = _clipped_logit(Xb.mean(axis=0), width)
-        # ρ = r · log(1/√α); without α, no ball (ρ = ∞)
-        rho = radius * 0.5 * np.log(1.0 / self.alpha) if self.alpha is not None else np.inf
+        rho = self.ball_radius(radius, self.alpha) if self.alpha is not None else np.inf
+        n_trials = ints["n_trials"] if self.alpha is not None else 1
+        state = {"calls": 0, "rate": None, "trajectory": [], "limit": False, "steps": 0}
+        z_hat, interior = z0, True
+        for trial in range(n_trials):
+            z_hat, z_last = self._trial(Xb, z0, rho, width, lr, ints, rng, trial, state)
+            interior = not np.isfinite(rho) or np.linalg.norm(z_last - z0) < rho * (1 - 1e-9)
+            if interior or state["limit"] or trial == n_trials - 1:
+                break
+            rho *= rate  # the trial ended on the surface: grow the ball, restart from z_0
+        self.natural_params_ = z_hat
+        self.probs_ = expit(z_hat)
+        self.n_oracle_calls_ = int(state["calls"])
+        self.n_steps_ = int(state["steps"])
+        self.n_trials_ = trial + 1
+        self.radius_ = float(rho)
+        self.interior_ = bool(interior)
+        self.limit_reached_ = bool(state["limit"])
+        self.trajectory_ = state["trajectory"]
+        return self
+
+    def _trial(self, Xb, z0, rho, width, lr, ints, rng, trial, state):
+        """One SGD run of ``n_steps`` from ``z_0`` inside ``K_ρ``: (Polyak average of the last half, last iterate)."""
+        m, n = Xb.shape
         z = z0.copy()
-        calls, total = 0, ints["n_steps"]
-        phase_len = max(1, total // ints["n_phases"])
-        running = np.zeros(n)  # Σ of iterates since the last checkpoint
-        tail_sum, tail_from = np.zeros(n), total // 2
-        trajectory, last_ck = [], 0
-        rate = None  # running acceptance rate, only to size the rejection batches
+        total, bs = ints["n_steps"], ints["batch_size"]
+        running, last_ck = np.zeros(n), 0  # Σ of iterates since the last checkpoint
+        tail_sum, tail_n, tail_from = np.zeros(n), 0, total // 2
         for t in range(1, total + 1):
-            batch = Xb[rng.integers(0, m, ints["batch_size"])]
+            batch = Xb[rng.integers(0, m, bs)]
             try:
-                draws, tries = rejection_sample(z, self.oracle, ints["batch_size"], rng, ints["max_tries"],
-                                                rate_hint=rate)
+                draws, tries = rejection_sample(z, self.oracle, bs, rng, ints["max_tries"], rate_hint=state["rate"])
             except RejectionLimitError as err:
-                raise RejectionLimitError(f"TruncatedMLESGD step {t}: {err}") from None
-            calls += tries
-            rate = 0.8 * rate + 0.2 * ints["batch_size"] / tries if rate is not None else ints["batch_size"] / tries
-            if self.max_oracle_calls is not None and calls > self.max_oracle_calls:
-                raise RejectionLimitError(f"TruncatedMLESGD used {calls} oracle calls by step {t}, over "
-                                          f"max_oracle_calls = {self.max_oracle_calls}")
-            # z ← Π(z - η_t (ȳ - x̄_batch)),  η_t = η_0 / √t
-            z = z - lr / np.sqrt(t) * (draws.mean(axis=0) - batch.mean(axis=0))
-            z = self._project(z, z0, rho, width)
+                if self.on_limit == "raise":
+                    raise RejectionLimitError(f"TruncatedMLESGD step {t}: {err}") from None
+                state["calls"] += ints["max_tries"]
+                state["limit"] = True
+                break
+            state["calls"] += tries
+            r_old = state["rate"]
+            state["rate"] = bs / tries if r_old is None else 0.8 * r_old + 0.2 * bs / tries
+            if self.max_oracle_calls is not None and state["calls"] > self.max_oracle_calls:
+                if self.on_limit == "raise":
+                    raise RejectionLimitError(f"TruncatedMLESGD used {state['calls']} oracle calls by step {t}, "
+                                              f"over max_oracle_calls = {self.max_oracle_calls}")
+                state["limit"] = True
+                break
+            # z ← Π_K(z - η_t (ȳ - x̄_batch)),  η_t = η_0 / √t
+            z = self.project(z - lr / np.sqrt(t) * (draws.mean(axis=0) - batch.mean(axis=0)), z0, rho, width)
+            state["steps"] += 1
             running += z
             if t > tail_from:
                 tail_sum += z
-            if t % phase_len == 0 and np.isfinite(rho) and np.linalg.norm(z - z0) >= rho * (1 - 1e-9):
-                rho *= 1.5
+                tail_n += 1
             if t & (t - 1) == 0 or t == total:
-                trajectory.append({"step": t, "oracle_calls": calls, "z_avg": running / (t - last_ck)})
+                state["trajectory"].append({"trial": trial, "step": t, "oracle_calls": state["calls"],
+                                            "z_avg": running / (t - last_ck)})
                 running, last_ck = np.zeros(n), t
-        self.natural_params_ = tail_sum / (total - tail_from)
-        self.probs_ = expit(self.natural_params_)
-        self.n_oracle_calls_ = int(calls)
-        self.n_steps_ = total
-        self.radius_ = float(rho)
-        self.trajectory_ = trajectory
-        return self
+        # a run stopped by its budget before the averaging window returns its current iterate
+        return (tail_sum / tail_n if tail_n else z), z
 
     @staticmethod
-    def _project(z: np.ndarray, center: np.ndarray, rho: float, width: float) -> np.ndarray:
-        """Onto the ball ``‖z - z_0‖_2 ≤ ρ`` then the box (alternating once; exact when one is inactive)."""
-        d = z - center
-        nrm = np.linalg.norm(d)
-        if nrm > rho:
-            z = center + d * (rho / nrm)
-        return np.clip(z, -width, width)
+    def project(z: np.ndarray, center: np.ndarray, rho: float, width: float) -> np.ndarray:
+        """Exact Euclidean projection onto ``{y : ‖y - c‖_2 ≤ ρ} ∩ [-W, W]^n`` (``c`` inside the box).
+
+        KKT: ``y(λ) = clip((z + λ c)/(1 + λ), -W, W)`` for the ball's multiplier ``λ ≥ 0``; ``‖y(λ) - c‖`` falls
+        with ``λ``, so ``λ`` is found by bisection on ``‖y(λ) - c‖ = ρ`` (``λ = 0`` when the clipped point is
+        already inside the ball).
+        """
+        y = np.clip(z, -width, width)
+        if not np.isfinite(rho) or np.linalg.norm(y - center) <= rho:
+            return y
+        lo, hi = 0.0, 1.0
+        while np.linalg.norm(np.clip((z + hi * center) / (1 + hi), -width, width) - center) > rho:
+            hi *= 2.0
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if np.linalg.norm(np.clip((z + mid * center) / (1 + mid), -width, width) - center) > rho:
+                lo = mid
+            else:
+                hi = mid
+        return np.clip((z + hi * center) / (1 + hi), -width, width)
 
 
 class ExactTruncatedMLE:
