@@ -18,11 +18,20 @@ The structure (our reconstruction; the paper's own data structure is not public,
   those pairs. :meth:`cost` is the centre-based estimate maintained per update (not the cost of any real
   matching; it can err either way).
 
-The ε knob sets the branching: $g = 2^{\max(1, \mathrm{round}(\varepsilon \log_2 n / d))}$, so a node has
-up to $g^d \approx n^\varepsilon$ children and there are about $1/\varepsilon$ levels: larger ε means
-fewer, fatter levels (a better ratio, larger local problems), as in the paper's
-$O(d\,\varepsilon^{-3/2})$ / $n^\varepsilon$ trade-off. We measure the ratio; we do not claim the
-paper's constants for this design.
+The ε knob sets the size of the local problems, in every dimension (inferred from the paper's
+$n^\varepsilon$ update term): a leaf may hold up to $m = \lceil n^\varepsilon \rceil$ points
+(``leaf_size``), which it matches exactly, and in low dimension the branching is
+$g = 2^{\max(1, \mathrm{round}(\varepsilon \log_2 n / d))}$ (about $n^\varepsilon$ children per cell).
+Larger ε: bigger exact leaves, a better ratio, dearer updates ($O(m^3)$ per leaf solve).
+
+The number of levels comes from the data, not from n alone: $L$ is the smallest depth at which every leaf
+holds at most $m$ points. A far outlier multiplies the bounding width $W$ by its distance, and $L$ grows by
+$\log_g$ of that factor (the spread), so the leaves near the bulk keep their size and an update stays
+$O(L \cdot T_\text{node} + m^3)$ instead of solving one huge leaf. Only points at the same coordinates up to
+$W \cdot 2^{-50}$ cannot be separated (then a leaf may exceed $m$). An insertion that overfills a leaf past
+$2m$, doubles n, or leaves the bounds triggers a rebuild; the bounds grow by doubling, so a stream with
+spread Δ causes $O(\log \Delta)$ bound rebuilds.
+We measure the ratio; we do not claim the paper's constants for this design.
 """
 
 from __future__ import annotations
@@ -75,9 +84,15 @@ class DynamicWassersteinMatcher:
         dim: dimension d of the points.
         norm_p: the ℓ_p ground norm (``>= 1``, ``math.inf`` allowed).
         wasserstein_p: order w of the cost $\\sum d(a, b)^w$; costs are reported as $(\\sum d^w)^{1/w}$.
-        eps: trade-off knob in (0, 1]: larger = fewer, fatter levels (see the module docstring).
-        branching: grid branching g (overrides ``eps``).
-        levels: number of levels below the root (default from n and d at each rebuild, at most 16).
+        eps: trade-off knob in (0, 1]: leaves of up to ⌈n^ε⌉ points solved exactly (and, for small d, the
+            branching); larger = better ratio, dearer updates (see the module docstring).
+        branching: grid branching g (overrides ``eps`` for the branching).
+        levels: number of levels below the root (default: the smallest depth with every leaf holding at
+            most ``leaf_size`` points, chosen at each rebuild, at most ``50 / log2(g)``).
+        leaf_size: largest leaf before the depth grows (default ⌈n^ε⌉, at least 2, at each rebuild).
+        pairing: how :meth:`matching` picks the real points that cross a cell: ``"local"`` (default) an
+            exact assignment between the surplus points that meet at the cell; ``"flow"`` any surplus point
+            of child i with any of child j for each unit of the centre-based flow f_ij.
         ann: nearest-neighbour backend of the greedy node solver: ``"bruteforce"``, ``"lsh"``, ``"faiss"``.
         node_solver: ``"auto"`` (exact up to ``exact_node_limit`` children, else greedy), ``"exact"``,
             ``"greedy"``.
@@ -88,7 +103,8 @@ class DynamicWassersteinMatcher:
 
     def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1, eps: float = 0.5,
                  branching: int | None = None, levels: int | None = None, ann: str = "bruteforce",
-                 node_solver: str = "auto", exact_node_limit: int = 64,
+                 node_solver: str = "auto", exact_node_limit: int = 64, leaf_size: int | None = None,
+                 pairing: str = "local",
                  bounds: tuple[object, object] | None = None, seed: int = 0) -> None:
         check_dim(dim)
         check_eps(eps)
@@ -97,20 +113,25 @@ class DynamicWassersteinMatcher:
         if levels is not None and (check_int_arg(levels, "levels", 1) > 32):
             raise ValueError(f"levels must be an int in [1, 32], got {levels!r}")
         check_int_arg(exact_node_limit, "exact_node_limit", 1)
+        if leaf_size is not None:
+            check_int_arg(leaf_size, "leaf_size", 1)
         check_seed(seed)
         if bounds is not None and (isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__")
                                    or len(bounds) != 2):
             raise ValueError(f"bounds must be a pair (lo, hi) of points, got {bounds!r}")
         if node_solver not in ("auto", "exact", "greedy"):
             raise ValueError(f"node_solver must be 'auto', 'exact' or 'greedy', got {node_solver!r}")
+        if pairing not in ("local", "flow"):
+            raise ValueError(f"pairing must be 'local' or 'flow', got {pairing!r}")
         if ann not in ("bruteforce", "lsh", "faiss"):
             raise ValueError(f"ann must be 'bruteforce', 'lsh' or 'faiss', got {ann!r}")
         self.dim, self.eps, self.seed = dim, float(eps), seed
         self.norm_p = check_norm_p(norm_p)
         self.wasserstein_p = check_wasserstein_p(wasserstein_p)
         self._limit = coordinate_limit(dim, self.wasserstein_p)
-        self.branching_arg, self.levels_arg = branching, levels
+        self.branching_arg, self.levels_arg, self.leaf_size_arg = branching, levels, leaf_size
         self.ann, self.node_solver, self.exact_node_limit = ann, node_solver, exact_node_limit
+        self.pairing = pairing
         self._rng = np.random.default_rng(seed)
         self._points: dict[int, tuple[np.ndarray, int]] = {}  # id -> (x, +1 for A / -1 for B)
         self._next_id = 0
@@ -124,27 +145,53 @@ class DynamicWassersteinMatcher:
         self._levels: list[dict[Key, _Cell]] = []
         self._total = 0.0
         self._built_n = 0
+        self._updates_since_build = 0
         self._matching_cache: list[tuple[int, int]] | None = None
-        self.stats = {"rebuilds": 0, "node_solves": 0, "exact_solves": 0, "greedy_solves": 0, "leaf_solves": 0}
+        # counted work (tests bound it without a clock): leaf_work = Σ |A_leaf|·|B_leaf| over leaf solves,
+        # node_work = Σ (supply + demand children) over node solves
+        self.stats = {"rebuilds": 0, "node_solves": 0, "exact_solves": 0, "greedy_solves": 0, "leaf_solves": 0,
+                      "leaf_work": 0, "node_work": 0}
 
     # ------------------------------------------------------------------ geometry
     def _configure(self, n_ref: int) -> None:
-        """Choose g and L for about ``n_ref`` points and draw a new random shift of the grid."""
+        """Choose g, the leaf size m and the depth L for the live points; draw a new random shift."""
         n_ref = max(n_ref, 16)
         if self.branching_arg is not None:
             self.g = self.branching_arg
         else:
             self.g = 2 ** max(1, round(self.eps * math.log2(n_ref) / self.dim))
-        if self.levels_arg is not None:
-            self.L = self.levels_arg
-        else:
-            # leaf side ≈ a quarter of the typical spacing W / n^{1/d}
-            self.L = int(min(16, max(1, math.ceil(math.log(4 * n_ref ** (1 / self.dim), self.g)))))
+        # m = ⌈n^ε⌉: the local problems of the paper's n^ε term, here the exactly solved leaves
+        self.leaf_size = self.leaf_size_arg or max(2, math.ceil(n_ref**self.eps))
         lo, hi = self._bounds
         self.width = 2.0 * float((hi - lo).max())
         shift = self._rng.uniform(0, self.width / 2, size=self.dim)
         self.origin = lo - shift  # x - origin ∈ [shift, shift + (hi-lo)] ⊂ [0, width)
-        self.sides = self.width / self.g ** np.arange(self.L + 1, dtype=np.float64)
+        # the finest side allowed: W / g^L >= W 2^-50 keeps the integer cell codes exact in float64
+        self.max_levels = max(1, int(50 / math.log2(self.g)))
+        self.L = self.levels_arg if self.levels_arg is not None else self._depth_for_leaf_size()
+        self.sides = self.width / float(self.g) ** np.arange(self.L + 1, dtype=np.float64)
+
+    def _max_leaf_count(self, X: np.ndarray, level: int) -> int:
+        """Largest number of the points ``X: [n, d]`` sharing one cell of side W / g^level."""
+        codes = np.floor((X - self.origin) / (self.width / float(self.g) ** level)).astype(np.int64)
+        return int(np.unique(codes, axis=0, return_counts=True)[1].max())
+
+    def _depth_for_leaf_size(self) -> int:
+        """Smallest L in [1, max_levels] with every leaf holding <= leaf_size points (binary search: the
+        grids are nested, so the largest leaf count is non-increasing in L). O(n d log(max_levels))."""
+        if len(self._points) <= self.leaf_size:
+            return 1
+        X = np.stack([x for x, _ in self._points.values()])
+        lo, hi = 1, self.max_levels
+        if self._max_leaf_count(X, hi) > self.leaf_size:
+            return hi  # coincident points: no depth separates them
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._max_leaf_count(X, mid) <= self.leaf_size:
+                hi = mid
+            else:
+                lo = mid + 1
+        return lo
 
     def _keys(self, x: np.ndarray) -> list[Key]:
         """The cell keys of ``x`` at levels 0..L (level 0 is the single root cell)."""
@@ -171,12 +218,17 @@ class DynamicWassersteinMatcher:
         self._matching_cache = None
         if not self._levels or not self._in_bounds(x_arr) or len(self._points) > 2 * max(self._built_n, 16):
             # first point, a point outside the grid, or n doubled since the last build: rebuild
-            # (amortised O(L) node solves per update; the doubling keeps the leaves small)
+            # (amortised: n doubles between two such rebuilds, the bounds double)
             if self._bounds is None or not self._in_bounds(x_arr):
                 self._grow_bounds(x_arr)
             self._rebuild()
         else:
-            self._apply(x_arr, sign, pid, +1)
+            leaf = self._apply(x_arr, sign, pid, +1)
+            if (self.levels_arg is None and leaf.n > 2 * self.leaf_size and self.L < self.max_levels
+                    and self._updates_since_build >= leaf.n):
+                # a leaf filled up to 2m: deepen (the last build had every leaf <= m, so >= m inserts
+                # into this leaf, and >= leaf.n updates in all, paid for it)
+                self._rebuild()
         return pid
 
     def insert_many(self, X: object, side: str) -> list[int]:
@@ -215,9 +267,13 @@ class DynamicWassersteinMatcher:
     def n_b(self) -> int:
         return len(self._points) - self.n_a
 
-    def cost(self) -> float:
-        """The maintained estimate $(\\sum \\text{node and leaf costs})^{1/w}$ (centre-based, O(1))."""
-        return max(self._total, 0.0) ** (1.0 / self.wasserstein_p)
+    def cost(self, normalize: str = "sum") -> float:
+        """The maintained estimate $(\\sum \\text{node and leaf costs})^{1/w}$ (centre-based, O(1)); not the cost
+        of a real matching (use :meth:`matching_cost` for that). ``normalize="mean"`` divides the sum by the
+        number of pairs min(|A|, |B|) first, POT's convention, as in :meth:`matching_cost`."""
+        check_normalize(normalize)
+        n_a = sum(1 for _, s in self._points.values() if s > 0)
+        return finish_cost(self._total, min(n_a, len(self._points) - n_a), self.wasserstein_p, normalize)
 
     def matching(self) -> list[tuple[int, int]]:
         """Materialised pairs ``(a_id, b_id)``: min(|A|, |B|) of them, every live point at most once.
@@ -297,9 +353,12 @@ class DynamicWassersteinMatcher:
             for cell in self._levels[level].values():
                 self._solve_node(level, cell)
         self._built_n = len(self._points)
+        self._updates_since_build = 0
 
-    def _apply(self, x: np.ndarray, sign: int, pid: int, delta: int) -> None:
-        """Add (``delta=+1``) or remove (``-1``) one point and re-solve the L+1 cells on its path."""
+    def _apply(self, x: np.ndarray, sign: int, pid: int, delta: int) -> _Cell:
+        """Add (``delta=+1``) or remove (``-1``) one point and re-solve the L+1 cells on its path; returns
+        the point's leaf."""
+        self._updates_since_build += 1
         keys = self._keys(x)
         for level, key in enumerate(keys):
             cell = self._levels[level].get(key)
@@ -322,6 +381,7 @@ class DynamicWassersteinMatcher:
             self._solve_node(level, cell)
         if self._levels[0][keys[0]].n == 0:
             del self._levels[0][keys[0]]
+        return leaf
 
     def _solve_leaf(self, leaf: _Cell) -> None:
         """Exact assignment between the A and B points inside one leaf."""
@@ -333,6 +393,7 @@ class DynamicWassersteinMatcher:
             C = lp_cost_matrix(np.stack([self._points[i][0] for i in a_ids]),
                                np.stack([self._points[i][0] for i in b_ids]), self.norm_p, self.wasserstein_p)
             rows, cols = linear_sum_assignment(C)
+            self.stats["leaf_work"] += C.size
             leaf.cost = float(C[rows, cols].sum())
             leaf.flows = [(a_ids[r], b_ids[c], 1) for r, c in zip(rows, cols)]  # point pairs
         self._total += leaf.cost - old
@@ -353,6 +414,7 @@ class DynamicWassersteinMatcher:
             s_amt = np.array([a for _, a in supply], dtype=np.float64)
             d_amt = np.array([a for _, a in demand], dtype=np.float64)
             size = len(supply) + len(demand)
+            self.stats["node_work"] += size
             use_exact = self.node_solver == "exact" or (self.node_solver == "auto" and size <= self.exact_node_limit)
             if len(supply) == 1 or len(demand) == 1 or use_exact:
                 flow = _transport_exact(lp_cost_matrix(S, D, self.norm_p, self.wasserstein_p), s_amt, d_amt)
@@ -406,12 +468,33 @@ class DynamicWassersteinMatcher:
             upper: dict[Key, list[int]] = {}
             for key, cell in self._levels[level].items():
                 pool = {child: surplus.pop(child) for child in cell.children}
-                for i, j, units in cell.flows:
-                    for _ in range(units):
-                        pairs.append((pool[i].pop(), pool[j].pop()))
-                upper[key] = [pid for child in sorted(pool) for pid in pool[child]]
+                if self.pairing == "flow":
+                    for i, j, units in cell.flows:
+                        for _ in range(units):
+                            pairs.append((pool[i].pop(), pool[j].pop()))
+                    upper[key] = [pid for child in sorted(pool) for pid in pool[child]]
+                else:
+                    made, rest = self._pair_surplus([pid for child in sorted(pool) for pid in pool[child]])
+                    pairs += made
+                    upper[key] = rest
             surplus = upper
         return pairs
+
+    def _pair_surplus(self, ids: list[int]) -> tuple[list[tuple[int, int]], list[int]]:
+        r"""``pairing="local"``: the children's surplus points meet at their parent; the parent's node
+        problem fixes how many units cross (min(Σ supply, Σ demand)), and the real points that cross are
+        chosen by an exact rectangular assignment on their true costs $\|a - b\|_p^w$, not by the centres.
+        Returns (pairs, the points left over, all of one side)."""
+        a_ids = [i for i in ids if self._points[i][1] > 0]
+        b_ids = [i for i in ids if self._points[i][1] < 0]
+        if not a_ids or not b_ids:
+            return [], ids
+        C = lp_cost_matrix(np.stack([self._points[i][0] for i in a_ids]),
+                           np.stack([self._points[i][0] for i in b_ids]), self.norm_p, self.wasserstein_p)
+        rows, cols = linear_sum_assignment(C)
+        used_a, used_b = set(rows.tolist()), set(cols.tolist())
+        rest = [a for r, a in enumerate(a_ids) if r not in used_a] + [b for c, b in enumerate(b_ids) if c not in used_b]
+        return [(a_ids[r], b_ids[c]) for r, c in zip(rows, cols)], rest
 
 
 def _transport_exact(C: np.ndarray, supply: np.ndarray, demand: np.ndarray) -> np.ndarray:
