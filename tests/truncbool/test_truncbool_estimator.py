@@ -146,6 +146,76 @@ def test_unidentifiable_coordinate_is_nan_and_named():
     np.testing.assert_array_equal(est.unidentifiable_, [0])
 
 
+def _null_space_brute_force(X, member, blocks, n):
+    """Null space of the span of every observed completion difference c - c' (embedded), by SVD."""
+    rows = []
+    for x in X.tolist():
+        for blk in blocks:
+            feas = []
+            for c in range(2 ** len(blk)):
+                y = list(x)
+                for k, j in enumerate(blk):
+                    y[j] = (c >> (len(blk) - 1 - k)) & 1
+                if member(y):
+                    feas.append(np.array([y[j] for j in blk], dtype=float))
+            for f in feas[1:]:
+                v = np.zeros(n)
+                v[list(blk)] = f - feas[0]
+                rows.append(v)
+    _, sv, vt = np.linalg.svd(np.array(rows) if rows else np.zeros((1, n)))
+    rank = int((sv > 1e-9).sum())
+    return vt[rank:]
+
+
+SLICE4 = CallableOracle(lambda A: A.sum(axis=1) == 4, name="slice |x| = 4")
+
+
+@pytest.mark.parametrize("case", ["slice-cyclic", "slice-disjoint", "parity-cyclic", "parity-disjoint",
+                                  "cube-frozen", "band-r1"])
+def test_identifiability_matches_brute_force_null_space(case):
+    n = 8
+    z = np.random.default_rng(11).uniform(-1, 1, n)
+    S, blocks = {
+        "slice-cyclic": (SLICE4, make_blocks(n, 2)),
+        "slice-disjoint": (SLICE4, np.array([[0, 1], [2, 3], [4, 5], [6, 7]])),
+        "parity-cyclic": (Parity(True), make_blocks(n, 2)),
+        "parity-disjoint": (Parity(True), np.array([[0, 1], [2, 3], [4, 5], [6, 7]])),
+        # x_0 + x_1 = 1 and x_2 = 0 on every row: (0, 1) is a difference edge, 2 carries nothing
+        "cube-frozen": (SubcubeUnion(["100*****", "010*****"]), make_blocks(n, 2)),
+        "band-r1": (WeightBand(3), make_blocks(n, 1)),
+    }[case]
+    X = sample_truncated_product(z, S, 150, rng=12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = TruncatedBooleanProduct(S, block_order=blocks.shape[1], pairs=blocks if blocks.shape[1] == 2
+                                      else "cyclic").fit(X)
+    ref = _null_space_brute_force(X, lambda y: bool(S(np.array([y], dtype=np.int8))[0]), blocks.tolist(), n)
+    ours = est.null_space_
+    np.testing.assert_allclose(ours.T @ ours, ref.T @ ref, atol=1e-9)     # same projector
+    identified_ref = np.abs(ref).sum(axis=0) < 1e-9 if ref.size else np.ones(n, dtype=bool)
+    np.testing.assert_array_equal(est.identified_, identified_ref)
+
+
+def test_slice_warns_gives_nan_stderr_and_keeps_differences():
+    """On {|x| = 4} only z_i - z_j are identified: a warning names the all-ones direction; no coordinate
+    gets a standard error; the differences are still estimated."""
+    n = 10
+    z = np.random.default_rng(0).uniform(-1, 1, n)
+    X = sample_truncated_product(z, SLICE4, 4000, rng=1)
+    with pytest.warns(UnidentifiableWarning, match="all-ones direction"):
+        est = TruncatedBooleanProduct(SLICE4, block_order=2).fit(X)
+    assert np.all(np.isnan(est.stderr_)) and not est.identified_.any()
+    assert np.all(np.isnan(est.confidence_intervals(0.95)))
+    np.testing.assert_allclose(est.null_space_, np.full((1, n), 1 / np.sqrt(n)), atol=1e-12)
+    d_hat, d = est.natural_params_ - est.natural_params_.mean(), z - z.mean()
+    assert np.abs(d_hat - d).max() < 0.2
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # parity with pairs is fully identified: no warning, finite errors
+        par = TruncatedBooleanProduct(Parity(True), block_order=2).fit(
+            sample_truncated_product(z, Parity(True), 2000, rng=2))
+    assert par.identified_.all() and np.all(np.isfinite(par.stderr_))
+
+
 @pytest.mark.parametrize("r", [1, 2])
 def test_standard_errors_cover(r):
     """Per-coordinate 90% intervals cover z* about 90% of the time over repeated draws."""

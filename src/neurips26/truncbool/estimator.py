@@ -27,6 +27,7 @@ from .pseudolikelihood import (
     block_hessian,
     check_samples,
     composite_loss,
+    identifiability,
     lbfgs_box,
     logistic_variance,
     make_blocks,
@@ -42,7 +43,9 @@ MIN_BLOCK_RATE = 0.01
 
 
 class UnidentifiableWarning(UserWarning):
-    """Some coordinates carry no information (``N_i = 0``): their estimate is NaN."""
+    """The data do not determine every coordinate: a coordinate with no information at all (its estimate
+    is NaN), or a direction along which the loss is flat (e.g. the all-ones direction on an exact weight
+    slice, where only differences ``z_i - z_j`` are identified; standard errors are NaN there)."""
 
 
 def _check_positive(value: Any, name: str) -> float:
@@ -124,12 +127,22 @@ class TruncatedBooleanProduct(BaseEstimator):
             warnings.warn(f"{solver} stopped after max_iter = {max_iter} iterations before reaching tol = {tol}",
                           ConvergenceWarning, stacklevel=2)
 
-        unident = np.flatnonzero(stats.n_informative == 0)
+        ident = identifiability(stats)
+        # a null direction on one coordinate alone: nothing is known about it (N_i = 0, or only its
+        # partners were pinned) -> NaN; on several: their signed combinations are known, the level is not
+        alone = [c[0][0] for c in ident.components if c[0].size == 1]
+        unident = np.array(sorted(set(alone) | set(np.flatnonzero(stats.n_informative == 0).tolist())), dtype=np.int64)
         z = np.asarray(z, dtype=np.float64).copy()
         z[unident] = np.nan
         if unident.size:
-            warnings.warn(f"coordinates {unident[:20].tolist()}{' ...' if unident.size > 20 else ''} have N_i = 0 "
-                          "informative samples (no feasible flip/completion in S): not identifiable, set to NaN",
+            warnings.warn(f"coordinates {unident[:20].tolist()}{' ...' if unident.size > 20 else ''} carry no "
+                          "information (no feasible flip/completion in S pins them): not identifiable, set to NaN",
+                          UnidentifiableWarning, stacklevel=2)
+        shared = [c for c in ident.components if c[0].size > 1]
+        if shared:
+            warnings.warn(f"the loss is flat along {len(shared)} direction(s): {ident.describe(shared)}; natural_params_ "
+                          "is the representative orthogonal to them, stderr_ is NaN for the "
+                          f"{int(sum(c[0].size for c in shared))} coordinates involved (see null_space_, identified_)",
                           UnidentifiableWarning, stacklevel=2)
         if r == 2 and stats.n_block.min() / m < MIN_BLOCK_RATE:
             b = int(np.argmin(stats.n_block))
@@ -148,32 +161,39 @@ class TruncatedBooleanProduct(BaseEstimator):
         ok = np.isfinite(z)
         self.n_clipped_ = int(np.sum(np.abs(z[ok]) >= width * (1 - 1e-9)))
         self.unidentifiable_ = unident
-        self.stderr_ = self._stderr(z, stats)
+        self.null_space_ = ident.null_space
+        self.identified_ = ident.identified.copy()
+        self.stderr_ = self._stderr(z, stats, ident)
         self.n_features_in_ = n
         self.n_samples_ = m
         return self
 
-    def _stderr(self, z: np.ndarray, stats) -> np.ndarray:
-        """Per-coordinate standard errors (see the module docstring); NaN where not identified."""
-        ok = np.isfinite(z)
+    def _stderr(self, z: np.ndarray, stats, ident) -> np.ndarray:
+        """Per-coordinate standard errors (see the module docstring); NaN where not identified.
+
+        With null directions ``V`` (orthonormal rows) the sandwich uses the pseudo-inverse on the identified
+        subspace, ``H⁺ = (H + VᵀV)⁻¹ - VᵀV`` (exact because ``H V = 0``); it is then valid for every
+        identified coordinate, and the others get NaN.
+        """
+        ok = ident.identified & np.isfinite(z)
         if stats.r == 1:
             with np.errstate(divide="ignore"):
-                se = 1.0 / np.sqrt(stats.n_informative * logistic_variance(np.where(ok, z, 0.0)))
+                se = 1.0 / np.sqrt(stats.n_informative * logistic_variance(np.where(np.isfinite(z), z, 0.0)))
             se[~ok] = np.nan
             return se
-        zz = np.where(ok, z, 0.0)
-        H = block_hessian(zz, stats)[np.ix_(ok, ok)]
-        S = per_sample_scores(zz, stats)
+        zz = np.where(np.isfinite(z), z, 0.0)
         se = np.full(z.size, np.nan)
+        S = per_sample_scores(zz, stats)
         if S is None or not ok.any():
             return se
-        J = S[:, ok].T @ S[:, ok]
+        V = ident.null_space
+        H = block_hessian(zz, stats)
         try:
-            Hinv = np.linalg.inv(H)
+            Hpinv = np.linalg.inv(H + V.T @ V) - V.T @ V
         except np.linalg.LinAlgError:
             return se
-        cov = Hinv @ J @ Hinv
-        se[ok] = np.sqrt(np.clip(np.diag(cov), 0, None))
+        cov = Hpinv @ (S.T @ S) @ Hpinv
+        se[ok] = np.sqrt(np.clip(np.diag(cov)[ok], 0, None))
         return se
 
     # ------------------------------------------------------------------------------------------ use

@@ -32,8 +32,8 @@ from scipy.special import expit
 
 from .oracles import _block_completions, _check_oracle, _flip_feasible, _observed_code, query
 
-__all__ = ["BlockStats", "composite_stats", "composite_loss", "composite_grad", "make_blocks",
-           "projected_gd", "lbfgs_box", "check_samples", "PAIRS_ALL_MAX_N"]
+__all__ = ["BlockStats", "Identifiability", "composite_stats", "composite_loss", "composite_grad", "make_blocks",
+           "identifiability", "projected_gd", "lbfgs_box", "check_samples", "PAIRS_ALL_MAX_N"]
 
 PAIRS_ALL_MAX_N = 64
 _CHUNK_CELLS = 1 << 22  # rows per chunk · n, bounds the memory of flipped copies
@@ -363,3 +363,106 @@ def logistic_variance(z: np.ndarray) -> np.ndarray:
     """``σ(z)(1 - σ(z))``, the Bernoulli variance / logistic curvature."""
     p = expit(z)
     return p * (1 - p)
+
+
+# ------------------------------------------------------------------------------------ identifiability
+@dataclass
+class Identifiability:
+    """Which linear combinations of ``z`` the data determine.
+
+    ``null_space [k, n]``: orthonormal rows spanning the directions along which the loss is flat (the
+    Hessian's null space at any finite ``z``); ``identified [n]``: coordinate ``i`` is determined on its own
+    (``e_i ⟂`` the null space); ``components``: for each null direction, its coordinates and signs.
+    A combination ``⟨c, z⟩`` is identified iff ``c`` is orthogonal to every row of ``null_space``.
+    """
+
+    null_space: np.ndarray
+    identified: np.ndarray
+    components: list = field(default_factory=list)
+
+    def describe(self, components: list | None = None, limit: int = 3) -> str:
+        """One clause per null direction (``components``, default all; at most ``limit``), for warnings."""
+        components = self.components if components is None else components
+        out = []
+        for coords, signs in components[:limit]:
+            head = coords[:8].tolist()
+            more = " ..." if coords.size > 8 else ""
+            if coords.size == 1:
+                out.append(f"coordinate {head[0]} (no informative sample)")
+            elif np.all(signs == signs[0]):
+                out.append(f"the all-ones direction on coordinates {head}{more} (only differences z_i - z_j "
+                           "are identified there)")
+            else:
+                plus = coords[signs > 0][:6].tolist()
+                out.append(f"the direction +1 on {plus} ..., -1 on the rest of {head}{more} (only the signed "
+                           "combinations orthogonal to it are identified)")
+        if len(components) > limit:
+            out.append(f"and {len(components) - limit} more")
+        return "; ".join(out)
+
+
+def identifiability(stats: BlockStats) -> Identifiability:
+    """The null space of the composite loss from the observed completion patterns (exact, ``O(B + n)``).
+
+    A sample with pattern ``P = C_B(x)`` contributes ``Cov_{c ∼ P}(c)`` to the Hessian (for finite ``z``),
+    whose range is the span of the differences ``c - c'`` (``c, c' ∈ P``) embedded at the block's
+    coordinates. For ``r ≤ 2`` each block's span is one of: ``e_i`` (an anchor: ``z_i`` identified),
+    ``e_i + e_j`` (the sum), ``e_i - e_j`` (the difference) or the whole plane (both anchored). A null vector
+    ``v`` then satisfies ``v_i = 0`` at anchors, ``v_i = v_j`` across a difference and ``v_i = -v_j`` across a
+    sum: a signed graph. Each connected component without an anchor and without an odd cycle (an odd
+    number of sum edges around a cycle pins ``2 z_i``) carries exactly one null direction, ``±1`` on it.
+    """
+    n, r = stats.n, stats.r
+    bits = _bits(r)
+    parent = np.arange(n)
+    parity = np.zeros(n, dtype=np.int64)     # sign of v_i relative to its root: v_i = (-1)^parity · v_root
+    pinned = np.zeros(n, dtype=bool)         # indexed by root: the component is identified
+
+    def find(i: int) -> tuple[int, int]:
+        p = 0
+        while parent[i] != i:
+            p ^= parity[i]
+            i = parent[i]
+        return i, p
+
+    def union(i: int, j: int, sign: int) -> None:  # v_i = (-1)^sign v_j
+        (ri, pi), (rj, pj) = find(i), find(j)
+        if ri == rj:
+            if (pi ^ pj) != sign:
+                pinned[ri] = True               # odd cycle: the component is pinned
+            return
+        parent[ri], parity[ri] = rj, pi ^ pj ^ sign
+        pinned[rj] |= pinned[ri]
+
+    for b, blk in enumerate(stats.blocks):
+        seen = np.flatnonzero(stats.counts[b].sum(axis=1) > 0)      # observed patterns of this block
+        diffs = []
+        for pat in seen:
+            members = np.flatnonzero((pat >> np.arange(2 ** r)) & 1)
+            diffs.extend(bits[c] - bits[members[0]] for c in members[1:])
+        if not diffs:
+            continue
+        D = np.array(diffs)
+        rank = np.linalg.matrix_rank(D)
+        if rank == r:                            # every coordinate of the block is anchored
+            for i in blk:
+                pinned[find(int(i))[0]] = True
+            continue
+        d = D[np.argmax(np.abs(D).sum(axis=1))]  # rank 1 (r = 2): one direction
+        if d[0] == 0 or d[1] == 0:
+            pinned[find(int(blk[0] if d[0] != 0 else blk[1]))[0]] = True
+        else:
+            union(int(blk[0]), int(blk[1]), int(d[0] * d[1] > 0))    # sum edge: sign 1; difference: 0
+    roots = np.array([find(i)[0] for i in range(n)])
+    signs = np.array([1 - 2 * find(i)[1] for i in range(n)])
+    comps, rows = [], []
+    for root in np.unique(roots):
+        if pinned[root]:
+            continue
+        coords = np.flatnonzero(roots == root)
+        v = np.zeros(n)
+        v[coords] = signs[coords] / np.sqrt(coords.size)
+        rows.append(v)
+        comps.append((coords, signs[coords]))
+    null = np.array(rows) if rows else np.zeros((0, n))
+    return Identifiability(null, pinned[roots], comps)
