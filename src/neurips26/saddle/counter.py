@@ -19,6 +19,10 @@ from typing import Any
 import numpy as np
 
 
+# a strong-convexity modulus below ROUNDOFF × (the problem's largest constant) is eigenvalue round-off: zero
+ROUNDOFF = 1e-10
+
+
 def is_torch(v: Any) -> bool:
     return type(v).__module__.startswith("torch")
 
@@ -182,6 +186,7 @@ class SaddleResult:
     iterations: int = 0
     error: float = math.nan
     info: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
 
     @property
     def max_calls(self) -> int:
@@ -195,13 +200,25 @@ class SaddleResult:
 
 class StopRule:
     """‖z_k − z*‖ ≤ tol·‖z_0 − z*‖ when the problem has ``solution()``, else ‖F(z_k)‖ ≤ tol·‖F(z_0)‖
-    (the caller supplies the residual, which costs one scalar exchange, charged to ``stop_rounds``)."""
+    (the caller supplies the residual, which costs one scalar exchange, charged to ``stop_rounds``).
 
-    DIVERGED = 1e12
+    Divergence: the run stops with ``diverged=True`` as soon as the relative error is non-finite or exceeds
+    ``diverge_factor`` (a convergent method of this library never moves its error that far above 1: EG and
+    the Decoupled Method are non-expansive in ‖z − z*‖ at their default steps, and the transient of the others is
+    a small constant), so a bad step is reported within a few iterations instead of running to ``max_rounds``.
+    """
+
+    DIVERGE_FACTOR = 1e4
 
     def __init__(self, counter: CostCounter, parts0: tuple[Any, ...], tol: float, max_rounds: int,
-                 callback: Callable[[int, tuple[Any, ...], float], Any] | None = None):
+                 callback: Callable[[int, tuple[Any, ...], float], Any] | None = None, *,
+                 diverge_factor: float = DIVERGE_FACTOR):
         self.counter, self.tol, self.max_rounds, self.callback = counter, tol, max_rounds, callback
+        if isinstance(diverge_factor, bool) or not isinstance(diverge_factor, int | float) \
+                or not (1 < float(diverge_factor) < math.inf):
+            raise ValueError(f"diverge_factor must be a finite number > 1, got {diverge_factor!r}")
+        self.diverge_factor = float(diverge_factor)
+        self.reason = "max_rounds reached"
         sol = getattr(counter.problem, "solution", None)
         self.solution = tuple(sol()) if callable(sol) else None
         self.scale: float | None = None
@@ -231,7 +248,7 @@ class StopRule:
             self.scale = float(residual0)
         self.history.append((self.counter.rounds, max(self.counter.calls.values()), 1.0))
         if self.scale == 0.0:
-            self.converged, self.error = True, 0.0
+            self.converged, self.error, self.reason = True, 0.0, "converged (z0 already solves the problem)"
         return self.converged
 
     def done(self, parts: tuple[Any, ...], residual: float | None = None) -> bool:
@@ -249,11 +266,16 @@ class StopRule:
         self._record(err if math.isfinite(err) else math.inf)
         if self.callback is not None:
             self.callback(self.iterations, parts, err)
-        if not math.isfinite(err) or err > self.DIVERGED:
+        if not math.isfinite(err):
+            self.diverged, self.reason = True, f"diverged: non-finite iterate at round {self.counter.rounds}"
+            return True
+        if err > self.diverge_factor:
             self.diverged = True
+            self.reason = (f"diverged: relative error {err:.3g} > {self.diverge_factor:g} at round "
+                           f"{self.counter.rounds} (step too large, or wrong constants)")
             return True
         if err <= self.tol:
-            self.converged = True
+            self.converged, self.reason = True, "converged"
             return True
         return self.counter.rounds >= self.max_rounds
 
@@ -263,4 +285,4 @@ class StopRule:
         return SaddleResult(x=parts[0] if two else tuple(parts), y=parts[1] if two else None, rounds=c.rounds,
                             calls=dict(c.calls), history=self.history, converged=self.converged,
                             diverged=self.diverged, stop_rounds=c.stop_rounds, iterations=self.iterations,
-                            error=self.error, info=dict(info or {}))
+                            error=self.error, info=dict(info or {}), reason=self.reason)

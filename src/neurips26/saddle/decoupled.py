@@ -19,6 +19,17 @@ each prox costs O(√κ_local·log(1/σ)) calls with κ_local = (L_xx + 1/η_x)/
 Calls: the inner AGD tests its stopping rule on the gradient it has just computed at the extrapolated point and
 returns that point, so ∇_x f(x_{k+½}, y_k) is already known and the correction costs one new call per agent.
 The spec counts two; ours reuses one (every call made is still counted).
+
+Inner stopping rule (default ``"hpe"``, σ = 0.5). The hybrid proximal extragradient condition of Solodov and
+Svaiter accepts x½ once the prox residual is small *relative to the step it takes*:
+
+    ‖∇φ_k(x½)‖ ≤ σ‖x½ − x_k‖/η_x,   σ < 1.
+
+Its error is measured in the units of the outer step, so the outer Tseng contraction (and hence the number of
+rounds) does not depend on how hard the local problem is. The alternative ``"relative"`` rule
+‖∇φ_k(x½)‖ ≤ σ‖∇φ_k(x_k)‖ (σ = 0.05) is relative to ‖∇_x f(x_k, y_k) ‖ ≈ L_xx‖x_k − x*‖ instead, so the prox error
+per outer step grows like σ·η_x·L_xx and, measured (issue 43), rounds grow with L_xx (176 → 3 570 for
+L_xx = 1 → 1e4) while HPE's stay flat (706, 780, 792 at 1e2, 1e3, 1e4). It is kept as an option.
 """
 
 from __future__ import annotations
@@ -28,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .counter import (
+    ROUNDOFF,
     CostCounter,
     SaddleResult,
     StopRule,
@@ -41,7 +53,8 @@ from .counter import (
 )
 
 INNER = ("agd", "exact")
-INNER_RULES = ("relative", "hpe")
+INNER_RULES = ("hpe", "relative")
+DEFAULT_SIGMA = {"hpe": 0.5, "relative": 0.05}  # the inner accuracy each rule is used with
 
 
 def _open_unit(name: str, value: Any) -> float:
@@ -50,8 +63,15 @@ def _open_unit(name: str, value: Any) -> float:
     return float(value)
 
 
-def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu: float, *, sigma: float = 0.05,
-             rule: str = "relative", g0: Any = None, project: Callable[[Any], Any] | None = None,
+def inner_sigma(rule: str, sigma: float | None) -> float:
+    """σ for the inner rule: the given one (checked in (0, 1)) or the rule's default (HPE 0.5, relative 0.05)."""
+    if rule not in INNER_RULES:
+        raise ValueError(f"inner_rule must be one of {INNER_RULES}, got {rule!r}")
+    return DEFAULT_SIGMA[rule] if sigma is None else _open_unit("sigma", sigma)
+
+
+def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu: float, *, sigma: float = 0.5,
+             rule: str = "hpe", g0: Any = None, project: Callable[[Any], Any] | None = None,
              max_steps: int | None = None) -> tuple[Any, Any, int]:
     """Inexact prox by Nesterov's AGD (constant momentum): minimise φ(v) = h(v) + ‖v − c‖²/(2η).
 
@@ -60,8 +80,9 @@ def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu
 
         x_{t+1} = v_t − ∇φ(v_t)/L_φ,    v_{t+1} = x_{t+1} + β (x_{t+1} − x_t),    β = (√κ − 1)/(√κ + 1).
 
-    Stops at the first v_t with ‖∇φ(v_t)‖ ≤ σ‖∇φ(c)‖ (``rule="relative"``) or ‖∇φ(v_t)‖ ≤ σ‖v_t − c‖/η
-    (``rule="hpe"``), or after ⌈20·√κ·ln(1/σ)⌉ steps. ``g0`` = ∇h(c) if the caller already holds it (no call).
+    Stops at the first v_t with ‖∇φ(v_t)‖ ≤ σ‖v_t − c‖/η (``rule="hpe"``) or ‖∇φ(v_t)‖ ≤ σ‖∇φ(c)‖
+    (``rule="relative"``), or after ⌈20·√κ·ln(1/σ)⌉ steps; ``rule="fixed"`` runs exactly ``max_steps`` steps with
+    no test (for stochastic gradients, where a test on one noisy gradient means nothing). ``g0`` = ∇h(c) if the caller already holds it (no call).
     With ``project`` (a convex set), steps are projected and the test uses the gradient mapping
     L_φ(v − P(v − ∇φ(v)/L_φ)); the returned point is then the projected one and its ∇h is unknown (None).
 
@@ -72,10 +93,12 @@ def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu
         if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
             raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
     sigma = _open_unit("sigma", sigma)
-    if rule not in INNER_RULES:
-        raise ValueError(f"rule must be one of {INNER_RULES}, got {rule!r}")
+    if rule not in INNER_RULES + ("fixed",):
+        raise ValueError(f"rule must be one of {INNER_RULES + ('fixed',)}, got {rule!r}")
     if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0):
         raise ValueError(f"max_steps must be an int >= 0 or None, got {max_steps!r}")
+    if rule == "fixed" and max_steps is None:
+        raise ValueError("rule='fixed' needs max_steps (the number of inner steps)")
     L_phi, mu_phi = L + 1.0 / eta, mu + 1.0 / eta
     kappa = L_phi / mu_phi
     beta = (math.sqrt(kappa) - 1) / (math.sqrt(kappa) + 1)
@@ -97,10 +120,16 @@ def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu
         else:
             step = project(v - gphi / L_phi)
             r = L_phi * norm(v - step)  # gradient mapping
+        if not math.isfinite(r):
+            # wrong constants (μ or L) make the momentum blow up: hand the non-finite point back at once, the
+            # outer stopping rule reports the divergence
+            return (v, gh, calls) if project is None else (step, None, calls)
         if r0 is None:
             r0 = r
             if r0 == 0.0:
                 return (v, gh, calls) if project is None else (step, None, calls)
+        elif rule == "fixed":
+            pass
         elif (r <= sigma * r0) if rule == "relative" else (r <= sigma * norm(v - center) / eta):
             return (v, gh, calls) if project is None else (step, None, calls)
         if t == cap:
@@ -117,6 +146,12 @@ def default_steps(problem: Any, theta: float) -> tuple[float, float, bool]:
     L_xy = need_constant(problem, "L_xy", why="the default step θ/L_xy")
     mu_x = need_constant(problem, "mu_x", why="the default step", positive=False)
     mu_y = need_constant(problem, "mu_y", why="the default step", positive=False)
+    # a modulus at eigenvalue round-off (e.g. 5.9e-17 for a singular A) would give η_x ≈ √(μ_y/μ_x)/L_xy ≈ 1e8
+    # and an inner AGD with κ ≈ 1e16: it is a zero modulus, and the SCSC step then needs both moduli
+    scale = max([L_xy] + [float(v) for k, v in (getattr(problem, "constants", None) or {}).items()
+                          if k in ("L_xx", "L_yy") and math.isfinite(float(v))])
+    tiny = {k: v for k, v in (("mu_x", mu_x), ("mu_y", mu_y)) if 0 < v <= ROUNDOFF * scale}
+    mu_x, mu_y = (0.0 if "mu_x" in tiny else mu_x), (0.0 if "mu_y" in tiny else mu_y)
     if mu_x > 0 and mu_y > 0:
         # SCSC: η_x = (θ/L_xy)·√(μ_y/μ_x),  η_y = (θ/L_xy)·√(μ_x/μ_y)
         return theta / L_xy * math.sqrt(mu_y / mu_x), theta / L_xy * math.sqrt(mu_x / mu_y), False
@@ -124,7 +159,9 @@ def default_steps(problem: Any, theta: float) -> tuple[float, float, bool]:
         # convex–concave: η = θ/L_xy with the ergodic average of the half-iterates
         return theta / L_xy, theta / L_xy, True
     zero = "mu_x" if mu_x == 0 else "mu_y"
-    raise ValueError(f"problem.constants[{zero!r}] = 0 while the other modulus is > 0: the SCSC step "
+    given = f" = {tiny[zero]:.3g}, below round-off ({ROUNDOFF:g} × {scale:.3g}), is treated as 0" if zero in tiny \
+        else " = 0"
+    raise ValueError(f"problem.constants[{zero!r}]{given} while the other modulus is > 0: the SCSC step "
                      "√(μ_y/μ_x) needs both; pass eta_x and eta_y explicitly")
 
 
@@ -134,24 +171,24 @@ def _projector(problem: Any, name: str) -> Callable[[Any], Any] | None:
 
 
 def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = None, eta_y: float | None = None,
-                     theta: float = 0.5, sigma: float = 0.05, inner: str = "agd", inner_rule: str = "relative",
+                     theta: float = 0.5, sigma: float | None = None, inner: str = "agd", inner_rule: str = "hpe",
                      tol: float = 1e-6, max_rounds: int = 10**6, callback: Callable | None = None,
                      counter: CostCounter | None = None) -> SaddleResult:
     """Solve min_x max_y f(x, y) with the Decoupled Method (2 rounds per iteration).
 
     ``problem``: a :class:`~neurips26.saddle.problems.SaddleProblem`; x0 [d_x], y0 [d_y] start vectors.
     ``eta_x``/``eta_y``: prox steps (default from ``problem.constants``); ``theta`` ∈ (0, 1) scales the defaults;
-    ``sigma`` ∈ (0, 1) the inner relative accuracy; ``inner="exact"`` uses ``problem.local_prox_x/_y`` (a labelled
-    ablation: each exact solve is charged as one call); ``inner_rule`` ``"relative"`` or ``"hpe"``.
+    ``inner_rule`` ``"hpe"`` (default) or ``"relative"`` and ``sigma`` ∈ (0, 1) its accuracy (default: 0.5 for HPE,
+    0.05 for relative; see the module docstring); ``inner="exact"`` uses ``problem.local_prox_x/_y`` (a labelled
+    ablation: each exact solve is charged as one call).
     Stops on ‖z − z*‖ ≤ tol·‖z0 − z*‖ when ``problem.solution()`` exists, else on ‖F(z)‖ ≤ tol·‖F(z0)‖, or at
     ``max_rounds``. ``callback(iteration, (x, y), relative_error)`` after each iteration. ``info`` holds the
     steps, the inner AGD calls and, for convex–concave problems, the ergodic averages ``x_avg``, ``y_avg``.
     """
-    theta, sigma = _open_unit("theta", theta), _open_unit("sigma", sigma)
+    theta = _open_unit("theta", theta)
     if inner not in INNER:
         raise ValueError(f"inner must be one of {INNER}, got {inner!r}")
-    if inner_rule not in INNER_RULES:
-        raise ValueError(f"inner_rule must be one of {INNER_RULES}, got {inner_rule!r}")
+    sigma = inner_sigma(inner_rule, sigma)
     tol, max_rounds = check_tol(tol, max_rounds)
     d_x, d_y = problem_dims(problem, x0, y0)
     x = as_vector(x0, d_x, "x0", like=getattr(problem, "A", None))
@@ -202,23 +239,26 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
 
 
 def decoupled_iteration(c: CostCounter, x_k: Any, y_k: Any, eta_x: float, eta_y: float, *, gx: Any = None,
-                        gy: Any = None, sigma: float = 0.05, inner: str = "agd", inner_rule: str = "relative",
+                        gy: Any = None, sigma: float = 0.5, inner: str = "agd", inner_rule: str = "hpe",
                         local: tuple[float, float, float, float] | None = None, problem: Any = None,
-                        proj_x: Callable | None = None, proj_y: Callable | None = None) -> tuple[Any, ...]:
+                        proj_x: Callable | None = None, proj_y: Callable | None = None,
+                        inner_steps: int | None = None) -> tuple[Any, ...]:
     """One iteration (2 rounds) of the Decoupled Method through the counter ``c``.
 
     ``gx``/``gy``: ∇_x f(x_k, y_k), ∇_y f(x_k, y_k) if already known (no call), else None; ``local``:
     (L_xx, μ_x, L_yy, μ_y) for the inner AGD (``inner="agd"``); ``problem`` supplies ``local_prox_x/_y`` for
-    ``inner="exact"``. Returns ``(x_{k+1}, y_{k+1}, x_{k+½}, y_{k+½}, inner AGD calls of the busier agent)``.
+    ``inner="exact"``; ``inner_steps``: a fixed number of inner AGD steps instead of the stopping rule (the
+    stochastic-oracle mode of :class:`~neurips26.saddle.players.DecoupledPlayer`). Returns ``(x_{k+1}, y_{k+1}, x_{k+½}, y_{k+½}, inner AGD calls of the busier agent)``.
     """
     # 1. local prox problems, in parallel and without communication
     if inner == "agd":
         L_xx, mu_x, L_yy, mu_y = local
+        rule = inner_rule if inner_steps is None else "fixed"
         xh, gx_old, kx = agd_prox(lambda v: c.grad_x(v, y_k), x_k, eta_x, L_xx, mu_x, sigma=sigma,
-                                  rule=inner_rule, g0=gx, project=proj_x)
+                                  rule=rule, g0=gx, project=proj_x, max_steps=inner_steps)
         # player Y minimises −f(x_k, ·) + ‖· − y_k‖²/(2η_y): its ∇h is −∇_y f
         yh, gy_neg, ky = agd_prox(lambda v: -c.grad_y(x_k, v), y_k, eta_y, L_yy, mu_y, sigma=sigma,
-                                  rule=inner_rule, g0=None if gy is None else -gy, project=proj_y)
+                                  rule=rule, g0=None if gy is None else -gy, project=proj_y, max_steps=inner_steps)
         gy_old = None if gy_neg is None else -gy_neg
         inner_calls = max(kx, ky)
     else:
@@ -258,7 +298,7 @@ def _residual(x: Any, y: Any, gx: Any, gy: Any, proj_x: Any, proj_y: Any) -> flo
 
 
 def decoupled_method_vi(game: Any, x0s: Any, *, eta: float | None = None, theta: float = 0.5,
-                        sigma: float = 0.05, inner_rule: str = "relative", tol: float = 1e-6,
+                        sigma: float | None = None, inner_rule: str = "hpe", tol: float = 1e-6,
                         max_rounds: int = 10**6, callback: Callable | None = None) -> SaddleResult:
     """Decoupled Method for an N-player monotone game (``game.grad(i, xs)``, ``game.constants`` with
     ``L_local``, ``mu_local``, ``L_cross``; e.g. :class:`~neurips26.saddle.problems.MultiPlayerQuadraticGame`).
@@ -268,9 +308,8 @@ def decoupled_method_vi(game: Any, x0s: Any, *, eta: float | None = None, theta:
     ``x0s``: one start vector per player. Returns a :class:`SaddleResult` with ``x`` the tuple of vectors,
     ``y=None`` and ``calls`` keyed ``"0"``, ``"1"``, ...
     """
-    theta, sigma = _open_unit("theta", theta), _open_unit("sigma", sigma)
-    if inner_rule not in INNER_RULES:
-        raise ValueError(f"inner_rule must be one of {INNER_RULES}, got {inner_rule!r}")
+    theta = _open_unit("theta", theta)
+    sigma = inner_sigma(inner_rule, sigma)
     tol, max_rounds = check_tol(tol, max_rounds)
     xs = _players(game, x0s)
     if eta is None:

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .counter import CostCounter, SaddleResult, as_vector, check_tol, need_constant, norm, problem_dims
-from .decoupled import _open_unit, agd_prox, default_steps
+from .counter import CostCounter, SaddleResult, StopRule, as_vector, check_tol, need_constant, norm, problem_dims
+from .decoupled import INNER_RULES, _open_unit, agd_prox, default_steps, inner_sigma
 
 
 def _free_port() -> int:
@@ -105,7 +105,7 @@ def _player(rank: int, problem: Any, x0: np.ndarray, y0: np.ndarray, steps: dict
                 g = own_grad(mine, other)
                 err = math.sqrt(_sum_scalar(norm(g) ** 2)) / scale
             stop_rounds += 1
-            if not math.isfinite(err) or err > 1e12:
+            if not math.isfinite(err) or err > StopRule.DIVERGE_FACTOR:
                 break
             converged = err <= tol
         key = "x" if is_x else "y"
@@ -117,16 +117,17 @@ def _player(rank: int, problem: Any, x0: np.ndarray, y0: np.ndarray, steps: dict
 
 
 def run_two_process(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = None, eta_y: float | None = None,
-                    theta: float = 0.5, sigma: float = 0.05, inner_rule: str = "relative", tol: float = 1e-6,
+                    theta: float = 0.5, sigma: float | None = None, inner_rule: str = "hpe", tol: float = 1e-6,
                     max_rounds: int = 10**6) -> SaddleResult:
     """Run :func:`~neurips26.saddle.decoupled.decoupled_method` (``inner="agd"``, unconstrained numpy problems)
     as two spawned gloo processes on this machine; ``problem`` must be picklable. Same arguments and result as
     the single-process solver (``history`` is empty)."""
     import torch.multiprocessing as mp
 
-    theta, sigma = _open_unit("theta", theta), _open_unit("sigma", sigma)
-    if inner_rule not in ("relative", "hpe"):
-        raise ValueError(f"inner_rule must be 'relative' or 'hpe', got {inner_rule!r}")
+    theta = _open_unit("theta", theta)
+    if inner_rule not in INNER_RULES:
+        raise ValueError(f"inner_rule must be one of {INNER_RULES}, got {inner_rule!r}")
+    sigma = inner_sigma(inner_rule, sigma)
     tol, max_rounds = check_tol(tol, max_rounds)
     if getattr(problem, "project_x", None) is not None or getattr(problem, "project_y", None) is not None:
         raise ValueError("run_two_process supports unconstrained problems only (no project_x / project_y)")
@@ -141,11 +142,16 @@ def run_two_process(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = Non
                                        max_rounds, _free_port(), tmp), nprocs=2, join=True)
         r0 = dict(np.load(Path(tmp) / "rank0.npz"))
         r1 = dict(np.load(Path(tmp) / "rank1.npz"))
+    err = float(r0["err"])
+    diverged = not bool(r0["converged"]) and not err <= StopRule.DIVERGE_FACTOR
+    reason = ("converged" if bool(r0["converged"]) else
+              f"diverged: relative error {err:.3g}" if diverged else "max_rounds reached")
     return SaddleResult(x=r0["v"], y=r1["v"], rounds=int(r0["rounds"]),
                         calls={"x": int(r0["calls"]), "y": int(r1["calls"])}, converged=bool(r0["converged"]),
-                        diverged=not bool(r0["converged"]) and not float(r0["err"]) <= 1e12,
+                        diverged=diverged, reason=reason,
                         stop_rounds=int(r0["stop_rounds"]), iterations=int(r0["iters"]), error=float(r0["err"]),
-                        info={"eta_x": eta_x, "eta_y": eta_y, "processes": 2, "backend": "gloo"})
+                        info={"eta_x": eta_x, "eta_y": eta_y, "sigma": sigma, "inner_rule": inner_rule,
+                              "processes": 2, "backend": "gloo"})
 
 
 def _player_worker(rank: int, *args: Any) -> None:

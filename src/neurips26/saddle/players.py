@@ -16,7 +16,13 @@ parameters, runs ``closure()`` and differentiates with respect to one player's p
 
 The steps are the param groups' ``lr`` (group 0: player X, η_x; group 1: player Y, η_y), so LR schedulers
 apply; ``L`` and ``mu`` of each group are the local smoothness and strong-convexity (``mu = 0``: merely convex)
-that the inner AGD needs. For nonconvex players these are assumptions the user sets, as for any prox method.
+that the inner AGD needs. Constants not given are *estimated* at the first step from the closure at the current
+point (:func:`estimate_constants`: the extreme eigenvalues of the Hessian blocks ∇²_xx f, ∇²_yy f and the largest
+singular value of ∇²_xy f, by autograd Hessian–vector products; exact for quadratic games, a local estimate for
+anything else). For nonconvex players these are assumptions, as for any prox method.
+
+Stochastic oracles: a closure that samples a minibatch gives noisy partial gradients, and a stopping test on one
+noisy gradient means nothing; ``inner_steps=K`` runs exactly K inner AGD steps per prox instead of the HPE test.
 """
 
 from __future__ import annotations
@@ -24,14 +30,17 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import math
+
+import numpy as np
 import torch
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from .counter import CostCounter
-from .decoupled import INNER_RULES, _open_unit, decoupled_iteration
+from .counter import ROUNDOFF, CostCounter
+from .decoupled import INNER_RULES, _open_unit, decoupled_iteration, default_steps, inner_sigma
 from .problems import _positive
 
-__all__ = ["DecoupledPlayer"]
+__all__ = ["DecoupledPlayer", "estimate_constants"]
 
 
 class _ModuleGame:
@@ -62,23 +71,116 @@ class _ModuleGame:
         return self._grad(x, y, self.y_params)
 
 
+def _flat(grads: Any, params: list[torch.Tensor]) -> torch.Tensor:
+    return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for p, g in zip(params, grads)])
+
+
+def _hessian_blocks(closure: Callable[[], torch.Tensor], xs: list[torch.Tensor],
+                    ys: list[torch.Tensor]) -> tuple[Callable, ...]:
+    """Hessian–vector products of f at the current parameters, as numpy float64 matvecs:
+    v ↦ ∇²_xx f v, v ↦ ∇²_yy f v, v ↦ ∇²_xy f v (v ∈ R^{d_y}) and u ↦ ∇²_yx f u (u ∈ R^{d_x})."""
+    with torch.enable_grad():
+        loss = closure()
+        if not isinstance(loss, torch.Tensor) or loss.numel() != 1 or not torch.isfinite(loss):
+            raise ValueError("closure must return a finite scalar tensor to estimate the constants")
+        gx = _flat(torch.autograd.grad(loss.reshape(()), xs, create_graph=True, allow_unused=True), xs)
+        gy = _flat(torch.autograd.grad(loss.reshape(()), ys, create_graph=True, allow_unused=True), ys)
+    like = gx
+
+    def hvp(g: torch.Tensor, wrt: list[torch.Tensor]) -> Callable[[np.ndarray], np.ndarray]:
+        def mv(v: np.ndarray) -> np.ndarray:
+            vt = torch.as_tensor(np.asarray(v, dtype=np.float64).reshape(-1), dtype=like.dtype, device=like.device)
+            with torch.enable_grad():
+                if not g.requires_grad:  # f is linear in this block: the product is 0
+                    return np.zeros(sum(p.numel() for p in wrt))
+                out = torch.autograd.grad(g, wrt, grad_outputs=vt, retain_graph=True, allow_unused=True)
+            return _flat(out, wrt).detach().double().cpu().numpy()
+        return mv
+
+    # ∇²_xx f v = ∂/∂x ⟨∇_x f, v⟩,  ∇²_yy f v = ∂/∂y ⟨∇_y f, v⟩,  ∇²_xy f v = ∂/∂x ⟨∇_y f, v⟩
+    return hvp(gx, xs), hvp(gy, ys), hvp(gy, xs), hvp(gx, ys)
+
+
+def _extreme_eigs(mv: Callable[[np.ndarray], np.ndarray], n: int, dense_max: int) -> tuple[float, float]:
+    """(λ_min, λ_max) of a symmetric operator given by its matvec: dense (n matvecs) for n ≤ dense_max, else
+    ARPACK's Lanczos (scipy.sparse.linalg.eigsh)."""
+    if n <= dense_max:
+        H = np.stack([mv(e) for e in np.eye(n)], axis=1)
+        w = np.linalg.eigvalsh((H + H.T) / 2)
+        return float(w[0]), float(w[-1])
+    from scipy.sparse.linalg import LinearOperator, eigsh
+
+    op = LinearOperator((n, n), matvec=mv, dtype=np.float64)
+    hi = float(eigsh(op, k=1, which="LA", return_eigenvectors=False, tol=1e-6)[0])
+    lo = float(eigsh(op, k=1, which="SA", return_eigenvectors=False, tol=1e-6)[0])
+    return lo, hi
+
+
+def _top_singular(mv: Callable, rmv: Callable, m: int, n: int, dense_max: int) -> float:
+    """σ_max of an [m, n] operator given by matvec (R^n → R^m) and rmatvec."""
+    if max(m, n) <= dense_max:
+        J = np.stack([mv(e) for e in np.eye(n)], axis=1)
+        return float(np.linalg.norm(J, 2)) if J.size else 0.0
+    from scipy.sparse.linalg import LinearOperator, svds
+
+    op = LinearOperator((m, n), matvec=mv, rmatvec=rmv, dtype=np.float64)
+    return float(svds(op, k=1, return_singular_vectors=False, tol=1e-6)[0])
+
+
+def estimate_constants(closure: Callable[[], torch.Tensor], x_params: Iterable[torch.Tensor],
+                       y_params: Iterable[torch.Tensor], *, dense_max: int = 100) -> dict[str, float]:
+    """Local constants of f(θ_X, θ_Y) at the current parameters, from autograd Hessian–vector products:
+
+        L_xx = λ_max(∇²_xx f),  μ_x = max(λ_min(∇²_xx f), 0),
+        L_yy = −λ_min(∇²_yy f), μ_y = max(−λ_max(∇²_yy f), 0),  L_xy = σ_max(∇²_xy f),
+
+    dense (one product per coordinate) for blocks of at most ``dense_max`` parameters, else Lanczos (ARPACK).
+    Exact (to round-off) for quadratic games; moduli at round-off level are reported as 0. ``closure`` must be
+    twice differentiable. Returns ``{"L_xx", "mu_x", "L_yy", "mu_y", "L_xy"}`` as floats.
+    """
+    xs, ys = list(x_params), list(y_params)
+    if isinstance(dense_max, bool) or not isinstance(dense_max, int) or dense_max < 1:
+        raise ValueError(f"dense_max must be a positive integer, got {dense_max!r}")
+    hxx, hyy, hxy, hyx = _hessian_blocks(closure, xs, ys)
+    dx, dy = sum(p.numel() for p in xs), sum(p.numel() for p in ys)
+    lo_x, hi_x = _extreme_eigs(hxx, dx, dense_max)
+    lo_y, hi_y = _extreme_eigs(hyy, dy, dense_max)
+    L_xy = _top_singular(hxy, hyx, dx, dy, dense_max)
+    L_xx, L_yy = max(hi_x, 0.0), max(-lo_y, 0.0)
+    scale = max(L_xx, L_yy, L_xy)
+    mu_x = lo_x if lo_x > ROUNDOFF * scale else 0.0
+    mu_y = -hi_y if -hi_y > ROUNDOFF * scale else 0.0
+    out = {"L_xx": L_xx, "mu_x": mu_x, "L_yy": L_yy, "mu_y": mu_y, "L_xy": L_xy}
+    if not all(math.isfinite(v) for v in out.values()):
+        raise FloatingPointError(f"estimated constants are not finite: {out}")
+    return out
+
+
 class DecoupledPlayer(torch.optim.Optimizer):
     """Decoupled Method for two ``nn.Module`` players (see the module docstring).
 
     Args:
         x_params, y_params: the minimising and the maximising player's parameters (disjoint).
-        eta_x, eta_y: prox steps (the groups' ``lr``); the method's default is θ/L_xy (scaled by √(μ_y/μ_x),
-            √(μ_x/μ_y) when both are strongly convex): see :func:`~neurips26.saddle.default_steps`.
-        L_xx, L_yy: smoothness of f in each player's own parameters (the inner AGD's step 1/(L + 1/η)).
-        mu_x, mu_y: strong convexity (X) / concavity (Y) moduli, ≥ 0 (the inner AGD's momentum).
-        sigma: inner relative accuracy ∈ (0, 1); ``inner_rule``: ``"relative"`` or ``"hpe"``.
+        eta_x, eta_y: prox steps (the groups' ``lr``); ``None``: the method's default θ/L_xy (scaled by √(μ_y/μ_x),
+            √(μ_x/μ_y) when both are strongly convex), see :func:`~neurips26.saddle.default_steps`.
+        theta: ∈ (0, 1), scales the default steps.
+        L_xx, L_yy: smoothness of f in each player's own parameters (the inner AGD's step 1/(L + 1/η));
+            ``None``: estimated at the first step (:func:`estimate_constants`).
+        mu_x, mu_y: strong convexity (X) / concavity (Y) moduli, ≥ 0 (the inner AGD's momentum); ``None``: estimated.
+        L_xy: coupling constant, needed only for default steps; ``None``: estimated when needed.
+        inner_rule: ``"hpe"`` (default) or ``"relative"``; sigma: its accuracy ∈ (0, 1) (default 0.5 / 0.05).
+        inner_steps: stochastic-oracle mode: exactly this many inner AGD steps per prox, no stopping test.
 
-    ``rounds`` and ``calls`` (``{"x": …, "y": …}``) accumulate over steps.
+    ``step(closure)`` returns f at the point where the step started (as ``torch.optim`` optimizers return the
+    closure's loss); ``last_info`` holds that step's rounds, calls and inner calls, ``rounds`` and ``calls``
+    (``{"x": …, "y": …}``) accumulate over steps, ``constants`` holds the constants in use once known.
     """
 
-    def __init__(self, x_params: Iterable[torch.Tensor], y_params: Iterable[torch.Tensor], *, eta_x: float,
-                 eta_y: float, L_xx: float, L_yy: float, mu_x: float = 0.0, mu_y: float = 0.0,
-                 sigma: float = 0.05, inner_rule: str = "relative") -> None:
+    def __init__(self, x_params: Iterable[torch.Tensor], y_params: Iterable[torch.Tensor], *,
+                 eta_x: float | None = None, eta_y: float | None = None, theta: float = 0.5,
+                 L_xx: float | None = None, L_yy: float | None = None, mu_x: float | None = None,
+                 mu_y: float | None = None, L_xy: float | None = None, sigma: float | None = None,
+                 inner_rule: str = "hpe", inner_steps: int | None = None) -> None:
         xs, ys = list(x_params), list(y_params)
         for name, ps in (("x_params", xs), ("y_params", ys)):
             if not ps:
@@ -92,46 +194,89 @@ class DecoupledPlayer(torch.optim.Optimizer):
         if len({(p.dtype, p.device) for p in xs + ys}) != 1:
             raise ValueError("x_params and y_params must share one dtype and device, got "
                              f"{sorted({(str(p.dtype), str(p.device)) for p in xs + ys})}")
-        eta_x, eta_y = _positive("eta_x", eta_x), _positive("eta_y", eta_y)
-        L_xx, L_yy = _positive("L_xx", L_xx, allow_zero=True), _positive("L_yy", L_yy, allow_zero=True)
-        mu_x, mu_y = _positive("mu_x", mu_x, allow_zero=True), _positive("mu_y", mu_y, allow_zero=True)
-        for name, mu, L in (("mu_x", mu_x, L_xx), ("mu_y", mu_y, L_yy)):
-            if mu > L:
-                raise ValueError(f"{name}={mu} exceeds its smoothness constant {L}: need mu <= L")
-        self.sigma = _open_unit("sigma", sigma)
-        if inner_rule not in INNER_RULES:
-            raise ValueError(f"inner_rule must be one of {INNER_RULES}, got {inner_rule!r}")
+        eta_x = None if eta_x is None else _positive("eta_x", eta_x)
+        eta_y = None if eta_y is None else _positive("eta_y", eta_y)
+        self.theta = _open_unit("theta", theta)
+        given = {k: _positive(k, v, allow_zero=True) for k, v in
+                 (("L_xx", L_xx), ("L_yy", L_yy), ("mu_x", mu_x), ("mu_y", mu_y), ("L_xy", L_xy)) if v is not None}
+        for mu, L in (("mu_x", "L_xx"), ("mu_y", "L_yy")):
+            if mu in given and L in given and given[mu] > given[L]:
+                raise ValueError(f"{mu}={given[mu]} exceeds its smoothness constant {L}={given[L]}: need {mu} <= {L}")
         self.inner_rule = inner_rule
-        super().__init__([{"params": xs, "lr": eta_x, "L": L_xx, "mu": mu_x, "player": "x"},
-                          {"params": ys, "lr": eta_y, "L": L_yy, "mu": mu_y, "player": "y"}], defaults={})
+        self.sigma = inner_sigma(inner_rule, sigma)
+        if inner_steps is not None and (isinstance(inner_steps, bool) or not isinstance(inner_steps, int)
+                                        or inner_steps < 1):
+            raise ValueError(f"inner_steps must be a positive integer or None, got {inner_steps!r}")
+        self.inner_steps = inner_steps
+        self._given = given
+        self.constants: dict[str, float] | None = None
+        super().__init__([{"params": xs, "lr": eta_x, "player": "x"},
+                          {"params": ys, "lr": eta_y, "player": "y"}], defaults={})
         self.rounds, self.calls = 0, {"x": 0, "y": 0}
+        self.last_info: dict[str, Any] = {}
+
+    def _needed(self) -> tuple[str, ...]:
+        need = ("L_xx", "L_yy", "mu_x", "mu_y")
+        if any(g["lr"] is None for g in self.param_groups):
+            need += ("L_xy",)
+        return need
+
+    def _resolve_constants(self, closure: Callable[[], torch.Tensor]) -> None:
+        """Fill the constants not given by estimating them once at the current point; then the default steps."""
+        missing = [k for k in self._needed() if k not in self._given]
+        consts = dict(self._given)
+        if missing:
+            est = estimate_constants(closure, self.param_groups[0]["params"], self.param_groups[1]["params"])
+            consts.update({k: est[k] for k in missing})
+        self.constants = consts
+        gx_, gy_ = self.param_groups
+        if gx_["lr"] is None or gy_["lr"] is None:
+
+            class _C:  # default_steps reads problem.constants
+                constants = consts
+
+            ex, ey, _ = default_steps(_C, self.theta)
+            gx_["lr"] = ex if gx_["lr"] is None else gx_["lr"]
+            gy_["lr"] = ey if gy_["lr"] is None else gy_["lr"]
 
     @torch.no_grad()
-    def step(self, closure: Callable[[], torch.Tensor]) -> dict[str, Any]:  # type: ignore[override]
+    def step(self, closure: Callable[[], torch.Tensor]) -> torch.Tensor:  # type: ignore[override]
         """One iteration (2 rounds). ``closure()`` returns f(θ_X, θ_Y) as a scalar tensor; it is called once per
-        partial gradient (it must not call ``backward`` itself). Returns ``{"rounds": 2, "calls": {"x", "y"},
-        "inner_calls": …, "f": f at the new point (one extra evaluation, not counted as a call)}``."""
+        partial gradient (it must not call ``backward`` itself). Returns f at the starting point (one extra
+        evaluation, not counted as a call); ``last_info`` = ``{"rounds": 2, "calls": {"x", "y"}, "inner_calls"}``.
+        A step that fails (non-finite closure or iterate) raises and leaves both players unchanged."""
         if not callable(closure):
             raise TypeError(f"closure must be callable, got {type(closure).__name__}")
         gx_, gy_ = self.param_groups
         xs, ys = gx_["params"], gy_["params"]
-        eta_x, eta_y = _positive("lr of player x", gx_["lr"]), _positive("lr of player y", gy_["lr"])
         x0, y0 = parameters_to_vector(xs).detach().clone(), parameters_to_vector(ys).detach().clone()
-        counter = CostCounter(_ModuleGame(xs, ys, closure))
+        saved = (self.constants, gx_["lr"], gy_["lr"])
         try:
+            loss = closure()
+            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+                raise ValueError(f"closure must return a scalar tensor f(x, y), got {type(loss).__name__} "
+                                 f"of shape {tuple(getattr(loss, 'shape', ()))}")
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"closure returned a non-finite value {float(loss)} at the start point")
+            if self.constants is None:
+                self._resolve_constants(closure)
+            eta_x, eta_y = _positive("lr of player x", gx_["lr"]), _positive("lr of player y", gy_["lr"])
+            k = self.constants
+            counter = CostCounter(_ModuleGame(xs, ys, closure))
             x, y, _, _, inner = decoupled_iteration(
                 counter, x0, y0, eta_x, eta_y, sigma=self.sigma, inner_rule=self.inner_rule,
-                local=(gx_["L"], gx_["mu"], gy_["L"], gy_["mu"]))
+                local=(k["L_xx"], k["mu_x"], k["L_yy"], k["mu_y"]), inner_steps=self.inner_steps)
             if not (torch.isfinite(x).all() and torch.isfinite(y).all()):
                 raise FloatingPointError("the iteration produced non-finite parameters (steps too large?)")
         except BaseException:
-            vector_to_parameters(x0, xs)  # a failed step leaves the players where they were
+            vector_to_parameters(x0, xs)  # a failed step leaves the players (and the optimizer) where they were
             vector_to_parameters(y0, ys)
+            self.constants, gx_["lr"], gy_["lr"] = saved
             raise
         vector_to_parameters(x, xs)
         vector_to_parameters(y, ys)
         self.rounds += counter.rounds
-        for k in self.calls:
-            self.calls[k] += counter.calls[k]
-        f = float(closure().detach())
-        return {"rounds": counter.rounds, "calls": dict(counter.calls), "inner_calls": inner, "f": f}
+        for key in self.calls:
+            self.calls[key] += counter.calls[key]
+        self.last_info = {"rounds": counter.rounds, "calls": dict(counter.calls), "inner_calls": inner}
+        return loss.detach()

@@ -26,6 +26,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .counter import ROUNDOFF
+
 CONSTANT_NAMES = ("L_xx", "L_xy", "L_yy", "mu_x", "mu_y")
 
 
@@ -55,6 +57,11 @@ def validate_constants(constants: dict, *, where: str = "constants") -> dict[str
             raise ValueError(f"{where}[{key!r}] must be finite and >= 0, got {value!r}")
         out[key] = v
     return out
+
+
+def _modulus(eig_min: float, scale: float) -> float:
+    """Strong-convexity modulus from the smallest eigenvalue: 0 when it is at round-off level (≤ ROUNDOFF·scale)."""
+    return eig_min if eig_min > ROUNDOFF * scale else 0.0
 
 
 def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
@@ -120,8 +127,12 @@ class QuadraticGame:
             if self.backend != "numpy":
                 raise ValueError("constants must be given for a torch QuadraticGame (no eigen-solve on device)")
             ea, ec = np.linalg.eigvalsh(A), np.linalg.eigvalsh(C)
-            constants = {"L_xx": float(ea[-1]), "mu_x": max(float(ea[0]), 0.0), "L_yy": float(ec[-1]),
-                         "mu_y": max(float(ec[0]), 0.0), "L_xy": float(np.linalg.norm(B, 2)) if B.size else 0.0}
+            L_xy = float(np.linalg.norm(B, 2)) if B.size else 0.0
+            # an eigenvalue within round-off of 0 (relative to the largest constant) is a zero modulus, not a
+            # tiny positive one: μ = 5.9e-17 would make the SCSC step √(μ_y/μ_x)/L_xy explode
+            scale = max(abs(float(ea[-1])), abs(float(ec[-1])), L_xy)
+            constants = {"L_xx": max(float(ea[-1]), 0.0), "mu_x": _modulus(float(ea[0]), scale),
+                         "L_yy": max(float(ec[-1]), 0.0), "mu_y": _modulus(float(ec[0]), scale), "L_xy": L_xy}
         self.constants = validate_constants(dict(constants))
         self._solution: tuple[Any, Any] | None = None
 
