@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from .layers import RMSNorm, SwiGLU  # noqa: F401  (re-exported: neurips26.nn.llama.RMSNorm)
+
 
 @dataclass
 class LlamaConfig:
@@ -64,21 +66,6 @@ class LlamaConfig:
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_heads
-
-
-class RMSNorm(nn.Module):
-    r"""$y = x / \sqrt{\mathrm{mean}(x^2) + \epsilon} \cdot g$ over the last dimension."""
-
-    def __init__(self, dim: int, eps: float = 1e-6) -> None:
-        super().__init__()
-        self.eps = eps
-        self.weight = nn.Parameter(torch.ones(dim))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # Normalise in fp32 for stability under bf16/fp16, then cast back.
-        x32 = x.float()
-        normed = x32 * torch.rsqrt(x32.pow(2).mean(-1, keepdim=True) + self.eps)
-        return normed.to(x.dtype) * self.weight
 
 
 def rope_cos_sin(position_ids: torch.Tensor, head_dim: int, theta: float,
@@ -159,20 +146,10 @@ class Attention(nn.Module):
         return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
 
-class SwiGLU(nn.Module):
-    r"""$\mathrm{MLP}(x) = W_2(\mathrm{silu}(W_1 x) \odot W_3 x)$."""
-
-    def __init__(self, d_model: int, d_ff: int) -> None:
-        super().__init__()
-        self.gate_proj = nn.Linear(d_model, d_ff, bias=False)
-        self.up_proj = nn.Linear(d_model, d_ff, bias=False)
-        self.down_proj = nn.Linear(d_ff, d_model, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
-
-
 class Block(nn.Module):
+    """One decoder layer: ``x + attn(attn_norm(x))``, then ``x + mlp(mlp_norm(x))`` (RMSNorm, SwiGLU from
+    :mod:`.layers`; the attention block is the layer's own, for RoPE and grouped-query heads)."""
+
     def __init__(self, config: LlamaConfig, attention: nn.Module) -> None:
         super().__init__()
         self.attn_norm = RMSNorm(config.d_model, config.norm_eps)
