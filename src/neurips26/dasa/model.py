@@ -21,7 +21,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.nn import apply_rope, rope_cos_sin
+from neurips26.nn import apply_rope, layers, rope_cos_sin
+from neurips26.nn.layers import AdaLNZeroBlock
 
 from .._checks import check_int
 from .attention import dasa_attention
@@ -81,9 +82,8 @@ def patchify(x: torch.Tensor, patch: int) -> torch.Tensor:
     if x.is_floating_point() and not torch.isfinite(x).all():
         raise ValueError("x contains non-finite values (NaN/inf)")
     b, f, c, s, _ = x.shape
-    g = s // patch
-    x = x.reshape(b, f, c, g, patch, g, patch).permute(0, 1, 3, 5, 2, 4, 6)
-    return x.reshape(b, f * g * g, c * patch * patch)
+    # each frame through the shared image patchify: [B F, C, S, S] -> [B F, g², C p²] -> [B, F g², C p²]
+    return layers.patchify(x.flatten(0, 1), patch).reshape(b, f * (s // patch) ** 2, c * patch * patch)
 
 
 def unpatchify(tokens: torch.Tensor, frames: int, patch: int, channels: int = 3) -> torch.Tensor:
@@ -97,7 +97,8 @@ def unpatchify(tokens: torch.Tensor, frames: int, patch: int, channels: int = 3)
     if n % frames or g * g * frames != n or width != channels * patch * patch:
         raise ValueError(f"tokens of shape {tuple(tokens.shape)} are not {frames} frames of a square grid of "
                          f"{channels}·{patch}² = {channels * patch * patch}-wide patches")
-    x = tokens.reshape(b, frames, g, g, channels, patch, patch).permute(0, 1, 4, 2, 5, 3, 6)
+    # [B, F g², C p²] -> [B F, g², C p²] -> shared image unpatchify [B F, C, g p, g p] -> [B, F, C, g p, g p]
+    x = layers.unpatchify(tokens.reshape(b * frames, g * g, width), patch, g * patch, g * patch)
     return x.reshape(b, frames, channels, g * patch, g * patch)
 
 
@@ -127,32 +128,19 @@ def timestep_embedding(t: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cat([ang.cos(), ang.sin()], dim=-1)
 
 
-class DiTBlock(nn.Module):
-    """adaLN-Zero transformer block: $x \\mathrel{+}= g_1 \\odot \\mathrm{Attn}(\\mathrm{LN}(x)(1+s_1)+b_1)$, same for
-    the MLP; $(b, s, g)$ from the noise-level embedding."""
+class DiTBlock(AdaLNZeroBlock):
+    """adaLN-Zero transformer block (:class:`neurips26.nn.layers.AdaLNZeroBlock`: exact GELU, LayerNorm eps
+    1e-5) with the 3-D RoPE on queries and keys:
+    $x \\mathrel{+}= g_1 \\odot \\mathrm{Attn}(\\mathrm{LN}(x)(1+s_1)+b_1)$,
+    same for the MLP; $(b, s, g)$ from the per-token noise-level embedding."""
 
     def __init__(self, dim: int, heads: int, mlp_ratio: int, rope: Rope3D) -> None:
-        super().__init__()
-        self.heads, self.rope = heads, rope
-        self.norm1 = nn.LayerNorm(dim, elementwise_affine=False)
-        self.norm2 = nn.LayerNorm(dim, elementwise_affine=False)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, mlp_ratio * dim), nn.GELU(), nn.Linear(mlp_ratio * dim, dim))
-        self.ada = nn.Linear(dim, 6 * dim)
-        nn.init.zeros_(self.ada.weight)
-        nn.init.zeros_(self.ada.bias)
+        super().__init__(dim, heads, mlp_ratio, norm_eps=1e-5, gelu="none")
+        self.rope = rope
 
     def forward(self, x: torch.Tensor, temb: torch.Tensor, pos: torch.Tensor, attend) -> torch.Tensor:
         """``x: [B, N, D]``, ``temb: [B, N, D]``, ``attend(q, k, v) -> [B, H, N, hd]`` (keys rotated)."""
-        b1, s1, g1, b2, s2, g2 = self.ada(F.silu(temb)).chunk(6, dim=-1)
-        h = self.norm1(x) * (1 + s1) + b1
-        b, n, d = h.shape
-        q, k, v = self.qkv(h).view(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        q, k = self.rope(q, pos), self.rope(k, pos)
-        a = attend(q, k, v).transpose(1, 2).reshape(b, n, d)
-        x = x + g1 * self.proj(a)
-        return x + g2 * self.mlp(self.norm2(x) * (1 + s2) + b2)
+        return super().forward(x, temb, rotate=lambda t: self.rope(t, pos), attend=attend)
 
 
 class ARVideoDiT(nn.Module):

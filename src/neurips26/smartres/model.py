@@ -21,6 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from neurips26.nn import sdpa_attention
+from neurips26.nn.layers import patchify  # noqa: F401  ([B, 3, H, W] -> [B, (H/p)(W/p), 3p²]; re-exported)
 
 from ._checks import check_boxes, check_float, check_int, check_tensor
 from .data import N_COLOURS, N_DIGITS
@@ -47,11 +48,6 @@ def sincos_2d(pos: Tensor, dim: int) -> Tensor:
     return torch.cat([ang.sin(), ang.cos()], dim=-1).flatten(-2)                     # [..., 4n]
 
 
-def patchify(images: Tensor, p: int) -> Tensor:
-    """``[B, 3, H, W]`` → ``[B, (H/p)(W/p), 3p²]`` patches in raster order."""
-    b, c, h, w = images.shape
-    x = images.reshape(b, c, h // p, p, w // p, p).permute(0, 2, 4, 1, 3, 5)
-    return x.reshape(b, (h // p) * (w // p), c * p * p)
 
 
 class Block(nn.Module):

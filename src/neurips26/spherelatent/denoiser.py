@@ -21,39 +21,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from ..nn.layers import AdaLNZeroBlock, modulate
 from .tokenizer import check_labels, check_latents, is_trusted
 
 __all__ = ["LatentTransformer"]
-
-
-def _modulate(x: Tensor, shift: Tensor, scale: Tensor) -> Tensor:
-    # $\mathrm{LN}(x)(1 + s) + b$, with s, b: [B, dim] broadcast over tokens
-    return x * (1 + scale[:, None]) + shift[:, None]
-
-
-class _Block(nn.Module):
-    def __init__(self, dim: int, heads: int, mlp_ratio: float) -> None:
-        super().__init__()
-        self.heads = heads
-        self.norm1 = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-        self.norm2 = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
-        hidden = int(dim * mlp_ratio)
-        self.mlp = nn.Sequential(nn.Linear(dim, hidden), nn.GELU(approximate="tanh"), nn.Linear(hidden, dim))
-        self.ada = nn.Linear(dim, 6 * dim)
-        nn.init.zeros_(self.ada.weight)
-        nn.init.zeros_(self.ada.bias)
-
-    def forward(self, x: Tensor, c: Tensor) -> Tensor:
-        b, n, d = x.shape
-        shift1, scale1, gate1, shift2, scale2, gate2 = self.ada(F.silu(c)).chunk(6, dim=-1)
-        h = _modulate(self.norm1(x), shift1, scale1)
-        # [B, N, 3, heads, d/heads] -> 3 x [B, heads, N, d/heads]
-        q, k, v = self.qkv(h).reshape(b, n, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        attn = F.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(b, n, d)
-        x = x + gate1[:, None] * self.proj(attn)
-        return x + gate2[:, None] * self.mlp(_modulate(self.norm2(x), shift2, scale2))
 
 
 def _null_only(y: object, b: int) -> Tensor:
@@ -102,7 +73,9 @@ class LatentTransformer(nn.Module):
         self.pos = nn.Parameter(torch.randn(1, h * w, dim) * 0.02)
         self.class_embed = nn.Embedding(num_classes + 1, dim)
         self.time_mlp = nn.Sequential(nn.Linear(dim, dim), nn.SiLU(), nn.Linear(dim, dim)) if time_input else None
-        self.blocks = nn.ModuleList(_Block(dim, heads, mlp_ratio) for _ in range(depth))
+        # the DiT/SiT block (LayerNorm eps 1e-6, tanh-GELU), shared through neurips26.nn.layers
+        self.blocks = nn.ModuleList(AdaLNZeroBlock(dim, heads, mlp_ratio, norm_eps=1e-6, gelu="tanh")
+                                    for _ in range(depth))
         self.norm = nn.LayerNorm(dim, elementwise_affine=False, eps=1e-6)
         self.final_ada = nn.Linear(dim, 2 * dim)
         self.out = nn.Linear(dim, c)
@@ -141,6 +114,6 @@ class LatentTransformer(nn.Module):
         for block in self.blocks:
             x = block(x, c)
         shift, scale = self.final_ada(F.silu(c)).chunk(2, dim=-1)
-        x = self.out(_modulate(self.norm(x), shift, scale))
+        x = self.out(modulate(self.norm(x), shift, scale))
         # [B, h*w, C] -> [B, C, h, w]
         return x.transpose(1, 2).reshape(b, *self.latent_shape)
