@@ -120,7 +120,8 @@ def test_pl_score_and_intervals_refuse():
 @pytest.mark.parametrize("params,names", [
     ({"lr": 0.0}, "lr"), ({"lr": np.nan}, "lr"), ({"radius": -1.0}, "radius"), ({"alpha": 1.0}, "alpha"),
     ({"alpha": 0.0}, "alpha"), ({"alpha": np.nan}, "alpha"), ({"batch_size": 0}, "batch_size"),
-    ({"n_steps": 1.5}, "n_steps"), ({"n_trials": 0}, "n_trials"), ({"rate": 1.0}, "rate"), ({"on_limit": "x"}, "on_limit"), ({"max_tries": 0}, "max_tries"),
+    ({"n_steps": 1.5}, "n_steps"), ({"n_trials": 0}, "n_trials"),
+    ({"rate": 1.0}, "rate"), ({"on_limit": "x"}, "on_limit"), ({"max_tries": 0}, "max_tries"),
     ({"max_oracle_calls": 0}, "max_oracle_calls"), ({"width_bound": np.inf}, "width_bound"),
     ({"random_state": "seed"}, "rng"), ({"oracle": None}, "oracle"),
 ], ids=lambda v: str(v)[:40])

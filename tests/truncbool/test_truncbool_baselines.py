@@ -11,13 +11,16 @@ from scipy.optimize import minimize
 from neurips26.truncbool import (
     CallableOracle,
     ExactTruncatedMLE,
+    IntHalfspace,
     NaiveBooleanProduct,
+    Parity,
     RejectionLimitError,
     TruncatedMLESGD,
     UntruncatedBooleanProduct,
     WeightBand,
     fatness,
     influence,
+    log_influence,
     sample_product,
     sample_truncated_product,
 )
@@ -105,8 +108,8 @@ def test_sgd_ball_is_fkt_delphi_radius_around_naive_logits():
     for _ in range(5):
         z, cen = rng.normal(0, 4, 5), rng.uniform(-1, 1, 5)
         ours = TruncatedMLESGD.project(z, cen, 2.0, 2.5)
-        ref = minimize(lambda y: ((y - z) ** 2).sum(), cen, method="SLSQP", bounds=[(-2.5, 2.5)] * 5,
-                       constraints=[{"type": "ineq", "fun": lambda y: 4.0 - ((y - cen) ** 2).sum()}],
+        ref = minimize(lambda y, z=z: ((y - z) ** 2).sum(), cen, method="SLSQP", bounds=[(-2.5, 2.5)] * 5,
+                       constraints=[{"type": "ineq", "fun": lambda y, c=cen: 4.0 - ((y - c) ** 2).sum()}],
                        options={"ftol": 1e-12, "maxiter": 500}).x
         np.testing.assert_allclose(ours, ref, atol=1e-5)
 
@@ -164,8 +167,43 @@ def test_fatness_and_influence_vs_enumeration():
         fS = flipped.sum(1) <= k
         alpha.append(float((pi * fS).sum()))
         inf.append(float((mu * (inS != fS)).sum()))
-    np.testing.assert_allclose(fatness(WeightBand(k), z, n_mc=40_000, rng=5), alpha, atol=0.015)
+    np.testing.assert_allclose(fatness(WeightBand(k), z, n_mc=40_000, rng=5, method="mc"), alpha, atol=0.015)
+    np.testing.assert_allclose(fatness(WeightBand(k), z), alpha, rtol=1e-10)          # exact DP
     for i in (0, 5):
-        assert abs(influence(WeightBand(k), z, i, n_mc=40_000, rng=6) - inf[i]) < 0.015
+        assert abs(influence(WeightBand(k), z, i, n_mc=40_000, rng=6, method="mc") - inf[i]) < 0.015
+        assert influence(WeightBand(k), z, i) == pytest.approx(inf[i], rel=1e-10)      # exact DP
     with pytest.raises(ValueError, match="coordinate index"):
         influence(WeightBand(k), z, n)
+
+
+def test_exact_influence_halfspace_parity_and_tiny_mass():
+    n = 8
+    rng = np.random.default_rng(7)
+    z = rng.uniform(-1, 1, n)
+    a = np.array([1, 2, 3, 1, 2, 3, 1, 2])
+    S = IntHalfspace(a, 6)
+    pts = np.array(_cube(n))
+    mu = np.exp(pts @ z)
+    mu /= mu.sum()
+    inS = pts @ a <= 6
+    for i in (1, 2, 7):
+        flipped = pts.copy()
+        flipped[:, i] ^= 1
+        ref = float((mu * (inS != (flipped @ a <= 6))).sum())
+        assert influence(S, z, i) == pytest.approx(ref, rel=1e-10)
+        pi = mu * inS / (mu * inS).sum()
+        assert fatness(S, z)[i] == pytest.approx(float((pi * (flipped @ a <= 6)).sum()), rel=1e-10)
+    assert influence(Parity(True), z, 3) == pytest.approx(1.0)   # a flip always changes the parity
+    # the abstract's regime: band n = 1024, k = 256 at z = 0. Flipping i changes membership iff the other
+    # coordinates weigh exactly k: Inf_i = C(1023, 256) / 2^1023 ≈ 1e-68 (closed form, in logs)
+    closed = math.lgamma(1024) - math.lgamma(257) - math.lgamma(768) - 1023 * math.log(2)
+    assert log_influence(WeightBand(256), np.zeros(1024), 5) == pytest.approx(closed, rel=1e-10)
+    assert influence(WeightBand(256), np.zeros(1024), 5) == pytest.approx(math.exp(closed), rel=1e-8)
+
+
+def test_monte_carlo_influence_refuses_when_uninformative():
+    tiny = CallableOracle(lambda A: A.sum(axis=1) == 0, name="all_zero")   # μ(S) = 2^-20 at z = 0
+    with pytest.warns(UserWarning, match="no disagreement"):
+        assert math.isnan(influence(tiny, np.zeros(20), 0, n_mc=1000, rng=0))
+    with pytest.raises(ValueError, match="automaton"):
+        influence(tiny, np.zeros(20), 0, method="exact")

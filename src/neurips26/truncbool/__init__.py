@@ -15,7 +15,7 @@ integer halfspace), which the claim check and the tests use as ground truth.
 """
 
 from .baselines import ExactTruncatedMLE, NaiveBooleanProduct, TruncatedMLESGD, UntruncatedBooleanProduct
-from .diagnostics import fatness, influence
+from .diagnostics import fatness, influence, log_influence
 from .estimator import TruncatedBooleanProduct, UnidentifiableWarning
 from .oracles import (
     CallableOracle,
@@ -60,6 +60,7 @@ __all__ = [
     "make_blocks",
     "fatness",
     "influence",
+    "log_influence",
     "NaiveBooleanProduct",
     "UntruncatedBooleanProduct",
     "TruncatedMLESGD",

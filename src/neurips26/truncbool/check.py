@@ -258,12 +258,12 @@ CLAIMS = (
           metric="band |x| ≤ n/4, z* ~ U[-1,1]^n: slope b of log(median ℓ∞ err) in log m from the fit "
                  "a + b log m + c log log n; spread over n of err/sqrt(log n/m); exponent of err in n at fixed m",
           rule=rules.provided(
-              rules.on("log10_min_mass", rules.threshold("<=", LOG10_MASS_NEEDED, stat="value")),
+              rules.on("log10_min_mass", rules.threshold("<=", LOG10_MASS_NEEDED, stat="value", min_n=1)),
               rules.all_of(
-                  rules.on("b", rules.threshold("<=", B_SUPPORT[1], stat="value", refute=(">", B_REFUTE))),
-                  rules.on("b", rules.threshold(">=", B_SUPPORT[0], stat="value", otherwise="inconclusive")),
-                  rules.on("spread", rules.threshold("<", SPREAD_MAX, stat="value", otherwise="inconclusive")),
-                  rules.on("n_exponent", rules.threshold("<", N_EXPONENT_REFUTE, stat="value")))),
+                  rules.on("b", rules.threshold("<=", B_SUPPORT[1], stat="value", refute=(">", B_REFUTE), min_n=1)),
+                  rules.on("b", rules.threshold(">=", B_SUPPORT[0], stat="value", otherwise="inconclusive", min_n=1)),
+                  rules.on("spread", rules.threshold("<", SPREAD_MAX, stat="value", otherwise="inconclusive", min_n=1)),
+                  rules.on("n_exponent", rules.threshold("<", N_EXPONENT_REFUTE, stat="value", min_n=1)))),
           measure=measure_c1, scales=DECIDED),
     Claim(id="C2",
           statement="The method is gradient descent and never samples at arbitrary parameters; prior FKT'20-style "
@@ -273,9 +273,9 @@ CLAIMS = (
                  "TruncPL-GD error / exact truncated MLE error at m = 4000 (n ≤ 16); growth gap of ln calls in n",
           rule=rules.all_of(
               rules.threshold(">", 1.0, stat="all", min_n=3),
-              rules.on("efficiency", rules.threshold("<=", EFFICIENCY_MAX, stat="max")),
+              rules.on("efficiency", rules.threshold("<=", EFFICIENCY_MAX, stat="max", min_n=1)),
               rules.on("log_calls_growth_gap_per_n",
-                       rules.threshold(">", 0.0, stat="value", otherwise="inconclusive"))),
+                       rules.threshold(">", 0.0, stat="value", otherwise="inconclusive", min_n=1))),
           measure=measure_c2, scales=DECIDED),
     Claim(id="C3",
           statement="The sample complexity has an intrinsic exponential dependence on the width of the model and "
@@ -284,8 +284,8 @@ CLAIMS = (
           metric="n = 16, z* = W·1: slope of ln m*(median ℓ∞ err ≤ 0.2) in W, parity (d_min 2) minus full cube "
                  "(d_min 1)",
           rule=rules.provided(
-              rules.on("censored", rules.threshold("<=", 0, stat="value")),
-              rules.on("slope_gap", rules.threshold(">=", SLOPE_GAP_MIN, stat="value", refute=("<=", 0.0)))),
+              rules.on("censored", rules.threshold("<=", 0, stat="value", min_n=1)),
+              rules.on("slope_gap", rules.threshold(">=", SLOPE_GAP_MIN, stat="value", refute=("<=", 0.0), min_n=1))),
           measure=measure_c3, scales=DECIDED),
 )
 

@@ -131,7 +131,8 @@ class TruncatedBooleanProduct(BaseEstimator):
         # a null direction on one coordinate alone: nothing is known about it (N_i = 0, or only its
         # partners were pinned) -> NaN; on several: their signed combinations are known, the level is not
         alone = [c[0][0] for c in ident.components if c[0].size == 1]
-        unident = np.array(sorted(set(alone) | set(np.flatnonzero(stats.n_informative == 0).tolist())), dtype=np.int64)
+        empty = np.flatnonzero(stats.n_informative == 0).tolist()
+        unident = np.array(sorted(set(alone) | set(empty)), dtype=np.int64)
         z = np.asarray(z, dtype=np.float64).copy()
         z[unident] = np.nan
         if unident.size:
