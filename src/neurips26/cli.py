@@ -1,8 +1,9 @@
 """The ``neurips26`` command: ``list``, ``check``, ``report`` and each paper's own tools.
 
     neurips26 list
-    neurips26 check [SLUG ...|all] [--scale smoke|quick|full|gpu] [--seeds N] [--out DIR] [--download]
+    neurips26 check [SLUG ...|all] [--scale smoke|quick|full|gpu] [--seeds N] [--out DIR] [--download] [--record]
     neurips26 report RUN_DIR|OUT_DIR [--compare OTHER_RUN_DIR]
+    neurips26 report --readme [SLUG ...]     # regenerate the README verdict tables from results/
     neurips26 data list|fetch NAME|all|verify|path NAME
     neurips26 <slug> ...          # a paper's tools, e.g. ``neurips26 effbench select ...``
 
@@ -22,6 +23,7 @@ from pathlib import Path
 
 from . import __version__
 from .claims import CATALOG, SCALES, is_implemented, resolve, run_checks, verdict_table, write_report
+from .claims import of_record
 from .claims.catalog import lookup
 from .claims.report import interrupted_runs, load_records, render_comparison, resolve_run_dir
 
@@ -37,12 +39,30 @@ def _paper_cli(slug: str):
     return importlib.import_module(name).main
 
 
+def _record_cell(slug: str, scale: str) -> tuple[str, str]:
+    """(verdicts, minutes) of a paper's record at ``scale`` for ``list``."""
+    try:
+        record = of_record.load_of_record(slug, scale)
+    except (ValueError, FileNotFoundError) as err:
+        return f"unreadable ({err})"[:60], "-"
+    if record is None:
+        return "-", "-"
+    counts = record.get("tally") or {}
+    text = (f"S{counts.get('supported', 0)} N{counts.get('not supported', 0)} I{counts.get('inconclusive', 0)}"
+            + (f" sanity {counts.get('sanity_passed', 0)}/{counts['sanity']}" if counts.get("sanity") else "")
+            + f" {record['start_time'][:10]}" + (" stale" if of_record.is_stale(record) else ""))
+    return text, f"{record.get('duration_s', 0) / 60:.1f}"
+
+
 def _cmd_list(_: argparse.Namespace) -> int:
-    rows = [("id", "slug", "method", "status")]
+    rows = [("id", "slug", "method", "status", "quick (of record)", "min", "full (of record)", "min")]
     for entry in CATALOG:
+        quick, quick_min = _record_cell(entry.slug, "quick")
+        full, full_min = _record_cell(entry.slug, "full")
         rows.append((entry.id, entry.slug, entry.method,
-                     "implemented" if is_implemented(entry) else "not implemented yet"))
-    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+                     "implemented" if is_implemented(entry) else "not implemented yet", quick, quick_min, full,
+                     full_min))
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
     return 0
@@ -96,6 +116,12 @@ def _cmd_check(args: argparse.Namespace) -> int:
         print("neurips26 check: no paper is implemented yet", file=sys.stderr)
         return 2
     _clean_stale_temp_files(Path(args.out))
+    if args.record and args.scale not in of_record.RECORD_SCALES:
+        return _usage_error("check", f"--record keeps quick, full and gpu runs, not {args.scale!r}")
+    eta = [of_record.expected_minutes(entry.slug, args.scale) for entry in entries] if args.scale != "smoke" else []
+    if eta and all(minutes is not None for minutes in eta):
+        print(f"neurips26 check: about {sum(eta):.0f} min at {args.scale} (from the records of record)",
+              file=sys.stderr)
     if args.download:
         fetch = _data_function("fetch_all")
         if fetch is None:
@@ -109,6 +135,14 @@ def _cmd_check(args: argparse.Namespace) -> int:
     print(verdict_table([run.record for run in runs]))
     md_path, _ = write_report(run_dir)
     print(f"\nrun folder: {run_dir}\nreport: {md_path}")
+    if args.record:
+        for run in runs:
+            if run.status != "ok" or run.claim_errors:
+                print(f"neurips26 check --record: {run.entry.slug} not recorded (status {run.status}, "
+                      f"{run.claim_errors} claim error(s))", file=sys.stderr)
+                continue
+            path = of_record.save_of_record(run.record, run_dir)
+            print(f"verdict of record: {path}")
     skipped = [f"{run.entry.slug} {claim['id']}: {claim.get('fix') or claim['reason']}"
                for run in runs for claim in run.record.get("claims", []) if claim["verdict"] == "skipped"]
     if skipped:
@@ -120,11 +154,28 @@ def _cmd_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_report(args: argparse.Namespace) -> int:
+def _cmd_report_readme(args: argparse.Namespace) -> int:
     try:
-        for run in interrupted_runs(Path(args.run_dir)):
+        slugs = [lookup(name).slug for name in args.run_dir] if args.run_dir else None
+        changed = of_record.write_readmes(slugs, top=not slugs)
+    except (FileNotFoundError, ValueError, KeyError) as err:
+        return _usage_error("report", str(err).replace("\n", " "))
+    for path in changed:
+        print(f"updated {path}")
+    if not changed:
+        print("README tables already match the records of record")
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    if args.readme:
+        return _cmd_report_readme(args)
+    if len(args.run_dir) != 1:
+        return _usage_error("report", f"give one RUN_DIR (or --readme [SLUG ...]), got {len(args.run_dir)}")
+    try:
+        for run in interrupted_runs(Path(args.run_dir[0])):
             print(f"note: {run} was interrupted (it still carries its in-progress marker)", file=sys.stderr)
-        run_dir = resolve_run_dir(Path(args.run_dir))
+        run_dir = resolve_run_dir(Path(args.run_dir[0]))
         md_path, html_path = write_report(run_dir)
         records = load_records(run_dir)
         other = load_records(Path(args.compare)) if args.compare else None
@@ -176,9 +227,14 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-progress", action="store_true", help="no progress bars")
     check.add_argument("--download", action="store_true",
                        help="fetch every registered dataset first (canonical URLs; needs the internet)")
+    check.add_argument("--record", action="store_true",
+                       help="make each finished paper's record its verdict of record (results/<slug>/<scale>.json)")
     check.set_defaults(func=_cmd_check)
     report = sub.add_parser("report", help="render report.md and report.html of a run folder")
-    report.add_argument("run_dir", help="a run folder, or the --out folder of check (its newest run)")
+    report.add_argument("run_dir", nargs="*", help="a run folder, or the --out folder of check (its newest run); "
+                        "with --readme: the papers to regenerate (default all, and the top-level table)")
+    report.add_argument("--readme", action="store_true",
+                        help="regenerate the README verdict tables from the records of record in results/")
     report.add_argument("--compare", metavar="OTHER_RUN", help="list the verdicts and numbers that changed")
     report.set_defaults(func=_cmd_report)
     # Dispatched in main() before parsing; listed here so --help shows every command.

@@ -7,20 +7,19 @@ import pytest
 
 from neurips26.claims import (
     CATALOG,
-    CheckOutput,
     Claim,
     Evidence,
     Paper,
     Verdict,
-    decide_claims,
-    inconclusive,
     lookup,
+    measure_claims,
     new_run_dir,
-    supported_if,
+    rules,
     verdict_table,
     write_json_atomic,
     write_report,
 )
+from neurips26.claims.spec import CheckContext
 from neurips26.claims import runner as runner_module
 from neurips26.claims.registry import load_paper, resolve
 
@@ -65,38 +64,48 @@ def test_verdict_rejects_unknown_label():
         Verdict("maybe", "x")
 
 
-def _toy_paper(run, claims=None):
-    claims = claims or (
-        Claim("C1", "x is positive", "x > 0", "x", "mean > 0",
-              lambda ev: supported_if(ev.mean > 0, f"mean {ev.mean}")),
-        Claim("C2", "y is large", "y > 10", "y", "mean > 10",
-              lambda ev: supported_if(ev.mean > 10, f"mean {ev.mean}")),
-        Claim("C3", "only at full", "-", "z", "-", lambda ev: inconclusive("-"), scales=("full",)),
+def _toy_paper(measure_c1, measure_c2=None, measure_c3=None):
+    """Three claims: C1 mean > 0, C2 mean > 10, C3 decided at full only."""
+    same = measure_c1
+    claims = (
+        Claim("C1", "x is positive", "x > 0", "x", rule=rules.threshold(">", 0, min_n=1), measure=measure_c1),
+        Claim("C2", "y is large", "y > 10", "y", rule=rules.threshold(">", 10, min_n=1), measure=measure_c2 or same),
+        Claim("C3", "only at full", "-", "z", rule=rules.threshold(">", 0, min_n=1), measure=measure_c3 or same,
+              scales=("full",)),
     )
-    return Paper(id="P12", slug="effbench", claims=claims, run=run)
+    return Paper(id="P12", slug="effbench", claims=claims)
 
 
-def test_decide_claims_applies_the_declared_rules():
-    paper = _toy_paper(lambda ctx: None)
-    output = CheckOutput(evidence={"C1": Evidence([1.0, 2.0]), "C2": Evidence([3.0]), "C3": Evidence([1.0])})
-    results = {r["id"]: r for r in decide_claims(paper, output, "quick")}
+def _ctx(tmp_path, scale="quick"):
+    return CheckContext(scale=scale, seeds=[0, 1], device="cpu", out_dir=tmp_path, show_progress=False)
+
+
+def test_measure_claims_applies_the_declared_rules(tmp_path):
+    paper = _toy_paper(lambda ctx: Evidence([1.0, 2.0]), lambda ctx: Evidence([3.0]))
+    results = {r["id"]: r for r in measure_claims(paper, _ctx(tmp_path))}
     assert results["C1"]["verdict"] == "supported"
     assert results["C2"]["verdict"] == "not supported"
     assert results["C3"]["verdict"] == "inconclusive" and "not decided at scale" in results["C3"]["reason"]
 
 
-def test_decide_claims_missing_evidence_is_inconclusive_and_unknown_evidence_errors():
-    paper = _toy_paper(lambda ctx: None)
-    results = decide_claims(paper, CheckOutput(evidence={}), "quick")
-    assert {r["verdict"] for r in results} == {"inconclusive"}
-    with pytest.raises(ValueError, match="undeclared claims"):
-        decide_claims(paper, CheckOutput(evidence={"C9": Evidence([1.0])}), "quick")
+def test_empty_evidence_is_inconclusive_and_a_non_evidence_is_an_error(tmp_path):
+    paper = _toy_paper(lambda ctx: Evidence([]), lambda ctx: 3.0)
+    results = measure_claims(paper, _ctx(tmp_path))
+    assert results[0]["verdict"] == "inconclusive" and "no evidence" in results[0]["reason"]
+    assert results[1]["verdict"] == "inconclusive" and "must return an Evidence" in results[1]["error"]
+
+
+def test_v1_claims_are_refused():
+    with pytest.raises(ValueError, match="needs rule="):
+        Claim("C1", "s", "v", "m")
+    with pytest.raises(ValueError, match="needs measure="):
+        Claim("C1", "s", "v", "m", rule=rules.threshold(">", 0, min_n=1))
 
 
 def test_paper_rejects_duplicate_claim_ids():
-    claim = Claim("C1", "s", "v", "m", "c", lambda ev: inconclusive("-"))
+    claim = Claim("C1", "s", "v", "m", rule=rules.threshold(">", 0, min_n=1), measure=lambda ctx: Evidence([1.0]))
     with pytest.raises(ValueError, match="unique"):
-        Paper(id="P12", slug="effbench", claims=(claim, claim), run=lambda ctx: None)
+        Paper(id="P12", slug="effbench", claims=(claim, claim))
 
 
 def test_new_run_dir_never_reuses_a_folder(tmp_path):
@@ -126,25 +135,22 @@ def _run_with(monkeypatch, tmp_path, paper, scale="quick"):
 
 
 def test_run_writes_a_complete_record_and_report_with_embedded_plot(monkeypatch, tmp_path):
-    def run(ctx):
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots()
+    def measure_c1(ctx):
+        fig, ax = ctx.figure()
         ax.plot([0, 1], [0, 1])
-        path = ctx.plot_path("line.png")
-        fig.savefig(path)
-        plt.close(fig)
-        return CheckOutput(evidence={"C1": Evidence([float(s + 1) for s in ctx.seeds]), "C2": Evidence([20.0])},
-                           metrics={"m": 1}, plots=[path])
+        ctx.save_figure(fig, "line.png")
+        ctx.metrics["m"] = 1
+        return Evidence([float(s + 1) for s in ctx.seeds])
 
-    run_dir, runs = _run_with(monkeypatch, tmp_path, _toy_paper(run))
+    run_dir, runs = _run_with(monkeypatch, tmp_path, _toy_paper(measure_c1, lambda ctx: Evidence([20.0])))
     record = json.loads((run_dir / "effbench.json").read_text())
     assert runs[0].status == "ok" and record["status"] == "ok"
     for key in ("paper_id", "slug", "scale", "seeds", "device", "versions", "start_time", "duration_s",
-                "metrics", "claims", "plots"):
+                "cpu_s", "load", "machine", "source_sha256", "tally", "metrics", "claims", "plots"):
         assert key in record
     assert record["seeds"] == [0, 1, 2]  # the default for quick
     assert record["claims"][0]["measured"]["mean"] == pytest.approx(2.0)
+    assert record["claims"][0]["kind"] == "paper"
     assert record["plots"] == [{"path": "effbench/line.png", "caption": ""}]
     md, html = write_report(run_dir)
     assert "| P12 `effbench` | C1 | **supported**" in md.read_text()
@@ -152,11 +158,11 @@ def test_run_writes_a_complete_record_and_report_with_embedded_plot(monkeypatch,
     assert "supported" in verdict_table([record])
 
 
-def test_a_crashing_v1_run_makes_its_claims_inconclusive_with_the_error(monkeypatch, tmp_path):
-    def run(ctx):
+def test_a_crashing_measure_makes_its_claim_inconclusive_with_the_error(monkeypatch, tmp_path):
+    def boom(ctx):
         raise RuntimeError("boom")
 
-    run_dir, runs = _run_with(monkeypatch, tmp_path, _toy_paper(run))
+    run_dir, runs = _run_with(monkeypatch, tmp_path, _toy_paper(boom))
     assert runs[0].status == "ok" and runs[0].claim_errors == 2
     record = json.loads((run_dir / "effbench.json").read_text())
     for claim in record["claims"][:2]:  # C3 is decided at full only: never measured
@@ -192,7 +198,7 @@ def test_report_of_a_folder_without_records_raises(tmp_path):
 
 
 def test_runs_do_not_overwrite_each_other(monkeypatch, tmp_path):
-    paper = _toy_paper(lambda ctx: CheckOutput(evidence={"C1": Evidence([1.0])}))
+    paper = _toy_paper(lambda ctx: Evidence([1.0]))
     first, _ = _run_with(monkeypatch, tmp_path, paper)
     second, _ = _run_with(monkeypatch, tmp_path, paper)
     assert first != second and (first / "effbench.json").exists() and (second / "effbench.json").exists()

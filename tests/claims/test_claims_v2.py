@@ -53,22 +53,22 @@ def _ev(*values, **details):
     ("<=", 0.1, (0.1, 0.2, 0.3), "not supported"),
 ])
 def test_threshold_on_the_mean(op, value, values, expected):
-    assert rules.threshold(op, value)(_ev(*values)).label == expected
+    assert rules.threshold(op, value, min_n=1)(_ev(*values)).label == expected
 
 
 def test_threshold_statistics_and_quantifiers_match_numpy():
     values = (1.0, 5.0, 2.0, 10.0)
     for stat, fn in (("median", np.median), ("min", np.min), ("max", np.max)):
         bound = float(fn(values))
-        assert rules.threshold(">=", bound, stat=stat)(_ev(*values)).label == "supported"
-        assert rules.threshold(">", bound, stat=stat)(_ev(*values)).label == "not supported"
-    assert rules.threshold(">", 0.5, stat="all")(_ev(*values)).label == "supported"
-    assert rules.threshold(">", 1.5, stat="all")(_ev(*values)).label == "not supported"
-    assert rules.threshold(">", 9.0, stat="any")(_ev(*values)).label == "supported"
+        assert rules.threshold(">=", bound, stat=stat, min_n=1)(_ev(*values)).label == "supported"
+        assert rules.threshold(">", bound, stat=stat, min_n=1)(_ev(*values)).label == "not supported"
+    assert rules.threshold(">", 0.5, stat="all", min_n=1)(_ev(*values)).label == "supported"
+    assert rules.threshold(">", 1.5, stat="all", min_n=1)(_ev(*values)).label == "not supported"
+    assert rules.threshold(">", 9.0, stat="any", min_n=1)(_ev(*values)).label == "supported"
 
 
 def test_threshold_refute_band_gives_inconclusive_between():
-    rule = rules.threshold(">=", 2.0, refute=("<", 1.0))
+    rule = rules.threshold(">=", 2.0, refute=("<", 1.0), min_n=1)
     assert rule(_ev(2.5)).label == "supported"
     assert rule(_ev(1.5)).label == "inconclusive"
     assert rule(_ev(0.5)).label == "not supported"
@@ -76,13 +76,13 @@ def test_threshold_refute_band_gives_inconclusive_between():
 
 
 def test_threshold_otherwise_inconclusive_for_preconditions():
-    rule = rules.on("n_max", rules.threshold(">=", 1e5, stat="value", otherwise="inconclusive"))
+    rule = rules.on("n_max", rules.threshold(">=", 1e5, stat="value", otherwise="inconclusive", min_n=1))
     assert rule(_ev(1.0, n_max=1e4)).label == "inconclusive"
     verdict = rule(_ev(1.0, n_max=1e5))
     assert verdict.label == "supported" and verdict.reason == "n_max 1e+05; needs >= 1e+05"
     assert rule.criterion == "n_max >= 1e+05 (else inconclusive)"
     with pytest.raises(ValueError):
-        rules.threshold(">", 0, otherwise="maybe")
+        rules.threshold(">", 0, otherwise="maybe", min_n=1)
 
 
 def test_min_n_guard_makes_too_little_evidence_inconclusive():
@@ -93,29 +93,29 @@ def test_min_n_guard_makes_too_little_evidence_inconclusive():
 
 
 def test_at_least_counts_and_fractions():
-    assert rules.at_least(2, ">", 0)(_ev(1, -1, 2)).label == "supported"
-    assert rules.at_least(3, ">", 0)(_ev(1, -1, 2)).label == "not supported"
+    assert rules.at_least(2, ">", 0, min_n=1)(_ev(1, -1, 2)).label == "supported"
+    assert rules.at_least(3, ">", 0, min_n=1)(_ev(1, -1, 2)).label == "not supported"
     # ceil(2/3 * 3) = 2 of 3 needed, ceil(2/3 * 4) = 3 of 4 needed
-    assert rules.at_least(2 / 3, ">", 0)(_ev(1, -1, 2)).label == "supported"
-    assert rules.at_least(2 / 3, ">", 0)(_ev(1, -1, 2, -3)).label == "not supported"
-    assert rules.at_least(3, ">", 0)(_ev(1, 2)).label == "inconclusive"  # fewer values than k
+    assert rules.at_least(2 / 3, ">", 0, min_n=3)(_ev(1, -1, 2)).label == "supported"
+    assert rules.at_least(2 / 3, ">", 0, min_n=3)(_ev(1, -1, 2, -3)).label == "not supported"
+    assert rules.at_least(3, ">", 0, min_n=1)(_ev(1, 2)).label == "inconclusive"  # fewer values than k
 
 
 def test_beyond_se_against_a_hand_computed_standard_error():
     values = [0.3, 0.1, 0.2]
     se = np.std(values, ddof=1) / math.sqrt(3)  # 0.0577; mean 0.2 = 3.46 SE
     assert 3 < 0.2 / se < 4
-    assert rules.beyond_se(3.0)(_ev(*values)).label == "supported"
-    assert rules.beyond_se(4.0)(_ev(*values)).label == "inconclusive"
-    assert rules.beyond_se(3.0)(_ev(*[-v for v in values])).label == "not supported"
-    assert rules.beyond_se(2.0, direction="less")(_ev(*[-v for v in values])).label == "supported"
-    assert rules.beyond_se(2.0, reference=0.5)(_ev(*values)).label == "not supported"
-    assert rules.beyond_se()(_ev(1.0)).label == "inconclusive"
+    assert rules.beyond_se(3.0, min_n=2)(_ev(*values)).label == "supported"
+    assert rules.beyond_se(4.0, min_n=2)(_ev(*values)).label == "inconclusive"
+    assert rules.beyond_se(3.0, min_n=2)(_ev(*[-v for v in values])).label == "not supported"
+    assert rules.beyond_se(2.0, direction="less", min_n=2)(_ev(*[-v for v in values])).label == "supported"
+    assert rules.beyond_se(2.0, reference=0.5, min_n=2)(_ev(*values)).label == "not supported"
+    assert rules.beyond_se(min_n=2)(_ev(1.0)).label == "inconclusive"
 
 
 def test_combinators_follow_their_truth_tables():
-    yes, no = rules.threshold(">", 0), rules.threshold("<", 0)
-    maybe = rules.threshold(">", 10, refute=("<", -10))
+    yes, no = rules.threshold(">", 0, min_n=1), rules.threshold("<", 0, min_n=1)
+    maybe = rules.threshold(">", 10, refute=("<", -10), min_n=1)
     ev = _ev(1.0)
     assert rules.all_of(yes, yes)(ev).label == "supported"
     assert rules.all_of(yes, maybe)(ev).label == "inconclusive"
@@ -126,17 +126,17 @@ def test_combinators_follow_their_truth_tables():
 
 
 def test_decisive_has_a_support_and_a_refutation_rule():
-    rule = rules.decisive(rules.at_least(2 / 3, "<=", -0.02), rules.at_least(2 / 3, ">=", 0.0))
+    rule = rules.decisive(rules.at_least(2 / 3, "<=", -0.02, min_n=3), rules.at_least(2 / 3, ">=", 0.0, min_n=3))
     assert rule(_ev(-0.1, -0.05, 0.3)).label == "supported"
     assert rule(_ev(0.1, 0.05, -0.3)).label == "not supported"
     assert rule(_ev(-0.01, -0.01, 0.3)).label == "inconclusive"
-    assert rule.criterion.startswith("supported if at least 0.667 of the values <= -0.02; not supported if")
-    nested = rules.all_of(rules.any_of(rules.threshold(">", 0), rules.threshold("<", -5)), rules.threshold("<", 9))
+    assert rule.criterion.startswith("supported if at least 0.667 of the values <= -0.02 (n >= 3); not supported if")
+    nested = rules.all_of(rules.any_of(rules.threshold(">", 0, min_n=1), rules.threshold("<", -5, min_n=1)), rules.threshold("<", 9, min_n=1))
     assert nested.criterion == "((mean > 0); or (mean < -5)); and mean < 9"
 
 
 def test_provided_gates_on_a_precondition():
-    rule = rules.provided(rules.on("n", rules.threshold(">=", 2000, stat="value")), rules.threshold(">=", 100))
+    rule = rules.provided(rules.on("n", rules.threshold(">=", 2000, stat="value", min_n=1)), rules.threshold(">=", 100, min_n=1))
     assert rule(_ev(50.0, n=200)).label == "inconclusive"  # not "not supported": n too small to say
     assert rule(_ev(50.0, n=2000)).label == "not supported"
     assert rule(_ev(150.0, n=2000)).label == "supported"
@@ -144,7 +144,7 @@ def test_provided_gates_on_a_precondition():
 
 
 def test_on_reads_details_and_says_when_a_key_is_missing():
-    rule = rules.on("slope", rules.threshold("<=", 0.2, stat="max"))
+    rule = rules.on("slope", rules.threshold("<=", 0.2, stat="max", min_n=1))
     assert rule(_ev(1.0, slope=[0.1, 0.15])).label == "supported"
     assert rule(_ev(1.0, slope=0.3)).label == "not supported"
     assert rule(_ev(1.0)).label == "inconclusive"
@@ -153,18 +153,18 @@ def test_on_reads_details_and_says_when_a_key_is_missing():
 
 def test_custom_rule_and_criterion_rendering():
     rule = rules.custom("supported if the first value is odd",
-                        lambda ev: Verdict("supported" if ev.values[0] % 2 else "not supported", "parity"))
+                        lambda ev: Verdict("supported" if ev.values[0] % 2 else "not supported", "parity"), min_n=1)
     assert rule(_ev(3.0)).label == "supported" and rule.criterion == "supported if the first value is odd"
     with pytest.raises(TypeError):
-        rules.custom("x", lambda ev: "supported")(_ev(1.0))
+        rules.custom("x", lambda ev: "supported", min_n=1)(_ev(1.0))
 
 
 @pytest.mark.parametrize("make", [
-    lambda: rules.threshold("=>", 1.0), lambda: rules.threshold(">", math.nan),
-    lambda: rules.threshold(">", 1.0, stat="mode"), lambda: rules.threshold(">", 1.0, min_n=0),
-    lambda: rules.at_least(0, ">", 1.0), lambda: rules.at_least(1.5, ">", 1.0),
-    lambda: rules.beyond_se(-1.0), lambda: rules.beyond_se(direction="up"), lambda: rules.beyond_se(min_n=1),
-    lambda: rules.all_of(), lambda: rules.on("", rules.threshold(">", 0)),
+    lambda: rules.threshold("=>", 1.0, min_n=1), lambda: rules.threshold(">", math.nan, min_n=1),
+    lambda: rules.threshold(">", 1.0, stat="mode", min_n=1), lambda: rules.threshold(">", 1.0, min_n=0),
+    lambda: rules.at_least(0, ">", 1.0, min_n=1), lambda: rules.at_least(1.5, ">", 1.0, min_n=3),
+    lambda: rules.beyond_se(-1.0, min_n=2), lambda: rules.beyond_se(direction="up", min_n=2), lambda: rules.beyond_se(min_n=1),
+    lambda: rules.all_of(), lambda: rules.on("", rules.threshold(">", 0, min_n=1)),
 ])
 def test_bad_rule_parameters_are_refused(make):
     with pytest.raises((ValueError, TypeError)):
@@ -173,10 +173,10 @@ def test_bad_rule_parameters_are_refused(make):
 
 def test_claim_takes_its_criterion_from_the_rule_and_refuses_both_forms():
     rule = rules.threshold(">=", 2.0, min_n=3)
-    claim = Claim("C1", "s", "2x", "m", rule=rule, context="on every stream:")
+    claim = Claim("C1", "s", "2x", "m", rule=rule, context="on every stream:", measure=lambda ctx: None)
     assert claim.criterion == "on every stream: mean >= 2 (n >= 3)" and claim.decide is rule
-    with pytest.raises(ValueError, match="not both"):
-        Claim("C1", "s", "2x", "m", criterion="x", rule=rule)
+    with pytest.raises(ValueError, match="come from rule"):
+        Claim("C1", "s", "2x", "m", criterion="x", rule=rule, measure=lambda ctx: None)
     with pytest.raises(ValueError, match="needs rule"):
         Claim("C1", "s", "2x", "m")
 
@@ -256,9 +256,9 @@ def test_one_failing_claim_never_sinks_the_others(monkeypatch, tmp_path):
 
     paper = _v2_paper(
         Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0, min_n=3), measure=good),
-        Claim("C2", "s", "p", "m", rule=rules.threshold(">", 0), measure=broken),
-        Claim("C3", "s", "p", "m", rule=rules.threshold(">", 0), measure=needs_data),
-        Claim("C4", "s", "p", "m", rule=rules.threshold(">", 0), measure=pytest.fail, scales=("full",)))
+        Claim("C2", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=broken),
+        Claim("C3", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=needs_data),
+        Claim("C4", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=pytest.fail, scales=("full",)))
     run_dir, runs = _run_with(monkeypatch, tmp_path, paper)
     record = json.loads((run_dir / "effbench.json").read_text())
     by_id = {claim["id"]: claim for claim in record["claims"]}
@@ -278,7 +278,7 @@ def test_smoke_measures_every_claim_but_decides_only_where_declared(monkeypatch,
         seen.append(ctx.scale)
         return Evidence([1.0])
 
-    paper = _v2_paper(Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0), measure=measure_it,
+    paper = _v2_paper(Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=measure_it,
                             scales=("quick", "full")))
     _, runs = _run_with(monkeypatch, tmp_path, paper, scale="smoke")
     claim = runs[0].record["claims"][0]
@@ -302,10 +302,10 @@ def test_shared_computations_run_once_and_failures_are_shared(monkeypatch, tmp_p
         return ctx.cache("bad", compute)
 
     paper = _v2_paper(
-        Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0), measure=lambda ctx: Evidence([train(ctx)])),
-        Claim("C2", "s", "p", "m", rule=rules.threshold(">", 0), measure=lambda ctx: Evidence([train(ctx)])),
-        Claim("C3", "s", "p", "m", rule=rules.threshold(">", 0), measure=lambda ctx: Evidence([bad(ctx)])),
-        Claim("C4", "s", "p", "m", rule=rules.threshold(">", 0), measure=lambda ctx: Evidence([bad(ctx)])))
+        Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=lambda ctx: Evidence([train(ctx)])),
+        Claim("C2", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=lambda ctx: Evidence([train(ctx)])),
+        Claim("C3", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=lambda ctx: Evidence([bad(ctx)])),
+        Claim("C4", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=lambda ctx: Evidence([bad(ctx)])))
     _, runs = _run_with(monkeypatch, tmp_path, paper)
     assert counter == {"ok": 1, "bad": 1}
     assert [c["verdict"] for c in runs[0].record["claims"]] == ["supported", "supported", "inconclusive",
@@ -326,7 +326,7 @@ def test_records_are_strict_json_with_non_finite_values_named(tmp_path):
 
 def test_report_accepts_the_out_folder_and_compares_runs(monkeypatch, tmp_path):
     values = iter([[1.0], [-1.0]])
-    paper = _v2_paper(Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0),
+    paper = _v2_paper(Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1),
                             measure=lambda ctx: Evidence(next(values))))
     first, _ = _run_with(monkeypatch, tmp_path, paper)
     time.sleep(1.1)  # run folders are named by the second; the newest must sort last

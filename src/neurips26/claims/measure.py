@@ -107,6 +107,97 @@ def timeit(fn: Callable[[], Any], *, warmup: int = 1, repeats: int = 5, clock: s
 
 
 @dataclass(frozen=True)
+class TimingComparison:
+    """Two callables timed side by side: ``ratios[i] = time_b[i] / time_a[i]`` for the i-th interleaved pair,
+    so a ratio above 1 means A is faster. ``ratio`` is their geometric mean, ``[lo, hi]`` its interval (t on
+    the log ratios), ``load`` the 1-minute load average before and after (the machine's state beside the number).
+    """
+
+    a: Timing
+    b: Timing
+    ratios: tuple[float, ...]
+    ratio: float
+    lo: float
+    hi: float
+    level: float
+    threads: int
+    load: tuple[float, float]
+
+    def summary(self) -> str:
+        return (f"B/A {self.ratio:.3g}x [{self.lo:.3g}, {self.hi:.3g}] ({100 * self.level:.0f}%, "
+                f"{len(self.ratios)} interleaved pairs, {self.threads} thread(s), {self.a.clock} clock, "
+                f"load {self.load[0]:.2f}->{self.load[1]:.2f})")
+
+    def record(self) -> dict[str, Any]:
+        return {"ratio": self.ratio, "lo": self.lo, "hi": self.hi, "ratios": list(self.ratios),
+                "a_s": list(self.a.values), "b_s": list(self.b.values), "clock": self.a.clock,
+                "threads": self.threads, "load": list(self.load)}
+
+    def evidence(self, unit: str = "x (time B / time A per interleaved pair)") -> Any:
+        """An :class:`~neurips26.claims.spec.Evidence` of the per-pair ratios, to decide with
+        :func:`neurips26.claims.rules.ratio_at_least`; the timings and load go into its details."""
+        from .spec import Evidence
+
+        return Evidence(values=list(self.ratios), unit=unit, details={"timing": self.record()})
+
+
+def load_average() -> float:
+    """The 1-minute load average (``nan`` where the platform has none)."""
+    try:
+        return float(os.getloadavg()[0])
+    except (AttributeError, OSError):
+        return float("nan")
+
+
+def timeit_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], *, repeats: int = 7, warmup: int = 1,
+                threads: int | None = 1, clock: str = "process", alpha: float = 0.05) -> TimingComparison:
+    """Time A against B in this process: ``warmup`` untimed calls of each, then ``repeats`` pairs run
+    A, B, A, B, ... so slow drifts of the machine hit both sides alike.
+
+    Args:
+        threads: torch intra-op threads for the measurement (restored afterwards); 1 by default, because a
+            second thread on a shared 2-core machine measures the neighbour. ``None`` leaves it as it is.
+        clock: ``"process"`` (CPU time of this process, robust to other load), ``"wall"`` or ``"cuda"``.
+    Returns:
+        a :class:`TimingComparison`; decide claims on its interval (``.evidence()`` +
+        ``rules.ratio_at_least``), never on one median.
+    """
+    from .stats import log_ratio_interval
+
+    for name, fn in (("fn_a", fn_a), ("fn_b", fn_b)):
+        if not callable(fn):
+            raise TypeError(f"{name} must be callable, got {type(fn).__name__}")
+    _check_count("repeats", repeats, 2)
+    _check_count("warmup", warmup, 0)
+    if threads is not None:
+        _check_count("threads", threads, 1)
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
+    import torch
+
+    previous = torch.get_num_threads()
+    load_before = load_average()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    try:
+        for _ in range(warmup):
+            fn_a()
+            fn_b()
+        times_a, times_b = [], []
+        for _ in range(repeats):
+            times_a.append(time_once(fn_a, clock))
+            times_b.append(time_once(fn_b, clock))
+    finally:
+        torch.set_num_threads(previous)
+    floor = 1e-9  # a call faster than the clock's resolution would give a zero division
+    ratios = tuple(max(b, floor) / max(a, floor) for a, b in zip(times_a, times_b))
+    interval = log_ratio_interval(ratios, method="t", alpha=alpha)
+    return TimingComparison(Timing(tuple(times_a), clock), Timing(tuple(times_b), clock), ratios,
+                            interval.estimate, interval.low, interval.high, interval.level,
+                            threads if threads is not None else previous, (load_before, load_average()))
+
+
+@dataclass(frozen=True)
 class SlopeFit:
     """Least-squares fit ``log y = intercept + slope * log x`` (natural logs) and its R²."""
 
@@ -220,5 +311,5 @@ def cuda_peak_bytes(fn: Callable[[], Any], device: Any = None) -> int:
     return int(torch.cuda.max_memory_allocated(device))
 
 
-__all__ = ["CLOCKS", "SlopeFit", "Timing", "cuda_peak_bytes", "loglog_slope", "peak_rss_subprocess",
-           "saved_tensor_bytes", "time_once", "timeit"]
+__all__ = ["CLOCKS", "SlopeFit", "Timing", "TimingComparison", "cuda_peak_bytes", "load_average", "loglog_slope",
+           "peak_rss_subprocess", "saved_tensor_bytes", "time_once", "timeit", "timeit_pair"]

@@ -33,7 +33,8 @@ def new_run_dir(root: Path, scale: str) -> Path:
 
 
 #: Version of the record layout; the contract test validates records against it.
-RECORD_SCHEMA = 2
+#: 3 (claims v3): kinds, preconditions, tuning, missing cells, CPU seconds, load, commit and source digest.
+RECORD_SCHEMA = 3
 #: Written into a run folder when the run starts and removed when it ends: a killed run keeps it.
 IN_PROGRESS = ".in-progress"
 
@@ -141,3 +142,93 @@ def utc_now() -> str:
 
 def monotonic() -> float:
     return time.perf_counter()
+
+
+def package_root(slug: str) -> Path:
+    """The folder of the installed paper package ``neurips26.<slug>`` (found without importing it)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("neurips26")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        candidate = Path(location) / slug
+        if candidate.is_dir():
+            return candidate
+    raise LookupError(f"no package folder neurips26/{slug}")
+
+
+def source_digest(slug: str) -> str:
+    """sha256 over the paper package's ``.py`` sources (relative path and bytes of each, in path order).
+
+    The README is left out on purpose: its verdict table is generated from the records that carry this digest.
+    """
+    import hashlib
+
+    root = package_root(slug)
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        digest.update(path.relative_to(root).as_posix().encode("utf-8") + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def repository_root() -> Path | None:
+    """The git checkout this package runs from (``src/neurips26`` two levels down), or None when installed
+    elsewhere."""
+    here = Path(__file__).resolve().parents[3]
+    return here if (here / ".git").exists() and (here / "src" / "neurips26").is_dir() else None
+
+
+def git_commit(slug: str | None = None) -> dict[str, Any] | None:
+    """``{"commit": sha, "dirty": bool}`` of the checkout (dirty: the paper's sources differ from the commit),
+    or None outside a git checkout."""
+    import subprocess
+
+    root = repository_root()
+    if root is None:
+        return None
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip()
+        paths = [f"src/neurips26/{slug}"] if slug else []
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--", *paths],
+                                capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": sha, "dirty": bool(status.strip())}
+
+
+def machine_description() -> dict[str, Any]:
+    """CPU model, visible cores and memory: what a reader needs to compare a timing with their own."""
+    model = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory_gib = None
+    try:
+        for line in Path("/proc/meminfo").read_text(encoding="utf-8").splitlines():
+            if line.startswith("MemTotal:"):
+                memory_gib = round(int(line.split()[1]) / 2**20, 1)
+    except (OSError, ValueError):
+        pass
+    return {"cpu": model, "cores": os.cpu_count(), "memory_gib": memory_gib}
+
+
+def cpu_seconds() -> float:
+    """User + system CPU seconds of this process and its finished children, all threads."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def load_average() -> list[float] | None:
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None

@@ -93,6 +93,8 @@ def _measured(claim: dict[str, Any]) -> str:
 
 def render_markdown(records: list[dict[str, Any]], run_dir: Path) -> str:
     lines = [f"# neurips26 claim-check report: {Path(run_dir).name}", "", "## Summary", "",
+             "Implementation checks (`kind: sanity`: true by construction or checks of our code) are marked and "
+             "never counted among the paper's verdicts.", "",
              "| paper | claim | verdict | measured | paper value | reason |", "|---|---|---|---|---|---|"]
     for record in records:
         label = f"{record['paper_id']} `{record['slug']}`"
@@ -101,12 +103,17 @@ def render_markdown(records: list[dict[str, Any]], run_dir: Path) -> str:
             lines.append(f"| {label} | - | **{record.get('status')}** | {_md(detail)} | | |")
             continue
         for claim in record["claims"]:
-            lines.append(f"| {label} | {claim['id']} | **{claim['verdict']}** | {_md(_measured(claim))} | "
+            cid = claim["id"] + (" (sanity)" if claim.get("kind") == "sanity" else "")
+            lines.append(f"| {label} | {cid} | **{claim['verdict']}** | {_md(_measured(claim))} | "
                          f"{_md(claim['paper_value'])} | {_md(claim['reason'])} |")
     for record in records:
         lines += ["", f"## {record['paper_id']} {record['slug']}: {record.get('title', '')}", ""]
         lines.append(f"scale `{record['scale']}`, seeds {record.get('seeds')}, device {record.get('device')}, "
-                     f"started {record['start_time']}, {record['duration_s']:.1f} s")
+                     f"started {record['start_time']}, {record['duration_s']:.1f} s wall"
+                     + (f", {record['cpu_s']:.1f} CPU-s (budget {record.get('budget_s')})" if "cpu_s" in record else ""))
+        for tuned in record.get("tuning", []):
+            lines.append(f"- tuned arm {tuned['arm']} on {tuned['split']}: {tuned['size']} configurations, chose "
+                         f"{tuned['best']} (score {tuned['best_score']:.4g})")
         if record.get("status") != "ok":
             lines += ["", f"**{record.get('status')}**: {record.get('refusal') or record.get('error')}"]
             if record.get("traceback"):
@@ -119,6 +126,12 @@ def render_markdown(records: list[dict[str, Any]], run_dir: Path) -> str:
                       f"- criterion (fixed before the run): {claim['criterion']}",
                       f"- measured: {_measured(claim)}",
                       f"- reason: {claim['reason']}"]
+            if claim.get("kind") == "sanity":
+                lines.insert(len(lines) - 5, "- kind: sanity (implementation check, not counted)")
+            for pre in claim.get("preconditions", []):
+                value = (pre.get("measured") or {}).get("summary", "not measured")
+                lines.append(f"- precondition {pre['name']}: {'met' if pre['met'] else 'NOT MET'} ({value}; "
+                             f"needs {pre['criterion']})")
             if claim.get("traceback"):
                 lines += ["", "```", claim["traceback"].rstrip(), "```"]
         for note in record.get("notes", []):

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from . import stats
 from .spec import Evidence, Verdict
 
 _OPS: dict[str, Callable[[float, float], bool]] = {
@@ -61,10 +62,23 @@ def _check_bound(name: str, value: float) -> float:
     return float(value)
 
 
-def _check_min_n(min_n: int) -> int:
-    if isinstance(min_n, bool) or not isinstance(min_n, int) or min_n < 1:
-        raise ValueError(f"min_n must be a positive integer, got {min_n!r}")
-    return min_n
+class _Required:
+    """Marks an argument every rule must be given explicitly (``min_n``, ``margin``)."""
+
+    def __repr__(self) -> str:
+        return "<required>"
+
+
+REQUIRED: Any = _Required()
+
+
+def _check_min_n(min_n: int, rule: str = "a rule") -> int:
+    if min_n is REQUIRED:
+        raise TypeError(f"{rule}: min_n is required: every rule states how many values it needs to decide "
+                        "(e.g. min_n=3 for three seeds)")
+    if isinstance(min_n, bool) or not isinstance(min_n, int | np.integer) or min_n < 1:
+        raise ValueError(f"{rule}: min_n must be a positive integer, got {min_n!r}")
+    return int(min_n)
 
 
 def _fmt(x: float) -> str:
@@ -131,7 +145,7 @@ class _Threshold(Rule):
                                        f"{self.refute[0]} {_fmt(self.refute[1])} (refuted)")
 
 
-def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
+def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = REQUIRED,
               refute: tuple[str, float] | None = None, otherwise: str = "not supported") -> Rule:
     """Supported when ``stat(values) op value``.
 
@@ -141,7 +155,7 @@ def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
         stat: ``"mean"``, ``"median"``, ``"min"``, ``"max"``, ``"all"``/``"any"`` (every / some value), or
             ``"value"`` for evidence that is one number (``on("games", threshold(">=", 1000, stat="value"))``
             reads "games >= 1000").
-        min_n: fewer values than this make the claim inconclusive.
+        min_n: fewer values than this make the claim inconclusive (required).
         refute: ``(op, value)``: when given, a failed threshold is ``not supported`` only if this
             condition holds (on the same statistic) and ``inconclusive`` otherwise.
         otherwise: the verdict when the threshold fails and no ``refute`` is given: ``"not supported"``
@@ -158,7 +172,10 @@ def threshold(op: str, value: float, *, stat: str = "mean", min_n: int = 1,
         if not (isinstance(refute, tuple) and len(refute) == 2):
             raise ValueError(f"refute must be an (op, value) pair, got {refute!r}")
         refute = (_check_op(refute[0]), _check_bound("refute value", refute[1]))
-    return _Threshold(op, _check_bound("value", value), stat, _check_min_n(min_n), refute, otherwise)
+        if refute[1] == float(value) and stat not in _QUANTIFIERS:
+            raise ValueError(f"threshold: refute={refute} is at the supporting bound {value}: an exact-tie "
+                             "decision; give the refutation its own bound (a band) or use rules.better with a margin")
+    return _Threshold(op, _check_bound("value", value), stat, _check_min_n(min_n, "threshold"), refute, otherwise)
 
 
 @dataclass(frozen=True, repr=False)
@@ -187,10 +204,11 @@ class _AtLeast(Rule):
         return Verdict("supported" if hits >= needed else "not supported", said)
 
 
-def at_least(k: int | float, op: str, value: float, *, min_n: int = 1) -> Rule:
+def at_least(k: int | float, op: str, value: float, *, min_n: int = REQUIRED) -> Rule:
     """Supported when at least ``k`` values satisfy ``value_i op value``.
 
-    ``k`` is a count (int) or a fraction of the values in (0, 1] (float, e.g. ``2/3``).
+    ``k`` is a count (int) or a fraction of the values in (0, 1] (float, e.g. ``2/3``). A fraction needs
+    ``min_n >= 3``: "2/3 of the seeds" decided on one seed is a coin toss.
     """
     _check_op(op)
     if isinstance(k, bool) or not isinstance(k, int | float):
@@ -199,7 +217,9 @@ def at_least(k: int | float, op: str, value: float, *, min_n: int = 1) -> Rule:
         raise ValueError(f"k as a count must be >= 1, got {k}")
     if isinstance(k, float) and not 0.0 < k <= 1.0:
         raise ValueError(f"k as a fraction must lie in (0, 1], got {k}")
-    min_n = _check_min_n(min_n)
+    min_n = _check_min_n(min_n, "at_least")
+    if isinstance(k, float) and min_n < 3:
+        raise ValueError(f"at_least: a fraction of the values (k={k:.3g}) needs min_n >= 3, got min_n={min_n}")
     if isinstance(k, int):
         min_n = max(min_n, k)
     return _AtLeast(k, op, _check_bound("value", value), min_n)
@@ -237,7 +257,8 @@ class _BeyondSE(Rule):
         return Verdict("inconclusive", said + f" (within {_fmt(self.m)} SE)")
 
 
-def beyond_se(m: float = 2.0, *, direction: str = "greater", reference: float = 0.0, min_n: int = 2) -> Rule:
+def beyond_se(m: float = 2.0, *, direction: str = "greater", reference: float = 0.0,
+              min_n: int = REQUIRED) -> Rule:
     """A paired difference decided against its standard error.
 
     Values are per-seed differences (method minus baseline, in the direction the claim favours when
@@ -249,10 +270,171 @@ def beyond_se(m: float = 2.0, *, direction: str = "greater", reference: float = 
     m = _check_bound("m", m)
     if m < 0:
         raise ValueError(f"m must be >= 0, got {m}")
-    min_n = _check_min_n(min_n)
+    min_n = _check_min_n(min_n, "beyond_se")
     if min_n < 2:
         raise ValueError(f"min_n must be >= 2 for a standard error, got {min_n}")
     return _BeyondSE(m, direction, _check_bound("reference", reference), min_n)
+
+
+def _arms(evidence: Evidence, metric: str | None, than: str | None) -> tuple[np.ndarray, np.ndarray | None]:
+    """The values a comparison reads: the evidence's own values (already per-unit differences or ratios),
+    or the two per-item arrays ``details[metric]`` and ``details[than]``."""
+    if metric is None:
+        return _finite(evidence.values), None
+    arrays = []
+    for key in (metric, than):
+        if key not in evidence.details:
+            raise KeyError(f"evidence.details has no {key!r} (has {sorted(evidence.details)})")
+        arrays.append(np.asarray(evidence.details[key], dtype=float).ravel())
+    return arrays[0], arrays[1]
+
+
+def _check_comparison(metric: str | None, than: str | None, paired: bool, test: str, alpha: float,
+                      rule: str) -> None:
+    if (metric is None) != (than is None):
+        raise ValueError(f"{rule}: give both metric= and than= (names of per-item arrays in evidence.details), "
+                         f"or neither (the evidence values are then the per-unit comparisons); got "
+                         f"metric={metric!r}, than={than!r}")
+    for name, key in (("metric", metric), ("than", than)):
+        if key is not None and (not isinstance(key, str) or not key):
+            raise ValueError(f"{rule}: {name} must be a non-empty string, got {key!r}")
+    if not isinstance(paired, bool):
+        raise TypeError(f"{rule}: paired must be a bool, got {paired!r}")
+    if test not in stats.TESTS:
+        raise ValueError(f"{rule}: test must be one of {stats.TESTS}, got {test!r}")
+    if test == "mcnemar" and (metric is None or not paired):
+        raise ValueError(f"{rule}: test='mcnemar' needs paired per-item 0/1 arrays named by metric= and than=")
+    if metric is None and not paired:
+        raise ValueError(f"{rule}: unpaired comparisons need the two samples: give metric= and than=")
+    stats._check_alpha(alpha)
+
+
+@dataclass(frozen=True, repr=False)
+class _Better(Rule):
+    metric: str | None
+    than: str | None
+    margin: float
+    min_n: int
+    higher_is_better: bool
+    paired: bool
+    test: str
+    alpha: float
+    seed: int
+
+    def _what(self) -> str:
+        if self.metric is None:
+            return "the per-unit difference (ours - baseline)"
+        return f"{self.metric} - {self.than}"
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        way = "above" if self.higher_is_better else "below"
+        bound = _fmt(self.margin if self.higher_is_better else -self.margin)
+        level = f"{100 * (1 - self.alpha):.0f}%"
+        pairing = "paired" if self.paired else "unpaired"
+        return (f"the {level} {self.test} interval ({pairing}) of {self._what()} lies {way} {bound} "
+                f"(n >= {self.min_n}); not supported when it lies wholly on the other side; inconclusive when "
+                "it spans it")
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        a, b = _arms(evidence, self.metric, self.than)
+        n = len(a) if b is None else min(len(a), len(b))
+        if (few := _too_few(n, self.min_n)) is not None:
+            return few
+        if b is None:
+            interval = stats.mean_interval(a, method=self.test, alpha=self.alpha, seed=self.seed)
+        else:
+            interval = stats.difference_interval(a, b, paired=self.paired, method=self.test, alpha=self.alpha,
+                                                 seed=self.seed)
+        sign = 1.0 if self.higher_is_better else -1.0
+        low, high = sorted((sign * interval.low, sign * interval.high))
+        said = f"{self._what()} = {interval.text()}"
+        bound = _fmt(self.margin if self.higher_is_better else -self.margin)
+        if low > self.margin:
+            return Verdict("supported", f"{said}: beyond {bound}")
+        if high < self.margin:
+            return Verdict("not supported", f"{said}: wholly on the wrong side of {bound}")
+        return Verdict("inconclusive", f"{said}: spans {bound}")
+
+
+def better(metric: str | None = None, than: str | None = None, *, margin: float = REQUIRED,
+           min_n: int = REQUIRED, higher_is_better: bool = True, paired: bool = True, test: str = "bootstrap",
+           alpha: float = 0.05, seed: int = 0) -> Rule:
+    """Ours better than a baseline, decided on the confidence interval of the difference.
+
+    The oriented difference (ours - baseline when ``higher_is_better``, baseline - ours otherwise) must have its
+    two-sided ``1 - alpha`` interval wholly above ``margin`` (supported); wholly below it is not supported;
+    an interval that spans it is inconclusive. ``margin`` is required: a comparison without one decides
+    exact ties. A negative margin states non-inferiority ("no worse than 0.02 below the baseline").
+
+    Args:
+        metric, than: names of per-item arrays in ``evidence.details`` (ours, the baseline); omit both when
+            the evidence values are already the per-unit differences ours - baseline.
+        test: ``"bootstrap"`` (percentile, seeded), ``"t"`` (paired t / Welch) or ``"mcnemar"`` (paired 0/1
+            per-item correctness; exact). See :mod:`neurips26.claims.stats`.
+        min_n: required; fewer units make the claim inconclusive.
+    """
+    if margin is REQUIRED:
+        raise TypeError("better: margin is required: say how much better counts (0.0 for 'any amount beyond "
+                        "the interval', negative for non-inferiority)")
+    _check_comparison(metric, than, paired, test, alpha, "better")
+    if not isinstance(higher_is_better, bool):
+        raise TypeError(f"better: higher_is_better must be a bool, got {higher_is_better!r}")
+    return _Better(metric, than, _check_bound("margin", margin), _check_min_n(min_n, "better"), higher_is_better,
+                   paired, test, float(alpha), int(seed))
+
+
+@dataclass(frozen=True, repr=False)
+class _RatioAtLeast(Rule):
+    ratio: float
+    metric: str | None
+    than: str | None
+    min_n: int
+    paired: bool
+    test: str
+    alpha: float
+    seed: int
+
+    def _what(self) -> str:
+        return "the ratio" if self.metric is None else f"{self.metric} / {self.than}"
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        level = f"{100 * (1 - self.alpha):.0f}%"
+        return (f"the {level} {self.test} interval (log scale) of {self._what()} lies above {_fmt(self.ratio)} "
+                f"(n >= {self.min_n}); not supported when it lies wholly below; inconclusive when it spans it")
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        a, b = _arms(evidence, self.metric, self.than)
+        n = len(a) if b is None else min(len(a), len(b))
+        if (few := _too_few(n, self.min_n)) is not None:
+            return few
+        interval = stats.log_ratio_interval(a, b, paired=self.paired, method=self.test, alpha=self.alpha,
+                                            seed=self.seed)
+        said = f"{self._what()} = {interval.text()}"
+        if interval.low > self.ratio:
+            return Verdict("supported", f"{said}: above {_fmt(self.ratio)}")
+        if interval.high < self.ratio:
+            return Verdict("not supported", f"{said}: wholly below {_fmt(self.ratio)}")
+        return Verdict("inconclusive", f"{said}: spans {_fmt(self.ratio)}")
+
+
+def ratio_at_least(ratio: float, metric: str | None = None, than: str | None = None, *, min_n: int = REQUIRED,
+                   paired: bool = True, test: str = "bootstrap", alpha: float = 0.05, seed: int = 0) -> Rule:
+    """A positive ratio (a speed-up, a memory cut) at least ``ratio``, decided on its interval (log scale).
+
+    With ``metric=None`` the evidence values are per-unit ratios (e.g. :func:`neurips26.claims.measure.timeit_pair`
+    gives one per interleaved pair); otherwise ``details[metric] / details[than]`` per item (paired) or the ratio
+    of the geometric means (unpaired).
+    """
+    _check_comparison(metric, than, paired, test, alpha, "ratio_at_least")
+    if test == "mcnemar":
+        raise ValueError("ratio_at_least: test must be 'bootstrap' or 't'")
+    value = _check_bound("ratio", ratio)
+    if value <= 0:
+        raise ValueError(f"ratio_at_least: ratio must be positive, got {ratio!r}")
+    return _RatioAtLeast(value, metric, than, _check_min_n(min_n, "ratio_at_least"), paired, test, float(alpha),
+                         int(seed))
 
 
 def _combine(rules: Sequence[Rule], *, all_needed: bool, evidence: Evidence) -> Verdict:
@@ -414,14 +596,14 @@ class _Custom(Rule):
         return verdict
 
 
-def custom(criterion: str, decide: Callable[[Evidence], Verdict], *, min_n: int = 1) -> Rule:
+def custom(criterion: str, decide: Callable[[Evidence], Verdict], *, min_n: int = REQUIRED) -> Rule:
     """A rule the others cannot express: ``criterion`` in words, ``decide`` implements exactly it."""
     if not isinstance(criterion, str) or not criterion.strip():
         raise ValueError("criterion must be a non-empty sentence")
     if not callable(decide):
         raise TypeError(f"decide must be callable, got {type(decide).__name__}")
-    return _Custom(criterion, decide, _check_min_n(min_n))
+    return _Custom(criterion, decide, _check_min_n(min_n, "custom"))
 
 
-__all__ = ["Rule", "all_of", "any_of", "at_least", "beyond_se", "custom", "decisive", "on", "provided",
-           "threshold"]
+__all__ = ["REQUIRED", "Rule", "all_of", "any_of", "at_least", "better", "beyond_se", "custom", "decisive", "on",
+           "provided", "ratio_at_least", "threshold"]

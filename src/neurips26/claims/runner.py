@@ -13,11 +13,16 @@ from typing import Any
 from .catalog import CatalogEntry
 from .records import (
     RECORD_SCHEMA,
+    cpu_seconds,
     device_description,
+    git_commit,
     library_versions,
+    load_average,
+    machine_description,
     mark_in_progress,
     monotonic,
     new_run_dir,
+    source_digest,
     utc_now,
     write_json_atomic,
 )
@@ -26,10 +31,10 @@ from .spec import (
     SCALE_BUDGET_S,
     SCALES,
     CheckContext,
-    CheckOutput,
     Claim,
     Evidence,
     Paper,
+    Precondition,
     ScaleRefused,
     Verdict,
     _tqdm_log,
@@ -83,11 +88,15 @@ class PaperRun:
 
 
 def _claim_record(claim: Claim, evidence: Evidence | None, verdict: Verdict, *,
-                  error: str | None = None, traceback_text: str | None = None,
-                  fix: str | None = None) -> dict[str, Any]:
-    record = {"id": claim.id, "statement": claim.statement, "paper_value": claim.paper_value,
+                  preconditions: list[dict[str, Any]] | None = None, error: str | None = None,
+                  traceback_text: str | None = None, fix: str | None = None) -> dict[str, Any]:
+    record = {"id": claim.id, "kind": claim.kind, "statement": claim.statement, "paper_value": claim.paper_value,
               "metric": claim.metric, "criterion": claim.criterion, "measured": _evidence_record(evidence),
-              "verdict": verdict.label, "reason": verdict.reason}
+              "preconditions": preconditions or [], "verdict": verdict.label, "reason": verdict.reason}
+    if claim.compares_trained:
+        record["tuning"] = claim.tuning
+    if evidence is not None and evidence.missing:
+        record["missing"] = list(evidence.missing)
     if error is not None:
         record["error"] = error
         record["traceback"] = traceback_text
@@ -96,30 +105,17 @@ def _claim_record(claim: Claim, evidence: Evidence | None, verdict: Verdict, *,
     return record
 
 
-def _decide_one(claim: Claim, evidence: Evidence | None, scale: str) -> dict[str, Any]:
-    """Apply one claim's fixed rule to its evidence; missing evidence is ``inconclusive``."""
-    if scale not in claim.scales:
-        verdict = Verdict("inconclusive", f"not decided at scale {scale!r} (decided at {claim.scales})")
-    elif evidence is None or evidence.n == 0:
-        verdict = Verdict("inconclusive", "no evidence produced by this run")
-    else:
-        try:
-            verdict = claim.decide(evidence)
-        except Exception as exc:  # a broken rule costs this claim only
-            return _failed_claim(claim, exc, evidence)
-    return _claim_record(claim, evidence, verdict)
-
-
-def _failed_claim(claim: Claim, exc: BaseException, evidence: Evidence | None = None) -> dict[str, Any]:
+def _failed_claim(claim: Claim, exc: BaseException, evidence: Evidence | None = None,
+                  preconditions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The record of a claim whose measurement raised: skipped for absent data, else inconclusive."""
     if _is_data_miss(exc):
         fix = getattr(exc, "fix", None)
         reason = f"data not available: {exc}"
-        return _claim_record(claim, evidence, Verdict("skipped", reason), fix=fix)
+        return _claim_record(claim, evidence, Verdict("skipped", reason), preconditions=preconditions, fix=fix)
     text = f"{type(exc).__name__}: {exc}"
     tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     return _claim_record(claim, evidence, Verdict("inconclusive", f"the measurement failed: {text}"),
-                         error=text, traceback_text=tb)
+                         preconditions=preconditions, error=text, traceback_text=tb)
 
 
 def _is_data_miss(exc: BaseException) -> bool:
@@ -130,59 +126,99 @@ def _is_data_miss(exc: BaseException) -> bool:
     return isinstance(exc, DatasetNotFoundError)
 
 
-def decide_claims(paper: Paper, output: CheckOutput, scale: str) -> list[dict[str, Any]]:
-    """v1: apply each claim's fixed rule to the evidence a ``run()`` returned."""
-    unknown = set(output.evidence) - {claim.id for claim in paper.claims}
-    if unknown:
-        raise ValueError(f"{paper.slug}: evidence for undeclared claims {sorted(unknown)}")
-    return [_decide_one(claim, output.evidence.get(claim.id), scale) for claim in paper.claims]
+def _measure(fn: Any, what: str, ctx: CheckContext) -> Evidence:
+    evidence = fn(ctx)
+    if not isinstance(evidence, Evidence):
+        raise TypeError(f"measure of {what} must return an Evidence, got {type(evidence).__name__}")
+    return evidence
+
+
+def _precondition_record(pre: Precondition, evidence: Evidence | None, verdict: Verdict | None,
+                         error: str | None = None) -> dict[str, Any]:
+    return {"name": pre.name, "criterion": pre.criterion, "measured": _evidence_record(evidence),
+            "met": verdict is not None and verdict.label == "supported",
+            "reason": verdict.reason if verdict is not None else f"the measurement failed: {error}",
+            **({"error": error} if error else {})}
+
+
+def _unmet_text(pre: dict[str, Any]) -> str:
+    value = (pre["measured"] or {}).get("summary", "not measured")
+    return f"precondition not met: {pre['name']} ({value}, needs {pre['criterion']})"
+
+
+def _qualify(claim: Claim, evidence: Evidence, verdict: Verdict, preconditions: list[dict[str, Any]],
+             ctx: CheckContext) -> Verdict:
+    """What the rule says, unless the claim cannot be answered by this run: data cells missing without a
+    per-cell registration, an unmet precondition, or equal tuning declared but not recorded."""
+    said = f"(the rule alone: {verdict.label}: {verdict.reason})"
+    if evidence.missing and not claim.per_cell:
+        return Verdict("inconclusive", f"measured without the cells {', '.join(evidence.missing)} (data absent) and "
+                                       f"the rule is not pre-registered per cell {said}")
+    unmet = [pre for pre in preconditions if not pre["met"]]
+    if unmet:
+        return Verdict("inconclusive", "; ".join(_unmet_text(pre) for pre in unmet) + f" {said}")
+    if claim.compares_trained and claim.tuning == "equal" and ctx.scale != "smoke" and len(ctx.tuning) < 2:
+        return Verdict("inconclusive", "tuning='equal' is declared but fewer than two tuned arms were recorded "
+                                       f"(claims.tune_arms(..., ctx=ctx)) {said}")
+    return verdict
+
+
+def _evaluate_claim(claim: Claim, ctx: CheckContext) -> dict[str, Any]:
+    """Measure one claim and its preconditions and decide it; every exception stays inside this claim."""
+    # smoke exists to exercise every claim's pipeline (CI runs it), so it measures claims that are decided
+    # only at larger scales too, and leaves them inconclusive (GPU-only claims excepted: they need CUDA).
+    exercised = ctx.scale == "smoke" and set(claim.scales) != {"gpu"}
+    if ctx.scale not in claim.scales and not exercised:
+        return _claim_record(claim, None, Verdict(
+            "inconclusive", f"not decided at scale {ctx.scale!r} (decided at {', '.join(claim.scales)})"))
+    preconditions = []
+    for pre in claim.preconditions:
+        try:
+            evidence = _measure(pre.measure, f"{claim.id} precondition {pre.name!r}", ctx)
+            preconditions.append(_precondition_record(pre, evidence, pre.rule(evidence)))
+        except Exception as exc:
+            if _is_data_miss(exc):
+                return _failed_claim(claim, exc, preconditions=preconditions)
+            ctx.log(f"{claim.id} precondition {pre.name!r}: {type(exc).__name__}: {exc}")
+            preconditions.append(_precondition_record(pre, None, None, f"{type(exc).__name__}: {exc}"))
+    try:
+        evidence = _measure(claim.measure, claim.id, ctx)
+    except Exception as exc:
+        ctx.log(f"{claim.id}: {type(exc).__name__}: {exc}")
+        return _failed_claim(claim, exc, preconditions=preconditions)
+    if evidence.n == 0:
+        return _claim_record(claim, evidence, Verdict("inconclusive", "no evidence produced by this run"),
+                             preconditions=preconditions)
+    try:
+        verdict = claim.decide(evidence)
+    except Exception as exc:  # a broken rule costs this claim only
+        return _failed_claim(claim, exc, evidence, preconditions)
+    verdict = _qualify(claim, evidence, verdict, preconditions, ctx)
+    record = _claim_record(claim, evidence, verdict, preconditions=preconditions)
+    if ctx.scale not in claim.scales:
+        record["verdict"] = "inconclusive"
+        record["reason"] = f"smoke run: measured to exercise the pipeline; decided at {', '.join(claim.scales)}"
+    return record
 
 
 def measure_claims(paper: Paper, ctx: CheckContext) -> list[dict[str, Any]]:
-    """Measure and decide claim by claim. An exception in one claim's ``measure`` makes that claim
-    inconclusive (with the error and traceback) or skipped (data absent); the others keep their verdicts.
-    A v1 ``run()`` measures the claims without a ``measure`` in one go, isolated the same way."""
-    legacy: dict[str, Evidence] = {}
-    legacy_error: BaseException | None = None
-    if paper.run is not None and any(c.measure is None and ctx.scale in c.scales for c in paper.claims):
-        try:
-            output = paper.run(ctx)
-            if not isinstance(output, CheckOutput):
-                raise TypeError(f"{paper.slug}: run() must return a CheckOutput, got {type(output).__name__}")
-            unknown = set(output.evidence) - {claim.id for claim in paper.claims}
-            if unknown:
-                raise ValueError(f"{paper.slug}: evidence for undeclared claims {sorted(unknown)}")
-            legacy = output.evidence
-            ctx.metrics.update(output.metrics)
-            ctx.notes.extend(output.notes)
-            ctx.plots.extend({"path": str(path), "caption": ""} for path in output.plots)
-        except Exception as exc:
-            legacy_error = exc
-    results = []
-    for claim in paper.claims:
-        # smoke exists to exercise every claim's pipeline (CI runs it), so it measures claims that are
-        # decided only at larger scales too, and leaves them inconclusive.
-        # (GPU-only claims excepted: their measurements need a CUDA device)
-        exercised = ctx.scale == "smoke" and claim.measure is not None and set(claim.scales) != {"gpu"}
-        if ctx.scale not in claim.scales and not exercised:
-            results.append(_decide_one(claim, None, ctx.scale))
-        elif claim.measure is None:
-            results.append(_failed_claim(claim, legacy_error) if legacy_error is not None
-                           else _decide_one(claim, legacy.get(claim.id), ctx.scale))
+    """Measure and decide claim by claim. An exception in one claim's ``measure`` (or one of its
+    preconditions) makes that claim inconclusive (with the error and traceback) or skipped (data absent);
+    the others keep their verdicts."""
+    return [_evaluate_claim(claim, ctx) for claim in paper.claims]
+
+
+def tally(claims: list[dict[str, Any]]) -> dict[str, int]:
+    """Verdict counts of the paper's own claims (``kind == "paper"``), and how many sanity checks passed."""
+    counts = {"supported": 0, "not supported": 0, "inconclusive": 0, "skipped": 0, "sanity": 0,
+              "sanity_passed": 0}
+    for claim in claims:
+        if claim.get("kind", "paper") == "sanity":
+            counts["sanity"] += 1
+            counts["sanity_passed"] += claim["verdict"] == "supported"
         else:
-            try:
-                evidence = claim.measure(ctx)
-                if not isinstance(evidence, Evidence):
-                    raise TypeError(f"measure of {claim.id} must return an Evidence, got {type(evidence).__name__}")
-            except Exception as exc:
-                ctx.log(f"{claim.id}: {type(exc).__name__}: {exc}")
-                results.append(_failed_claim(claim, exc))
-                continue
-            results.append(_decide_one(claim, evidence, ctx.scale))
-            if ctx.scale not in claim.scales:
-                results[-1]["reason"] = (f"smoke run: measured to exercise the pipeline; decided at "
-                                         f"{', '.join(claim.scales)}")
-    return results
+            counts[claim["verdict"]] += 1
+    return counts
 
 
 def _evidence_record(evidence: Evidence | None) -> dict[str, Any] | None:
@@ -207,13 +243,20 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
     """Run one paper's check and write ``run_dir/<slug>.json``. Never raises for a failed check:
     a failure to load the paper becomes a record with ``status: error`` and the traceback, a failure
     inside one claim becomes that claim's error."""
-    started, t0 = utc_now(), monotonic()
+    started, t0, cpu0 = utc_now(), monotonic(), cpu_seconds()
     record: dict[str, Any] = {"schema": RECORD_SCHEMA, "paper_id": entry.id, "slug": entry.slug,
                               "title": entry.title, "arxiv": entry.arxiv, "scale": scale,
-                              "start_time": started, "budget_s": SCALE_BUDGET_S[scale]}
+                              "start_time": started, "budget_s": SCALE_BUDGET_S[scale],
+                              "budget_clock": "wall" if scale == "gpu" else "cpu",
+                              "load": {"start": load_average()}, "machine": machine_description()}
     status = "ok"
     try:
+        record["git"] = git_commit(entry.slug)
+        record["source_sha256"] = source_digest(entry.slug)
         paper = load_paper(entry.slug)
+        record["budget_s"] = paper.budget_s(scale)
+        if scale == "full" and paper.full_budget_reason:
+            record["budget_reason"] = paper.full_budget_reason
         seeds_n = n_seeds if n_seeds is not None else paper.default_seeds.get(scale, 1)
         record["seeds"] = list(range(seeds_n))
         record["device"] = device_description()
@@ -229,6 +272,8 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
                            out_dir=run_dir / entry.slug, show_progress=show_progress,
                            log=lambda msg: _tqdm_log(f"[{entry.slug}] {msg}"))
         record["claims"] = measure_claims(paper, ctx)
+        record["tally"] = tally(record["claims"])
+        record["tuning"] = ctx.tuning
         record["metrics"] = ctx.metrics
         record["notes"] = ctx.notes
         record["plots"] = _relative_plots(ctx.plots, run_dir)
@@ -241,6 +286,10 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
         record["traceback"] = traceback.format_exc()
     record["status"] = status
     record["duration_s"] = round(monotonic() - t0, 3)
+    record["cpu_s"] = round(cpu_seconds() - cpu0, 3)
+    record["load"]["end"] = load_average()
+    spent = record["duration_s"] if scale == "gpu" else record["cpu_s"]
+    record["over_budget"] = spent > record["budget_s"]
     path = write_json_atomic(run_dir / f"{entry.slug}.json", record)
     return PaperRun(entry=entry, status=status, record=record, path=path)
 
@@ -280,11 +329,14 @@ def verdict_table(records: list[dict[str, Any]]) -> str:
                 measured = f"error: {claim['error']}"
             elif claim["verdict"] == "skipped":
                 measured = f"fix: {claim.get('fix') or claim['reason']}"
-            rows.append((label, claim["id"], claim["verdict"], _clip(measured, 40),
+            cid = claim["id"] + ("*" if claim.get("kind") == "sanity" else "")
+            rows.append((label, cid, claim["verdict"], _clip(measured, 40),
                          _clip(claim["paper_value"], 30)))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in rows]
     lines.insert(1, "  ".join("-" * width for width in widths))
+    if any(c.get("kind") == "sanity" for r in records for c in r.get("claims", [])):
+        lines.append("* implementation check (kind sanity): not counted among the paper's verdicts")
     return "\n".join(lines)
 
 

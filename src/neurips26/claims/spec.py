@@ -26,8 +26,14 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 SCALES: tuple[str, ...] = ("smoke", "quick", "full", "gpu")
-#: Wall-clock budget per paper and scale, in seconds (2 CPU cores; ``gpu``: one H200).
-SCALE_BUDGET_S: dict[str, int] = {"smoke": 30, "quick": 120, "full": 900, "gpu": 480}
+#: Budget per paper and scale, in seconds: CPU seconds (user + system, every thread and child) for ``smoke``,
+#: ``quick`` and ``full`` on 2 cores; wall seconds on one H200 for ``gpu``. A paper may declare a larger full
+#: budget (at most :data:`MAX_FULL_BUDGET_CPU_S`) with its reason (:class:`Paper`).
+SCALE_BUDGET_S: dict[str, int] = {"smoke": 30, "quick": 240, "full": 1800, "gpu": 480}
+MAX_FULL_BUDGET_CPU_S = 3 * 3600
+#: ``paper``: the paper's claim, counted in its tally. ``sanity``: a property true by construction or a check
+#: of our implementation (planted structure, counted passes, closed forms), shown apart, never counted.
+CLAIM_KINDS: tuple[str, ...] = ("paper", "sanity")
 VerdictLabel = Literal["supported", "not supported", "inconclusive", "skipped"]
 #: ``skipped`` is set by the framework only, when a claim's data cannot be had (never by a rule).
 VERDICTS: tuple[str, ...] = ("supported", "not supported", "inconclusive", "skipped")
@@ -48,7 +54,8 @@ class Verdict:
 
 
 def supported_if(condition: bool, reason: str, *, otherwise: VerdictLabel = "not supported") -> Verdict:
-    """``supported`` when ``condition`` holds, else ``otherwise``; the same reason text for both."""
+    """``supported`` when ``condition`` holds, else ``otherwise``; the same reason text for both (for
+    :func:`neurips26.claims.rules.custom`)."""
     return Verdict("supported" if condition else otherwise, reason)
 
 
@@ -66,6 +73,10 @@ class Evidence:
     marks a value that could not be measured: it is kept in the record as ``null`` and left out of the
     statistics. ``details`` carries anything else the decision or a reader needs (per-dataset tables,
     counts), as JSON-serialisable data; :func:`neurips26.claims.rules.on` decides on one of its entries.
+    ``missing`` names the cells (datasets, settings) the claim needed but could not measure because their data
+    is absent: unless the claim is pre-registered per cell (``Claim(per_cell=True)``) the claim is then
+    inconclusive and its reason names them (a verdict on the cells that happened to be present would not be
+    the pre-registered one).
     """
 
     values: Sequence[float | None]
@@ -73,8 +84,12 @@ class Evidence:
     details: dict[str, Any] = field(default_factory=dict)
     note: str = ""
     allow_missing: bool = False
+    missing: Sequence[str] = ()
 
     def __post_init__(self) -> None:
+        if isinstance(self.missing, str) or not all(isinstance(m, str) and m for m in self.missing):
+            raise TypeError(f"Evidence missing must be a sequence of cell names, got {self.missing!r}")
+        self.missing = tuple(self.missing)
         raw = self.values
         if isinstance(raw, np.ndarray):
             raw = raw.ravel().tolist()
@@ -139,6 +154,41 @@ class Evidence:
         return f"{text} {self.unit}".strip()
 
 
+def _is_rule(rule: Any) -> bool:
+    return callable(rule) and isinstance(getattr(rule, "criterion", None), str)
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """Something that must hold for a claim to be answerable at all, measured in the same run.
+
+    A trained model must beat a trivial reference, a baseline must have converged, the task must have
+    headroom, the signal the claim is about must exist. ``measure(ctx) -> Evidence`` measures it (share the
+    expensive work with the claim through ``ctx.cache``); it is met when ``rule(evidence)`` is ``supported``.
+    Any unmet precondition makes its claim ``inconclusive`` with "precondition not met: <name> (<value>,
+    needs <criterion>)", whatever the claim's own rule says. Ready-made ones:
+    :mod:`neurips26.claims.preconditions`.
+    """
+
+    name: str
+    measure: Callable[[CheckContext], Evidence]
+    rule: Any
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise ValueError(f"Precondition name must be a non-empty string, got {self.name!r}")
+        if not callable(self.measure):
+            raise TypeError(f"precondition {self.name!r}: measure must be callable, got "
+                            f"{type(self.measure).__name__}")
+        if not _is_rule(self.rule):
+            raise TypeError(f"precondition {self.name!r}: rule must come from neurips26.claims.rules, got "
+                            f"{type(self.rule).__name__}")
+
+    @property
+    def criterion(self) -> str:
+        return self.rule.criterion
+
+
 @dataclass(frozen=True)
 class Claim:
     """A claim of the paper, how it is measured, and the pre-registered rule that decides it.
@@ -154,7 +204,18 @@ class Claim:
             makes this claim inconclusive and leaves the others alone.
         context: optional words put before the rule's sentence in the criterion ("on every stream: ").
         scales: scales at which the claim is decided; elsewhere it is ``inconclusive`` ("not run").
-        criterion, decide: the v1 form (sentence and function written separately); give ``rule`` instead.
+        kind: ``"paper"`` (the paper's claim, counted) or ``"sanity"`` (true by construction, or a check of
+            our implementation: shown apart as an implementation check and never counted in the tally).
+        preconditions: :class:`Precondition` s measured beside the claim; any unmet one makes it inconclusive.
+        compares_trained: the claim compares trained models (ours against baselines). Such a claim needs at
+            least one precondition and a ``tuning`` statement.
+        tuning: ``"equal"`` when every arm is tuned over the same-sized grid on a validation split with
+            :func:`neurips26.claims.tune_arms` (the runner checks that the tuned arms were recorded), or the
+            reason an arm is not tuned ("fixed by the paper: ...").
+        per_cell: the rule is pre-registered per cell, so a verdict on the cells whose data is present is
+            the pre-registered one (see ``Evidence.missing``).
+
+    ``criterion`` (the sentence) and ``decide`` (the rule itself) are filled in from ``rule``.
     """
 
     id: str
@@ -167,33 +228,50 @@ class Claim:
     rule: Any = None
     measure: Callable[[CheckContext], Evidence] | None = None
     context: str = ""
+    kind: str = "paper"
+    preconditions: tuple[Precondition, ...] = ()
+    compares_trained: bool = False
+    tuning: str = ""
+    per_cell: bool = False
 
     def __post_init__(self) -> None:
-        if self.rule is not None:
-            if self.decide is not None or self.criterion:
-                raise ValueError(f"claim {self.id}: give either rule= or criterion=/decide=, not both")
-            if not callable(self.rule) or not isinstance(getattr(self.rule, "criterion", None), str):
-                raise TypeError(f"claim {self.id}: rule must come from neurips26.claims.rules")
-            text = f"{self.context.rstrip()} {self.rule.criterion}".strip()
-            object.__setattr__(self, "criterion", text)
-            object.__setattr__(self, "decide", self.rule)
-        elif self.decide is None or not self.criterion:
-            raise ValueError(f"claim {self.id}: a claim needs rule= (or both criterion= and decide=)")
-        if self.measure is not None and not callable(self.measure):
+        if self.rule is None:
+            raise ValueError(f"claim {self.id}: a claim needs rule= (a rule from neurips26.claims.rules)")
+        if self.decide is not None or self.criterion:
+            raise ValueError(f"claim {self.id}: criterion and decide come from rule=; do not give them")
+        if not _is_rule(self.rule):
+            raise TypeError(f"claim {self.id}: rule must come from neurips26.claims.rules")
+        object.__setattr__(self, "criterion", f"{self.context.rstrip()} {self.rule.criterion}".strip())
+        object.__setattr__(self, "decide", self.rule)
+        if self.measure is None:
+            raise ValueError(f"claim {self.id}: a claim needs measure= (measure(ctx) -> Evidence)")
+        if not callable(self.measure):
             raise TypeError(f"claim {self.id}: measure must be callable, got {type(self.measure).__name__}")
         bad = [s for s in self.scales if s not in SCALES]
         if bad:
             raise ValueError(f"claim {self.id}: unknown scales {bad}; scales are {SCALES}")
-
-
-@dataclass
-class CheckOutput:
-    """What a v1 ``run(ctx)`` returns (v2 checks give each claim a ``measure`` instead)."""
-
-    evidence: dict[str, Evidence]
-    metrics: dict[str, Any] = field(default_factory=dict)
-    plots: list[Path] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
+        if self.kind not in CLAIM_KINDS:
+            raise ValueError(f"claim {self.id}: kind must be one of {CLAIM_KINDS}, got {self.kind!r}")
+        pre = tuple(self.preconditions) if isinstance(self.preconditions, list | tuple) else self.preconditions
+        if not isinstance(pre, tuple) or not all(isinstance(p, Precondition) for p in pre):
+            raise TypeError(f"claim {self.id}: preconditions must be a tuple of claims.Precondition, got "
+                            f"{self.preconditions!r}")
+        names = [p.name for p in pre]
+        if len(set(names)) != len(names):
+            raise ValueError(f"claim {self.id}: precondition names must be unique, got {names}")
+        object.__setattr__(self, "preconditions", pre)
+        for flag in ("compares_trained", "per_cell"):
+            if not isinstance(getattr(self, flag), bool):
+                raise TypeError(f"claim {self.id}: {flag} must be a bool, got {getattr(self, flag)!r}")
+        if not isinstance(self.tuning, str):
+            raise TypeError(f"claim {self.id}: tuning must be a string, got {self.tuning!r}")
+        if self.compares_trained:
+            if not pre:
+                raise ValueError(f"claim {self.id}: compares_trained=True needs at least one precondition "
+                                 "(each arm converged, the model beats its trivial reference, ...)")
+            if not self.tuning.strip():
+                raise ValueError(f"claim {self.id}: compares_trained=True needs tuning='equal' (claims.tune_arms) "
+                                 "or the reason an arm is untuned, e.g. tuning='fixed by the paper: lr 3e-4'")
 
 
 class ScaleRefused(Exception):
@@ -221,6 +299,7 @@ class CheckContext:
     metrics: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     plots: list[dict[str, str]] = field(default_factory=list)
+    tuning: list[dict[str, Any]] = field(default_factory=list)
     _cache: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def cache(self, key: str, compute: Callable[[], T]) -> T:
@@ -248,15 +327,26 @@ class CheckContext:
         self.out_dir.mkdir(parents=True, exist_ok=True)
         return self.out_dir / name
 
+    def figure(self, nrows: int = 1, ncols: int = 1, **subplots: Any) -> tuple[Any, Any]:
+        """A new matplotlib ``(figure, axes)`` that needs no display and no backend choice.
+
+        Built on ``matplotlib.figure.Figure`` (not pyplot), so a check never calls ``matplotlib.use`` and
+        never leaks open figures; pass the result to :meth:`save_figure`. ``subplots`` go to
+        ``Figure.subplots`` (``figsize`` to the figure).
+        """
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=subplots.pop("figsize", None))
+        return fig, fig.subplots(nrows, ncols, **subplots)
+
     def save_figure(self, fig: Any, name: str, *, caption: str = "", dpi: int = 120) -> Path:
         """Lay out, save (``name`` like ``loss.png``) and close a matplotlib figure; the plot and its
         caption are added to the record. Returns its path."""
-        import matplotlib.pyplot as plt
-
         path = self.plot_path(name)
         fig.tight_layout()
         fig.savefig(path, dpi=dpi)
-        plt.close(fig)
+        if "matplotlib.pyplot" in sys.modules:  # a pyplot figure stays registered until closed
+            sys.modules["matplotlib.pyplot"].close(fig)
         self.plots.append({"path": str(path), "caption": caption})
         return path
 
@@ -288,21 +378,37 @@ class Paper:
         claims: declared before the run; ids unique. Each claim with a ``measure`` is measured on its own.
         default_seeds: number of seeds per scale, e.g. ``{"smoke": 1, "quick": 3, "full": 5}``.
         scales: scales the check supports; ``gpu`` additionally requires CUDA.
-        run: v1 only: ``run(ctx) -> CheckOutput`` measuring the claims that have no ``measure``.
+        full_budget_cpu_s, full_budget_reason: a full budget above the default 1800 CPU-seconds (at most
+            3 CPU-hours), with the reason (e.g. a pre-training claim that needs a model past the unigram level).
     """
 
     id: str
     slug: str
     claims: tuple[Claim, ...]
-    run: Callable[[CheckContext], CheckOutput] | None = None
     default_seeds: Mapping[str, int] = field(
         default_factory=lambda: {"smoke": 1, "quick": 3, "full": 5, "gpu": 5})
     scales: tuple[str, ...] = SCALES
+    full_budget_cpu_s: int | None = None
+    full_budget_reason: str = ""
+
+    def budget_s(self, scale: str) -> int:
+        """The budget of ``scale`` (CPU seconds; wall seconds on ``gpu``)."""
+        if scale == "full" and self.full_budget_cpu_s is not None:
+            return self.full_budget_cpu_s
+        return SCALE_BUDGET_S[scale]
 
     def __post_init__(self) -> None:
+        if self.full_budget_cpu_s is not None:
+            budget = self.full_budget_cpu_s
+            if isinstance(budget, bool) or not isinstance(budget, int) or not 0 < budget <= MAX_FULL_BUDGET_CPU_S:
+                raise ValueError(f"{self.slug}: full_budget_cpu_s must be an int in (0, {MAX_FULL_BUDGET_CPU_S}], "
+                                 f"got {budget!r}")
+            if budget > SCALE_BUDGET_S["full"] and not self.full_budget_reason.strip():
+                raise ValueError(f"{self.slug}: a full budget above {SCALE_BUDGET_S['full']} CPU-s needs "
+                                 "full_budget_reason")
         ids = [claim.id for claim in self.claims]
         if len(set(ids)) != len(ids):
             raise ValueError(f"{self.slug}: claim ids must be unique, got {ids}")
         unmeasured = [claim.id for claim in self.claims if claim.measure is None]
-        if unmeasured and self.run is None:
-            raise ValueError(f"{self.slug}: claims {unmeasured} have no measure and the paper has no run()")
+        if unmeasured:
+            raise ValueError(f"{self.slug}: claims {unmeasured} have no measure")

@@ -390,16 +390,16 @@ CLAIMS = (
           paper_value="exact in exact arithmetic; identical reward curves in GRPO/DAPO training",
           metric="max |Δ log-prob| (nats) and max relative parameter-gradient difference of a DAPO token-mean "
                  "loss, DualKV packing vs replicated prompts, fp32, random shapes/groups/GQA",
-          rule=rules.all_of(rules.threshold("<=", LOGPROB_TOL, stat="max"),
-                            rules.on("grad_rel_diff", rules.threshold("<=", GRAD_REL_TOL, stat="max"))),
+          rule=rules.all_of(rules.threshold("<=", LOGPROB_TOL, stat="max", min_n=1),
+                            rules.on("grad_rel_diff", rules.threshold("<=", GRAD_REL_TOL, stat="max", min_n=1))),
           measure=measure_c1, scales=("smoke", "quick", "full", "gpu")),
     Claim(id="C2", statement="The DualKV kernel (forward and backward) matches standard attention within fp16 "
                              "rounding.",
           paper_value="allclose(rtol=1e-3, atol=1e-3) vs FA2 in fp16",
           metric="Triton kernel (TRITON_INTERPRET=1 on CPU; compiled on GPU) output in fp16 vs fp32 causal "
                  "attention on the replicated layout; fp32 kernel gradients vs the PyTorch reference",
-          rule=rules.all_of(rules.on("allclose_fp16", rules.threshold(">=", 1.0, stat="min")),
-                            rules.on("grad_rel_diff_fp32", rules.threshold("<=", GRAD_REL_TOL, stat="max"))),
+          rule=rules.all_of(rules.on("allclose_fp16", rules.threshold(">=", 1.0, stat="min", min_n=1)),
+                            rules.on("grad_rel_diff_fp32", rules.threshold("<=", GRAD_REL_TOL, stat="max", min_n=1))),
           measure=measure_c2, scales=("smoke", "quick", "full", "gpu")),
     Claim(id="C3", statement="Packing N(P+R) tokens into P+NR cuts whole-model policy-update cost by about the "
                              "token-reduction factor rho = N(P+R)/(P+NR).",
@@ -417,22 +417,22 @@ CLAIMS = (
           paper_value="1.65x (N=28,P=4K) -> 5.48x (N=16,P=32K) at kernel level; rho -> N as P/R grows",
           metric="Spearman rank correlation between measured whole-model speedup and rho over P in {128, 512, "
                  "1024} x N in {4, 8, 16}",
-          rule=rules.all_of(rules.threshold(">=", SPEARMAN_MIN, refute=("<=", SPEARMAN_REFUTE)),
+          rule=rules.all_of(rules.threshold(">=", SPEARMAN_MIN, refute=("<=", SPEARMAN_REFUTE), min_n=1),
                             rules.on("speedups", rules.threshold(">", 0.0, stat="min", min_n=SWEEP_MIN))),
           measure=measure_c5, scales=("full",)),
     Claim(id="C6", statement="The fused DualKV kernel is faster than FlashAttention-2 on the replicated batch.",
           paper_value="1.65x (N=28, P=4K), 3.88x (N=28, P=16K), 5.48x (N=16, P=32K); A100 fp16, H=32, Hk=8, "
                       "d=128, R=2048",
           metric="fwd+bwd time, SDPA-flash on the replicated batch / our Triton kernel (bf16), H200",
-          rule=rules.all_of(rules.on("n28_p4096", rules.threshold(">=", GPU_4K, refute=("<", 1.0))),
-                            rules.on("n16_p16384", rules.threshold(">=", GPU_16K, refute=("<", 1.0)))),
+          rule=rules.all_of(rules.on("n28_p4096", rules.threshold(">=", GPU_4K, refute=("<", 1.0), min_n=1)),
+                            rules.on("n16_p16384", rules.threshold(">=", GPU_16K, refute=("<", 1.0), min_n=1))),
           measure=measure_c6, scales=("gpu",)),
     Claim(id="C7", statement="DualKV beats Prefix Grouper on time and memory.",
           paper_value="2-4x faster, 3-5x less memory (single Qwen3-8B layer, H100)",
           metric="fwd+bwd time and peak CUDA memory of the attention, Prefix-Grouper reference / Triton kernel, "
                  "(N=16, P=16384, R=2048), bf16, H200",
-          rule=rules.all_of(rules.threshold(">=", PG_TIME, refute=("<", 1.0)),
-                            rules.on("memory_ratio", rules.threshold(">=", PG_MEMORY, refute=("<", 1.0)))),
+          rule=rules.all_of(rules.threshold(">=", PG_TIME, refute=("<", 1.0), min_n=1),
+                            rules.on("memory_ratio", rules.threshold(">=", PG_MEMORY, refute=("<", 1.0), min_n=1))),
           measure=measure_c7, scales=("gpu",)),
 )
 

@@ -50,10 +50,10 @@ RECALL_RULE = rules.decisive(
                  *(_gain(t, ">=", RECALL_HARM_PP) for t in TASKS)),
     rules.all_of(*(_gain(t, "<=", 0.0) for t in TASKS)))
 LM_RULE = rules.decisive(
-    rules.all_of(rules.beyond_se(LM_SE, min_n=MIN_SEEDS), rules.on("none_minus_dynamic", rules.threshold(">", 0.0))),
+    rules.all_of(rules.beyond_se(LM_SE, min_n=MIN_SEEDS), rules.on("none_minus_dynamic", rules.threshold(">", 0.0, min_n=1))),
     rules.threshold("<=", 0.0, min_n=MIN_SEEDS))
-SPEED_RULE = rules.all_of(rules.threshold(">=", SPEEDUP_VS_NAIVE),
-                          rules.on("fwd_bwd_vs_static", rules.threshold("<=", TIME_VS_STATIC)))
+SPEED_RULE = rules.all_of(rules.threshold(">=", SPEEDUP_VS_NAIVE, min_n=1),
+                          rules.on("fwd_bwd_vs_static", rules.threshold("<=", TIME_VS_STATIC, min_n=1)))
 
 
 # ------------------------------------------------------------------------------------------------

@@ -49,13 +49,13 @@ SPEED_MIN = 1.0                       # C3: wall-clock speed-up of SVD(0.25)+DyR
 SPEED_N = 201 * 8                     # C3: tokens (8 images × 201 tokens)
 
 RULE_C0 = rules.all_of(
-    rules.on("dyra_over_static", rules.threshold("<", 1.0, stat="value")),
-    rules.on("static_over_weight", rules.threshold("<", 1.0, stat="value")),
-    rules.on("output_lr_over_weight_svd", rules.threshold("<", 1.0, stat="value")),
-    rules.on("flop_counter_rel_mismatch", rules.threshold("<=", 1e-9, stat="value")))
+    rules.on("dyra_over_static", rules.threshold("<", 1.0, stat="value", min_n=1)),
+    rules.on("static_over_weight", rules.threshold("<", 1.0, stat="value", min_n=1)),
+    rules.on("output_lr_over_weight_svd", rules.threshold("<", 1.0, stat="value", min_n=1)),
+    rules.on("flop_counter_rel_mismatch", rules.threshold("<=", 1e-9, stat="value", min_n=1)))
 RULE_C1 = rules.all_of(
-    rules.threshold("<", 1.0, stat="all", refute=(">=", 1.0)),
-    rules.on("static_over_weight", rules.threshold("<", 1.0, stat="all")))
+    rules.threshold("<", 1.0, stat="all", refute=(">=", 1.0), min_n=1),
+    rules.on("static_over_weight", rules.threshold("<", 1.0, stat="all", min_n=1)))
 RULE_C2 = rules.threshold(">=", RATIO_MIN, stat="max", min_n=1)
 RULE_C3 = rules.threshold(">", SPEED_MIN, stat="min", min_n=1)
 GPU_SPEED_MIN = 1.3                   # C3 at gpu: the issue's >= 1.3x target (ViT-L stack, bf16)

@@ -557,19 +557,19 @@ CLAIMS = (
           "error of the paired (dataset, seed) difference",
           context="mRMR++ against the other methods at M = 30 and M = 50:",
           rule=rules.all_of(
-              rules.on("cells_per_M", rules.threshold(">=", MIN_CELLS, stat="min", otherwise="inconclusive")),
+              rules.on("cells_per_M", rules.threshold(">=", MIN_CELLS, stat="min", otherwise="inconclusive", min_n=1)),
               # refuted: Random++ or AnchorPts++ beats mRMR++ by more than 1 paired SE at M = 50
-              rules.on("M50_rival_lead_minus_se", rules.threshold("<=", 0.0, stat="all")),
+              rules.on("M50_rival_lead_minus_se", rules.threshold("<=", 0.0, stat="all", min_n=1)),
               # supported: mRMR++ within 1 paired SE of the best mean RMSE, and the top mean tau, at both M
-              rules.on("gap_to_best_minus_se", rules.threshold("<=", 0.0, stat="all", otherwise="inconclusive")),
-              rules.on("tau_margin", rules.threshold(">=", 0.0, stat="all", otherwise="inconclusive"))),
+              rules.on("gap_to_best_minus_se", rules.threshold("<=", 0.0, stat="all", otherwise="inconclusive", min_n=1)),
+              rules.on("tau_margin", rules.threshold(">=", 0.0, stat="all", otherwise="inconclusive", min_n=1))),
           measure=measure_c2, scales=DECIDED),
     Claim(id="C3", statement="mRMR selection is far faster than IRT-based selection (about 2 s vs 54-130 s).",
           paper_value="mRMR ~2 s vs gp-IRT 130 s, p-IRT 54 s (5%, M=15)",
           metric="selection time of reference-style IRT anchors (10-D 2PL, 2000 Adam steps + KMeans) / "
           "mRMR selection time (x, wall clock), same split; decided on the geometric mean over runs",
           context=f"geometric mean ratio >= {C3_SPEEDUP_MIN:g}, i.e.",
-          rule=rules.on("log10_ratio", rules.threshold(">=", math.log10(C3_SPEEDUP_MIN))),
+          rule=rules.on("log10_ratio", rules.threshold(">=", math.log10(C3_SPEEDUP_MIN), min_n=1)),
           measure=measure_c3, scales=DECIDED),
     Claim(id="C4", statement="mRMR coresets are more stable across seeds/splits than anchor points, which "
           "are more stable than random.",
@@ -577,9 +577,9 @@ CLAIMS = (
           metric="Nogueira Phi of the coresets over seeds per (dataset, M) cell, mean over cells (needs >= 2 seeds)",
           context="on the mean Phi over cells:",
           rule=rules.all_of(
-              rules.on("phi_mrmr_minus_anchor", rules.threshold(">", 0.0)),
-              rules.on("phi_anchor_minus_random", rules.threshold(">", 0.0)),
-              rules.on("abs_phi_random", rules.threshold("<", C4_PHI_RANDOM_MAX))),
+              rules.on("phi_mrmr_minus_anchor", rules.threshold(">", 0.0, min_n=1)),
+              rules.on("phi_anchor_minus_random", rules.threshold(">", 0.0, min_n=1)),
+              rules.on("abs_phi_random", rules.threshold("<", C4_PHI_RANDOM_MAX, min_n=1))),
           measure=measure_c4, scales=DECIDED),
     Claim(id="C5", statement="mRMR's coreset beats a random coreset of the same size under the same KRR refit "
           "(standard random 50/50 model split; new claim, issue 17).",

@@ -47,12 +47,12 @@ TARGET_MIN = 0.60                                # C1-C3 precondition: a target 
 
 # Protocol 2 (2026-12-01, after the first quick run, whose common target 0.564 lay within the test noise of
 # chance and gave a meaningless 1228x): C1-C3 are decided only where every run's target is >= TARGET_MIN.
-_TARGET_OK = rules.on("target", rules.threshold(">=", TARGET_MIN, stat="min", otherwise="inconclusive"))
-RULE_C1 = rules.provided(_TARGET_OK, rules.threshold(">=", SPEEDUP_MIN, stat="median", refute=("<", SPEEDUP_REFUTE)))
-RULE_C2 = rules.provided(_TARGET_OK, rules.threshold(">=", FLOPS_CUT_MIN, stat="median"))
-RULE_C3 = rules.provided(_TARGET_OK, rules.threshold(">=", BYTES_CUT_MIN, stat="median"))
-RULE_C4 = rules.threshold("<=", GAP_MAX_PP, stat="mean", refute=(">", GAP_REFUTE_PP))
-RULE_C5 = rules.threshold(">=", ALIGN_MIN, stat="mean", refute=("<", ALIGN_REFUTE))
+_TARGET_OK = rules.on("target", rules.threshold(">=", TARGET_MIN, stat="min", otherwise="inconclusive", min_n=1))
+RULE_C1 = rules.provided(_TARGET_OK, rules.threshold(">=", SPEEDUP_MIN, stat="median", refute=("<", SPEEDUP_REFUTE), min_n=1))
+RULE_C2 = rules.provided(_TARGET_OK, rules.threshold(">=", FLOPS_CUT_MIN, stat="median", min_n=1))
+RULE_C3 = rules.provided(_TARGET_OK, rules.threshold(">=", BYTES_CUT_MIN, stat="median", min_n=1))
+RULE_C4 = rules.threshold("<=", GAP_MAX_PP, stat="mean", refute=(">", GAP_REFUTE_PP), min_n=1)
+RULE_C5 = rules.threshold(">=", ALIGN_MIN, stat="mean", refute=("<", ALIGN_REFUTE), min_n=1)
 
 DECIDED = ("quick", "full", "gpu")
 SERVER_STEP_S = 0.005

@@ -225,9 +225,9 @@ _SENTENCE = (f"per seed d = gap(wide) - gap(deep) in pp; a pair is won if d > 0 
              f"and mean(d) > {MARGIN_SEED_STDS:g} x std(d), lost if mean(d) <= 0")
 DEPTH_RULE = rules.custom(f"{_SENTENCE}; supported if every equal-parameter pair is won (>= {MIN_PAIRS} budgets), "
                           "not supported if every pair is lost (wide <= deep at both budgets), else inconclusive",
-                          _decide_depth)
+                          _decide_depth, min_n=1)
 DOMINANCE_RULE = rules.custom(f"{_SENTENCE.replace('gap(wide)', 'gap(larger wide model)')}; supported if won, "
-                              "not supported if lost, else inconclusive", _decide_dominance)
+                              "not supported if lost, else inconclusive", _decide_dominance, min_n=1)
 
 
 # ---------------------------------------------------------------------------------------- measures

@@ -301,8 +301,8 @@ def _plot_sweep(ctx: CheckContext, per: dict) -> None:
 
 # ---------------------------------------------------------------------------------------- claims
 def _decide_c2(ev: Evidence) -> Verdict:
-    flat = rules.threshold("<=", FLAT_TOL, stat="all")(ev)
-    helps = rules.on("gain_to_cover", rules.threshold(">", FLAT_TOL, stat="all"))(ev)
+    flat = rules.threshold("<=", FLAT_TOL, stat="all", min_n=1)(ev)
+    helps = rules.on("gain_to_cover", rules.threshold(">", FLAT_TOL, stat="all", min_n=1))(ev)
     text = f"beyond D_cover: {flat.reason}; up to D_cover: {helps.reason}"
     if flat.label == "not supported":
         return Verdict("not supported", "PER still falls past the horizon: " + text)
@@ -325,7 +325,7 @@ def _when_trained(rule: rules.Rule) -> rules.Rule:
             return inconclusive(f"models trained {ev.details.get('train_steps')} steps (< {MIN_STEPS})")
         return rule(ev)
 
-    return rules.custom(f"{rule.criterion}; inconclusive if any model trained < {MIN_STEPS} steps", decide)
+    return rules.custom(f"{rule.criterion}; inconclusive if any model trained < {MIN_STEPS} steps", decide, min_n=1)
 
 
 CLAIMS = (
@@ -336,7 +336,7 @@ CLAIMS = (
                  "synthetic data, ~70k and ~250k core params",
           rule=rules.custom("supported if at every budget (>= 2 budgets, >= 2 seeds each) the mean PER gain of "
                             "D=8 over D=0 exceeds the larger seed std of the two arms; not supported if the mean "
-                            "gain is <= 0 at a budget with >= 2 seeds; else inconclusive", _decide_c1),
+                            "gain is <= 0 at a budget with >= 2 seeds; else inconclusive", _decide_c1, min_n=1),
           measure=measure_c1, scales=("smoke", "quick", "full", "gpu")),
     Claim(id="C2",
           statement="PER gains saturate once the delay range covers the task-relevant temporal horizon.",
@@ -345,15 +345,15 @@ CLAIMS = (
                  "H = lead + 3 sigma bins; reach (n_layers + 1) * D_max; D_cover = smallest D with reach >= H",
           rule=rules.custom(f"supported if for every sigma PER falls by more than {FLAT_TOL} from D=0 to D_cover "
                             f"and by at most {FLAT_TOL} from D_cover to any larger D; not supported if either "
-                            "fails (no gain, or a gain that keeps growing past the horizon)", _decide_c2),
+                            "fails (no gain, or a gain that keeps growing past the horizon)", _decide_c2, min_n=1),
           measure=measure_c2, scales=("full", "gpu")),
     Claim(id="C3",
           statement="Delays reduce local CTC uncertainty around phoneme transitions.",
           paper_value="lower boundary-aligned uncertainty with delays (no numbers)",
           metric="mean posterior entropy (nats) within 1 bin of forced-aligned phoneme boundaries, D=0 minus "
                  "D=8; also the boundary-minus-interior excess",
-          rule=_when_trained(rules.all_of(rules.threshold(">", 0.0, stat="all"),
-                                          rules.on("excess_drop", rules.threshold(">", 0.0, stat="mean")))),
+          rule=_when_trained(rules.all_of(rules.threshold(">", 0.0, stat="all", min_n=1),
+                                          rules.on("excess_drop", rules.threshold(">", 0.0, stat="mean", min_n=1)))),
           measure=measure_c3, scales=("smoke", "quick", "full", "gpu")),
     Claim(id="C4",
           statement="The SNN's estimated operation-level energy is lower than the strongest non-spiking "
@@ -362,8 +362,8 @@ CLAIMS = (
           metric="energy per 20-ms bin (E_AC = 0.9 pJ per SOP from actual test-set spikes, E_MAC = 4.6 pJ per "
                  "MAC), GRU / SNN and TCN / SNN at matched core params",
           rule=_when_trained(rules.all_of(
-              rules.threshold(">", ENERGY_MIN_RATIO, stat="all"),
-              rules.on("ratio_tcn", rules.threshold(">", ENERGY_MIN_RATIO, stat="all")))),
+              rules.threshold(">", ENERGY_MIN_RATIO, stat="all", min_n=1),
+              rules.on("ratio_tcn", rules.threshold(">", ENERGY_MIN_RATIO, stat="all", min_n=1)))),
           measure=measure_c4, scales=("smoke", "quick", "full", "gpu")),
     Claim(id="C5",
           statement="At matched core parameters the SNN reaches the best PER among recurrent, convolutional and "

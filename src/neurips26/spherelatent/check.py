@@ -37,20 +37,20 @@ FLOPS_RATIO_MIN = 1.0        # ... backed by fewer FLOPs per image (SE/SLE > 1)
 PSNR_GAP_MIN_DB = 0.5        # C3: frozen tokenizer PSNR - SE reconstruction PSNR >= 0.5 dB (<= 0: refuted)
 FM_RATIO_MAX, FM_RATIO_REFUTE = 1.5, 3.0   # C4: FID(SLE, T=4) / FID(FM, T=32) <= 1.5; > 3 refutes
 
-_ACC = rules.on("classifier_acc", rules.threshold(">=", CLASSIFIER_ACC_MIN, stat="value"))
+_ACC = rules.on("classifier_acc", rules.threshold(">=", CLASSIFIER_ACC_MIN, stat="value", min_n=1))
 RULE_C1 = rules.provided(_ACC, rules.decisive(
-    rules.all_of(rules.on("gain_T2", rules.threshold(">", 0.0)),
-                 rules.on("gain_T2", rules.at_least(SEED_SHARE, ">", 0.0)),
-                 rules.on("gain_T4", rules.threshold(">", 0.0)),
-                 rules.on("gain_T4", rules.at_least(SEED_SHARE, ">", 0.0))),
-    rules.any_of(rules.on("mean_gain_every_T", rules.threshold("<", 0.0, stat="all")),
-                 rules.on("mean_gain_T_ge_2", rules.threshold("<=", 0.0, stat="all")))))
+    rules.all_of(rules.on("gain_T2", rules.threshold(">", 0.0, min_n=1)),
+                 rules.on("gain_T2", rules.at_least(SEED_SHARE, ">", 0.0, min_n=3)),
+                 rules.on("gain_T4", rules.threshold(">", 0.0, min_n=1)),
+                 rules.on("gain_T4", rules.at_least(SEED_SHARE, ">", 0.0, min_n=3))),
+    rules.any_of(rules.on("mean_gain_every_T", rules.threshold("<", 0.0, stat="all", min_n=1)),
+                 rules.on("mean_gain_T_ge_2", rules.threshold("<=", 0.0, stat="all", min_n=1)))))
 RULE_C2 = rules.decisive(
-    rules.all_of(rules.threshold(">=", SPEEDUP_MIN), rules.on("flops_ratio_T4", rules.threshold(">", FLOPS_RATIO_MIN,
-                                                                                                 stat="value"))),
-    rules.on("speedup_T2_T4", rules.threshold("<=", 1.0, stat="all")))
-RULE_C3 = rules.threshold(">=", PSNR_GAP_MIN_DB, refute=("<=", 0.0))
-RULE_C4 = rules.provided(_ACC, rules.threshold("<=", FM_RATIO_MAX, refute=(">", FM_RATIO_REFUTE)))
+    rules.all_of(rules.threshold(">=", SPEEDUP_MIN, min_n=1), rules.on("flops_ratio_T4", rules.threshold(">", FLOPS_RATIO_MIN,
+                                                                                                 stat="value", min_n=1))),
+    rules.on("speedup_T2_T4", rules.threshold("<=", 1.0, stat="all", min_n=1)))
+RULE_C3 = rules.threshold(">=", PSNR_GAP_MIN_DB, refute=("<=", 0.0), min_n=1)
+RULE_C4 = rules.provided(_ACC, rules.threshold("<=", FM_RATIO_MAX, refute=(">", FM_RATIO_REFUTE), min_n=1))
 
 
 @dataclass(frozen=True)
