@@ -279,3 +279,42 @@ def test_convergence_warning_at_cap():
         warnings.simplefilter("error")
         with pytest.raises(Warning, match="max_iter"):
             TruncatedBooleanProduct(S, max_iter=2).fit(X)
+
+
+def test_predict_proba_and_sample_follow_the_fitted_law():
+    """The fitted law against brute-force enumeration: pmf on S, zero off S, untruncated product pmf."""
+    import itertools
+
+    z, S, X = _band_data(n=8, k=3, m=2000)
+    est = TruncatedBooleanProduct(S).fit(X)
+    zh = est.natural_params_
+    pts = np.array(list(itertools.product((0, 1), repeat=8)), dtype=np.int8)
+    w = np.exp(pts @ zh)
+    inS = pts.sum(axis=1) <= 3
+    np.testing.assert_allclose(est.predict_proba(pts), w * inS / (w * inS).sum(), rtol=1e-10, atol=1e-15)
+    np.testing.assert_allclose(est.predict_proba(pts, truncated=False), w / w.sum(), rtol=1e-10)
+    np.testing.assert_allclose(est.score_samples(pts[inS]), np.log(w[inS] / (w * inS).sum()), rtol=1e-10)
+    draws = est.sample(20_000, random_state=3)
+    assert draws.shape == (20_000, 8) and np.all(draws.sum(axis=1) <= 3)
+    exact_mean = (w * inS / (w * inS).sum()) @ pts
+    np.testing.assert_allclose(draws.mean(axis=0), exact_mean, atol=0.015)
+    np.testing.assert_allclose(est.sample(20_000, truncated=False, random_state=4).mean(axis=0),
+                               1 / (1 + np.exp(-zh)), atol=0.015)
+    with pytest.raises(ValueError, match="n_samples"):
+        est.sample(-1)
+    with pytest.raises(TypeError, match="truncated"):
+        est.predict_proba(pts, truncated="yes")
+
+
+def test_fitted_law_refuses_unidentified_models():
+    S = SubcubeUnion(["1*****"])
+    X = sample_truncated_product(np.zeros(6), S, 200, rng=9)
+    with pytest.warns(UnidentifiableWarning):
+        est = TruncatedBooleanProduct(S).fit(X)
+    with pytest.raises(ValueError, match=r"\[0\]"):
+        est.sample(3)
+    Xs = sample_truncated_product(np.zeros(10), SLICE4, 500, rng=1)
+    with pytest.warns(UnidentifiableWarning):
+        sl = TruncatedBooleanProduct(SLICE4, block_order=2).fit(Xs)
+    with pytest.raises(ValueError, match="flat directions"):
+        sl.predict_proba(Xs, truncated=False)

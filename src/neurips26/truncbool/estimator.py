@@ -35,6 +35,7 @@ from .pseudolikelihood import (
     projected_gd,
     singleton_closed_form,
 )
+from .samplers import _check_count, as_rng, log_mass, sample_product, sample_truncated_product
 
 __all__ = ["TruncatedBooleanProduct", "UnidentifiableWarning"]
 
@@ -141,8 +142,8 @@ class TruncatedBooleanProduct(BaseEstimator):
                           UnidentifiableWarning, stacklevel=2)
         shared = [c for c in ident.components if c[0].size > 1]
         if shared:
-            warnings.warn(f"the loss is flat along {len(shared)} direction(s): {ident.describe(shared)}; natural_params_ "
-                          "is the representative orthogonal to them, stderr_ is NaN for the "
+            warnings.warn(f"the loss is flat along {len(shared)} direction(s): {ident.describe(shared)}; "
+                          "natural_params_ is the representative orthogonal to them, stderr_ is NaN for the "
                           f"{int(sum(c[0].size for c in shared))} coordinates involved (see null_space_, identified_)",
                           UnidentifiableWarning, stacklevel=2)
         if r == 2 and stats.n_block.min() / m < MIN_BLOCK_RATE:
@@ -209,6 +210,50 @@ class TruncatedBooleanProduct(BaseEstimator):
             raise ValueError(f"X has {Xb.shape[1]} columns, the model was fitted on {self.n_features_in_}")
         stats = _composite_stats(Xb, self.oracle, self.blocks_, keep_codes_max=0)
         return -composite_loss(np.nan_to_num(self.natural_params_), stats)
+
+    def _usable_params(self, truncated: bool) -> np.ndarray:
+        """``ẑ`` for the model's law; refuses NaN coordinates (and, untruncated, flat directions)."""
+        check_is_fitted(self)
+        if not isinstance(truncated, bool | np.bool_):
+            raise TypeError(f"truncated must be a bool, got {truncated!r}")
+        if self.unidentifiable_.size:
+            raise ValueError(f"coordinates {self.unidentifiable_[:20].tolist()} were not identified (NaN): the fitted "
+                             "law is undefined there")
+        if not truncated and self.null_space_.shape[0]:
+            raise ValueError("the untruncated law μ_ẑ is not identified along the loss's flat directions "
+                             f"({self.null_space_.shape[0]} of them, see null_space_); use truncated=True")
+        return self.natural_params_
+
+    def score_samples(self, X: Any, truncated: bool = True) -> np.ndarray:
+        """``log μ_{ẑ,S}(x)`` (``truncated=True``) or ``log μ_ẑ(x)`` for every row of ``X [m, n]``: ``float [m]``, nats.
+
+        ``log μ_{ẑ,S}(x) = ⟨ẑ, x⟩ - Σ_i log(1 + e^{ẑ_i}) - log μ_ẑ(S)`` on S (``-inf`` off S); ``log μ_ẑ(S)`` comes
+        from the exact DP (band, parity, halfspace) or enumeration (``n ≤ 20``).
+        """
+        z = self._usable_params(truncated)
+        Xb = check_samples(X, lambda A: np.ones(A.shape[0], dtype=bool))
+        if Xb.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {Xb.shape[1]} columns, the model was fitted on {self.n_features_in_}")
+        log_p = Xb @ z - np.logaddexp(0.0, z).sum()
+        if not truncated:
+            return log_p
+        inside = np.asarray(self.oracle(Xb), dtype=bool)
+        return np.where(inside, log_p - log_mass(z, self.oracle), -np.inf)
+
+    def predict_proba(self, X: Any, truncated: bool = True) -> np.ndarray:
+        """Probability of every row of ``X [m, n]`` under the fitted law ``μ_{ẑ,S}`` (or ``μ_ẑ``): ``float [m]``.
+
+        A density estimator has no classes: this is the probability mass function, ``exp(score_samples)``.
+        """
+        return np.exp(self.score_samples(X, truncated))
+
+    def sample(self, n_samples: int = 1, truncated: bool = True, random_state: Any = None) -> np.ndarray:
+        """``n_samples`` draws of the fitted ``μ_{ẑ,S}`` (exact DP where the oracle has one, else capped
+        rejection) or of ``μ_ẑ``: ``int8 [n_samples, n]``."""
+        z = self._usable_params(truncated)
+        m = _check_count(n_samples, "n_samples")
+        rng = as_rng(random_state)
+        return sample_truncated_product(z, self.oracle, m, rng=rng) if truncated else sample_product(z, m, rng=rng)
 
     def confidence_intervals(self, level: float = 0.95, union: bool = True) -> np.ndarray:
         """Normal-approximation intervals ``ẑ ± q · se``: ``[n, 2]``.
