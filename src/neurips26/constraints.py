@@ -299,12 +299,12 @@ class Bool(Constraint):
 
 
 class Instance(Constraint):
-    """An instance of ``types`` (a class or a tuple of classes)."""
+    """An instance of ``types`` (a class or a tuple of classes); ``name`` spells it in messages."""
 
-    def __init__(self, types: type | tuple[type, ...]) -> None:
+    def __init__(self, types: type | tuple[type, ...], name: str | None = None) -> None:
         self.types = types
         names = [t.__qualname__ for t in (types if isinstance(types, tuple) else (types,))]
-        self.expected = "a " + " or ".join(names)
+        self.expected = "a " + (name or " or ".join(names))  # name: how to call it, e.g. "torch.nn.Module"
 
     def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
         if not isinstance(value, self.types):

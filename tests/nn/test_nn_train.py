@@ -79,7 +79,7 @@ def test_constant_and_wsd_floor():
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(step=-1), "step must be a non-negative int"),
+    (dict(step=-1), "lr_at: step must be an int >= 0, got -1"),
     (dict(step=1.0), "step must be"),
     (dict(step=True), "step must be"),
     (dict(total_steps=0), "total_steps"),
@@ -207,7 +207,7 @@ def test_non_finite_loss_is_refused():
 
 @pytest.mark.parametrize("kwargs, err, match", [
     (dict(model="m"), TypeError, "model must be a torch.nn.Module"),
-    (dict(steps=0), ValueError, "total_steps"),
+    (dict(steps=0), ValueError, "train_lm: steps must be an int >= 1, got 0"),
     (dict(grad_clip=0.0), ValueError, "grad_clip"),
     (dict(betas=(0.9,)), ValueError, "betas"),
     (dict(betas=(0.9, 1.0)), ValueError, r"betas\[1\]"),

@@ -21,10 +21,15 @@ $w_t = \min(1, (t+1)/W)$, and $m$ = ``min_lr_ratio``):
 
 Data order is the caller's: ``batches`` is an iterator of ``(inputs, targets)`` or a function of the
 micro-batch index; :func:`seeded_batches` gives the usual seeded random windows of a token stream.
+
+Every trainer of the library runs inside one :class:`TrainingGuard`: the loss is checked finite before each
+backward, and on a non-finite loss or any exception (an interrupt included) the weights, the optimizer state and
+the train/eval mode of every submodule are put back as they were when the fit began.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -35,8 +40,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-__all__ = ["SCHEDULES", "StepRecord", "TrainResult", "lr_at", "lr_lambda", "next_token_loss", "seeded_batches",
-           "train_lm"]
+from .. import constraints as cons
+from ..constraints import Bool, Choice, Instance, Int, Optional, Real, validate
+
+__all__ = ["SCHEDULES", "NonFiniteLossError", "StepRecord", "TrainResult", "TrainingGuard", "lr_at", "lr_lambda",
+           "next_token_loss", "seeded_batches", "train_lm"]
 
 Schedule = Literal["cosine", "wsd", "constant"]
 SCHEDULES: tuple[str, ...] = ("cosine", "wsd", "constant")
@@ -44,36 +52,18 @@ Batch = tuple[torch.Tensor, torch.Tensor]
 
 
 # ------------------------------------------------------------------------------------------ validation
-def _int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return value
+# the schedule's arguments, declared once for lr_at, lr_lambda and train_lm (train_lm calls T ``steps``)
+_SCHEDULE = dict(schedule=Choice(*SCHEDULES), warmup_steps=Int(low=0),
+                 decay_fraction=Real(0.0, 1.0), min_lr_ratio=Real(0.0, 1.0), cosine_over_warmup=Bool())
 
 
-def _real(name: str, value: Any, low: float, high: float, *, low_open: bool = False) -> float:
-    ok = not isinstance(value, bool) and isinstance(value, int | float) and math.isfinite(value)
-    if ok:
-        ok = (low < value if low_open else low <= value) and value <= high
-    if not ok:
-        bracket = "(" if low_open else "["
-        raise ValueError(f"{name} must be a finite number in {bracket}{low}, {high}], got {value!r}")
-    return float(value)
-
-
-def _check_schedule(total_steps: int, peak_lr: float, schedule: str, warmup_steps: int, decay_fraction: float,
-                    min_lr_ratio: float) -> None:
-    _int("total_steps", total_steps, 1)
-    _real("peak_lr", peak_lr, 0.0, math.inf)
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
-    _int("warmup_steps", warmup_steps, 0)
+def _check_warmup(where: str, warmup_steps: int, total_steps: int, name: str = "total_steps") -> None:
     if warmup_steps > total_steps:
-        raise ValueError(f"warmup_steps must be <= total_steps ({total_steps}), got {warmup_steps}")
-    _real("decay_fraction", decay_fraction, 0.0, 1.0)
-    _real("min_lr_ratio", min_lr_ratio, 0.0, 1.0)
+        raise ValueError(f"{where}: warmup_steps must be <= {name} ({total_steps}), got {warmup_steps}")
 
 
 # ------------------------------------------------------------------------------------------ schedules
+@validate(step=Int(low=0), total_steps=Int(low=1), peak_lr=Real(low=0.0), **_SCHEDULE)
 def lr_at(step: int, *, total_steps: int, peak_lr: float, schedule: Schedule = "cosine", warmup_steps: int = 0,
           decay_fraction: float = 0.2, min_lr_ratio: float = 0.0, cosine_over_warmup: bool = False) -> float:
     r"""Learning rate at optimizer step ``step`` (0-based) of a ``total_steps`` run; a pure function.
@@ -88,9 +78,7 @@ def lr_at(step: int, *, total_steps: int, peak_lr: float, schedule: Schedule = "
         min_lr_ratio: $m$, the floor of the decay as a fraction of ``peak_lr``.
         cosine_over_warmup: ``"cosine"`` only: the cosine spans all $T$ steps and multiplies the ramp.
     """
-    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
-        raise ValueError(f"step must be a non-negative int, got {step!r}")
-    _check_schedule(total_steps, peak_lr, schedule, warmup_steps, decay_fraction, min_lr_ratio)
+    _check_warmup("lr_at", warmup_steps, total_steps)
     return _lr(peak_lr, step, total_steps, schedule, warmup_steps, decay_fraction, min_lr_ratio,
                cosine_over_warmup)
 
@@ -126,12 +114,13 @@ def _lr(peak_lr: float, *args: Any) -> float:
     return peak_lr * warm * decay
 
 
+@validate(total_steps=Int(low=1), **_SCHEDULE)
 def lr_lambda(*, total_steps: int, schedule: Schedule = "cosine", warmup_steps: int = 0,
               decay_fraction: float = 0.2, min_lr_ratio: float = 0.0,
               cosine_over_warmup: bool = False) -> Callable[[int], float]:
     """The same schedule as a multiplier ``step -> lr / peak_lr`` for ``torch.optim.lr_scheduler.LambdaLR``
     (for loops that keep their own optimizer, e.g. tst's two-phase trainer)."""
-    _check_schedule(total_steps, 1.0, schedule, warmup_steps, decay_fraction, min_lr_ratio)
+    _check_warmup("lr_lambda", warmup_steps, total_steps)
 
     def factor(step: int) -> float:
         return lr_at(step, total_steps=total_steps, peak_lr=1.0, schedule=schedule, warmup_steps=warmup_steps,
@@ -142,6 +131,7 @@ def lr_lambda(*, total_steps: int, schedule: Schedule = "cosine", warmup_steps: 
 
 
 # ------------------------------------------------------------------------------------------ data order
+@validate(batch_size=Int(low=1), context_len=Int(low=1), seed=Int(low=0))
 def seeded_batches(tokens: torch.Tensor, batch_size: int, context_len: int, seed: int) -> Iterator[Batch]:
     r"""Endless random windows of a token stream, in an order fixed by ``seed``.
 
@@ -153,9 +143,6 @@ def seeded_batches(tokens: torch.Tensor, batch_size: int, context_len: int, seed
             or tokens.dtype == torch.bool or tokens.is_complex():
         raise ValueError(f"tokens must be a 1-D integer tensor, got "
                          f"{getattr(tokens, 'dtype', type(tokens).__name__)} {tuple(getattr(tokens, 'shape', ()))}")
-    _int("batch_size", batch_size, 1)
-    _int("context_len", context_len, 1)
-    _int("seed", seed, 0)
     if len(tokens) < context_len + 2:
         raise ValueError(f"tokens must hold at least context_len + 2 = {context_len + 2} tokens, got {len(tokens)}")
     return _windows(tokens.long(), batch_size, context_len, seed)
@@ -168,6 +155,97 @@ def _windows(tokens: torch.Tensor, batch_size: int, context_len: int, seed: int)
         starts = torch.randint(0, len(tokens) - context_len - 1, (batch_size,), generator=gen).to(tokens.device)
         window = tokens[starts[:, None] + offsets]  # [B, L+1]
         yield window[:, :-1], window[:, 1:]
+
+
+# ------------------------------------------------------------------------------------------ the guard
+class NonFiniteLossError(FloatingPointError, ValueError):
+    """A training loss turned NaN or infinite. A ``FloatingPointError``; also a ``ValueError`` (a bad
+    learning rate or bad data is a bad input), which the papers' trainers raised before the guard existed."""
+
+
+class TrainingGuard:
+    r"""Keep a fit all-or-nothing: a finite-loss check, and a restore on any failure.
+
+    ::
+
+        with TrainingGuard(model, optimizer, where="fit") as guard:
+            for step in range(steps):
+                loss = loss_fn(model, *next(batches))
+                guard.check_loss(loss, step=step)       # NonFiniteLossError before backward if NaN/inf
+                loss.backward(); optimizer.step()
+
+    On entry it snapshots, **once per fit** (not per step: one copy of the weights in all instead of one per
+    step), the model's ``state_dict`` (parameters and persistent buffers, cloned), each optimizer's
+    ``state_dict`` (deep-copied: Adam's moments are updated in place) and the ``training`` flag of every
+    submodule. If the block exits with any exception (the guard's own :class:`NonFiniteLossError`, an error in
+    the loss, ``KeyboardInterrupt``), it copies the weights back into the same parameter tensors (so
+    optimizers keep pointing at them), reloads each optimizer's state and learning rates, resets every
+    submodule's mode flag, and lets the exception propagate unchanged. So a failed fit leaves the model as it
+    was *before the fit*, not before the failing step: a partly trained model is never handed back silently.
+    Not restored: learning-rate scheduler objects, RNG states and the caller's data iterators.
+
+    Args:
+        model: the module being trained.
+        optimizers: optimizers whose state to restore (more can be added after entry with :meth:`watch`, e.g.
+            one created inside the block).
+        where: the trainer's name, the prefix of the message.  what: the loss's name in the message.
+        hint: what the user can do, appended to the message.
+    """
+
+    def __init__(self, model: nn.Module, *optimizers: torch.optim.Optimizer | None, where: str = "",
+                 what: str = "the training loss", hint: str = "lower the learning rate or check the data") -> None:
+        if not isinstance(model, nn.Module):
+            raise TypeError(f"TrainingGuard: model must be a torch.nn.Module, got {type(model).__name__}")
+        self.model, self.where, self.what, self.hint = model, where, what, hint
+        self._optimizers = [o for o in optimizers if o is not None]
+        self._saved_opt: list[tuple[torch.optim.Optimizer, dict]] = []
+        self._saved: dict[str, torch.Tensor] | None = None
+        self._modes: list[tuple[nn.Module, bool]] = []
+
+    def __enter__(self) -> TrainingGuard:
+        with torch.no_grad():
+            self._saved = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
+        self._modes = [(m, m.training) for m in self.model.modules()]
+        self._saved_opt = []
+        for opt in self._optimizers:
+            self.watch(opt)
+        return self
+
+    def watch(self, optimizer: torch.optim.Optimizer) -> torch.optim.Optimizer:
+        """Also restore ``optimizer`` (its state as of now) on failure; returns it."""
+        if not isinstance(optimizer, torch.optim.Optimizer):
+            raise TypeError(f"TrainingGuard: optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        self._saved_opt.append((optimizer, copy.deepcopy(optimizer.state_dict())))
+        return optimizer
+
+    def check_loss(self, loss: torch.Tensor | float, *, step: int | None = None, detail: str = "") -> None:
+        """Raise :class:`NonFiniteLossError` if ``loss`` (a tensor, all of it, or a number) is NaN or infinite.
+        One host sync per call on a GPU; call it before ``backward``."""
+        finite = bool(torch.isfinite(loss).all()) if isinstance(loss, torch.Tensor) else math.isfinite(loss)
+        if finite:
+            return
+        value = float(loss.detach().float().flatten()[0]) if isinstance(loss, torch.Tensor) else loss
+        at = f" at step {step}" if step is not None else ""
+        prefix = f"{self.where}: " if self.where else ""
+        restored = "the model and optimizer are" if self._saved_opt else "the model is"
+        raise NonFiniteLossError(f"{prefix}{self.what} is non-finite ({value}){at}{detail}; {restored} restored to "
+                                 f"their state before the fit ({self.hint})")
+
+    def restore(self) -> None:
+        """Put the weights, optimizer states and modes back as they were on entry."""
+        if self._saved is not None:
+            with torch.no_grad():
+                self.model.load_state_dict(self._saved)
+        for opt, state in self._saved_opt:
+            opt.load_state_dict(state)
+        for module, mode in self._modes:
+            module.training = mode  # the flag itself: a module's overridden train() may not round-trip
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> bool:
+        if exc_type is not None:
+            self.restore()
+        self._saved, self._saved_opt, self._modes = None, [], []  # free the snapshot
+        return False
 
 
 # ------------------------------------------------------------------------------------------ the loop
@@ -236,28 +314,21 @@ def _check_batch(batch: Any, index: int) -> Batch:
     return batch[0], batch[1]
 
 
-def _check_train_args(model: Any, steps: int, lr: float, schedule: str, warmup_steps: int, decay_fraction: float,
-                      min_lr_ratio: float, weight_decay: float, betas: Any, grad_clip: float | None,
-                      autocast_dtype: torch.dtype | None, grad_accum_steps: int, eval_every: int | None) -> None:
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    _check_schedule(steps, lr, schedule, warmup_steps, decay_fraction, min_lr_ratio)
-    _real("weight_decay", weight_decay, 0.0, math.inf)
+def _check_betas(betas: Any) -> None:
     if not (isinstance(betas, tuple | list) and len(betas) == 2):
-        raise ValueError(f"betas must be a pair (beta1, beta2), got {betas!r}")
-    for i, b in enumerate(betas):
-        _real(f"betas[{i}]", b, 0.0, 1.0)
-        if b >= 1.0:
-            raise ValueError(f"betas[{i}] must be < 1, got {b!r}")
-    if grad_clip is not None:
-        _real("grad_clip", grad_clip, 0.0, math.inf, low_open=True)
-    if autocast_dtype not in (None, torch.bfloat16, torch.float16):
-        raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
-    _int("grad_accum_steps", grad_accum_steps, 1)
-    if eval_every is not None:
-        _int("eval_every", eval_every, 1)
+        raise ValueError(f"train_lm: betas must be a pair (beta1, beta2), got {betas!r}")
+    for i, b in enumerate(betas):  # AdamW's decay rates: beta = 1 never forgets
+        Real(0.0, 1.0, closed="left").check(b, f"betas[{i}]", "train_lm")
 
 
+_OPTIONAL_FN = Optional(cons.Callable())
+
+
+@validate(model=Instance(nn.Module, "torch.nn.Module"), steps=Int(low=1), lr=Real(low=0.0), **_SCHEDULE,
+          weight_decay=Real(low=0.0), eps=Real(low=0.0), grad_clip=Optional(Real(low=0.0, closed="neither")),
+          autocast_dtype=Choice(None, torch.bfloat16, torch.float16), grad_accum_steps=Int(low=1),
+          loss_fn=_OPTIONAL_FN, eval_fn=_OPTIONAL_FN, eval_every=Optional(Int(low=1)), callback=_OPTIONAL_FN,
+          progress=_OPTIONAL_FN, optimizer=Optional(Instance(torch.optim.Optimizer, "torch.optim.Optimizer")))
 def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch], *, steps: int, lr: float,
              schedule: Schedule = "cosine", warmup_steps: int = 0, decay_fraction: float = 0.2,
              min_lr_ratio: float = 0.0, cosine_over_warmup: bool = False, weight_decay: float = 0.1,
@@ -291,12 +362,10 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
     Raises:
         FloatingPointError: a non-finite loss (with the step).
     """
-    _check_train_args(model, steps, lr, schedule, warmup_steps, decay_fraction, min_lr_ratio, weight_decay, betas,
-                      grad_clip, autocast_dtype, grad_accum_steps, eval_every)
+    _check_warmup("train_lm", warmup_steps, steps, "steps")
+    _check_betas(betas)
     if eval_every is not None and eval_fn is None:
-        raise ValueError("eval_every needs eval_fn")
-    if optimizer is not None and not isinstance(optimizer, torch.optim.Optimizer):
-        raise TypeError(f"optimizer must be a torch.optim.Optimizer or None, got {type(optimizer).__name__}")
+        raise ValueError("train_lm: eval_every needs eval_fn")
     source = _batch_source(batches)
     loss_fn = next_token_loss if loss_fn is None else loss_fn
     params = [p for p in model.parameters() if p.requires_grad]
@@ -309,12 +378,23 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
     result = TrainResult()
     start = time.perf_counter()
     step_range = range(steps)
-    loop = progress(step_range, desc="train") if progress is not None else step_range
+    # all or nothing: a non-finite loss or any exception puts weights, optimizer and modes back as they were
+    with TrainingGuard(model, opt, where="train_lm", what="the training loss") as guard:
+        loop = progress(step_range, desc="train") if progress is not None else step_range
+        _loop(model, opt, source, loss_fn, scaler, guard, loop, result, steps=steps, lr=lr, schedule=schedule,
+              warmup_steps=warmup_steps, decay_fraction=decay_fraction, min_lr_ratio=min_lr_ratio,
+              cosine_over_warmup=cosine_over_warmup, grad_clip=grad_clip, device=device,
+              autocast_dtype=autocast_dtype, accum=grad_accum_steps, params=params, eval_fn=eval_fn,
+              eval_every=eval_every, callback=callback)
+    result.wall_seconds = time.perf_counter() - start
+    return result
+
+
+def _loop(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[int], Batch], loss_fn: Callable,
+          scaler: Any, guard: TrainingGuard, loop: Any, result: TrainResult, *, steps: int,
+          eval_fn: Callable | None, eval_every: int | None, callback: Callable | None, **step_args: Any) -> None:
     for step in loop:
-        record = _one_step(model, opt, source, loss_fn, scaler, step=step, steps=steps, lr=lr, schedule=schedule,
-                           warmup_steps=warmup_steps, decay_fraction=decay_fraction, min_lr_ratio=min_lr_ratio,
-                           cosine_over_warmup=cosine_over_warmup, grad_clip=grad_clip, device=device,
-                           autocast_dtype=autocast_dtype, accum=grad_accum_steps, params=params)
+        record = _one_step(model, opt, source, loss_fn, scaler, guard, step=step, steps=steps, **step_args)
         result.losses.append(record.loss)
         result.lrs.append(record.lr)
         result.grad_norms.append(record.grad_norm)
@@ -328,12 +408,10 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
             if eval_fn is not None and not last:
                 result.eval_history.append((step + 1, _evaluate(model, eval_fn)))
             break
-    result.wall_seconds = time.perf_counter() - start
-    return result
 
 
 def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[int], Batch], loss_fn: Callable,
-              scaler: Any, *, step: int, steps: int, lr: float, schedule: str, warmup_steps: int,
+              scaler: Any, guard: TrainingGuard, *, step: int, steps: int, lr: float, schedule: str, warmup_steps: int,
               decay_fraction: float, min_lr_ratio: float, cosine_over_warmup: bool, grad_clip: float | None,
               device: torch.device, autocast_dtype: torch.dtype | None, accum: int, params: list) -> StepRecord:
     eta = _lr(lr, step, steps, schedule, warmup_steps, decay_fraction, min_lr_ratio, cosine_over_warmup)
@@ -348,8 +426,7 @@ def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[in
         inputs, targets = inputs.to(device), targets.to(device)
         with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
             loss = loss_fn(model, inputs, targets)
-        if not torch.isfinite(loss):
-            raise FloatingPointError(f"non-finite loss {float(loss.detach())} at step {step} (micro-batch {j})")
+        guard.check_loss(loss, step=step, detail=f" (micro-batch {j})")  # before backward touches the grads
         # $\nabla \frac1A \sum_j \ell_j$: each micro-batch contributes $\ell_j / A$
         scaled = loss / accum if accum > 1 else loss
         (scaler.scale(scaled) if scaler is not None else scaled).backward()
