@@ -19,6 +19,7 @@ import time
 import torch
 
 from .._checks import check_int
+from ..nn.train import TrainingGuard
 from .baselines import DenseKVCache
 from .cache import DynamicKVCache
 from .dynamics import DASAConfig, region_mask, token_dynamics
@@ -52,18 +53,21 @@ def train_teacher(model: ARVideoDiT, clips: torch.Tensor, *, steps: int, batch: 
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
     losses, t0 = [], time.perf_counter()
-    model.train()
-    for _ in range(steps):
-        idx = torch.randint(len(clips), (batch,), generator=g)
-        loss = model.teacher_forcing_loss(clips[idx], generator=g)
-        opt.zero_grad()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        sched.step()
-        losses.append(loss.item())
-        if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
-            break
+    # all or nothing: a non-finite loss or an interrupt puts the weights and the modes back
+    with TrainingGuard(model, where="train_teacher", what="the teacher-forcing loss") as guard:
+        model.train()
+        for step in range(steps):
+            idx = torch.randint(len(clips), (batch,), generator=g)
+            loss = model.teacher_forcing_loss(clips[idx], generator=g)
+            guard.check_loss(loss, step=step)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            sched.step()
+            losses.append(loss.item())
+            if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+                break
     model.eval()
     return losses
 

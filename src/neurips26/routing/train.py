@@ -25,6 +25,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from neurips26.nn.train import TrainingGuard
+
 from ._checks import check_int
 from .tsp import as_instances, check_tours
 
@@ -164,22 +166,15 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
     p0 = next(model.parameters())
     dtype, device = p0.dtype, p0.device
     Xt = torch.as_tensor(sampler.X, dtype=dtype, device=device)
-    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the mode back
-    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    was_training = model.training
-    try:
+    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back
+    with TrainingGuard(model, where="train_supervised", hint="lower lr or check X") as guard:
         return _train_loop(model, sampler, Xt, steps, batch_size, lr, warmup, grad_clip, progress, ddp, world, rank,
-                           device)
-    except BaseException:
-        with torch.no_grad():
-            model.load_state_dict(saved)
-        model.train(was_training)
-        raise
+                           device, guard)
 
 
 def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tensor, steps: int, batch_size: int,
                 lr: float, warmup: int, grad_clip: float, progress: Any, ddp: bool, world: int, rank: int,
-                device: torch.device) -> TrainResult:
+                device: torch.device, guard: TrainingGuard) -> TrainResult:
     dist = torch.distributed
     net = torch.nn.parallel.DistributedDataParallel(model) if ddp else model
     opt = torch.optim.Adam(model.parameters(), lr=lr)
@@ -201,9 +196,7 @@ def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tenso
         if ddp:
             dist.all_reduce(value)
             value = value / world
-        if not torch.isfinite(value):  # every rank sees the same reduced value, so all stop together
-            raise ValueError(f"the training loss is non-finite ({float(value)}) at step {step}; the model is "
-                             "restored to its weights before the call (lower lr or check X)")
+        guard.check_loss(value, step=step)  # every rank sees the same reduced value, so all stop together
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)

@@ -16,6 +16,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.nn.train import TrainingGuard
+
 from ._checks import check_int, check_module, check_number
 from .ctc import ctc_greedy_decode, ctc_loss, phoneme_error_rate, validate_targets
 from .data import SpeechBCIData, make_batch
@@ -58,22 +60,15 @@ def train_ctc(model: nn.Module, data: SpeechBCIData, *, steps: int, batch_size: 
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
     validate_targets([p.tolist() for p in data.phonemes], [f.shape[0] for f in data.features])
-    # a run that fails midway (a non-finite loss, an interrupt) puts the weights back as they were
-    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    was_training = model.training
-    try:
+    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back
+    with TrainingGuard(model, where="train_ctc", what="the CTC loss") as guard:
         return _train(model, data, steps, batch_size, lr, weight_decay, seed, noise_std, offset_std, grad_clip,
-                      time_budget_s, progress)
-    except BaseException:
-        with torch.no_grad():
-            model.load_state_dict(saved)
-        model.train(was_training)
-        raise
+                      time_budget_s, progress, guard)
 
 
 def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, lr: float, weight_decay: float,
            seed: int, noise_std: float, offset_std: float, grad_clip: float, time_budget_s: float | None,
-           progress: Callable[[Iterable[int]], Iterable[int]] | None) -> TrainResult:
+           progress: Callable[[Iterable[int]], Iterable[int]] | None, guard: TrainingGuard) -> TrainResult:
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -92,9 +87,7 @@ def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, l
         if offset_std > 0:
             x = x + offset_std * torch.randn(x.shape[0], 1, x.shape[2], generator=gen).to(device)
         loss = ctc_loss(model(x, batch.day), batch.targets, batch.lengths)
-        if not torch.isfinite(loss):
-            raise ValueError(f"the CTC loss is non-finite ({float(loss)}) at step {result.steps}; the model is "
-                             "restored to its weights before the call (lower lr or check the data)")
+        guard.check_loss(loss, step=result.steps)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)

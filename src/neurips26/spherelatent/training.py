@@ -139,17 +139,10 @@ def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.
                                      and math.isfinite(budget_s) and budget_s > 0):
         raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
     _check_fit_args(model, x, y, loss_fn, steps, batch_size, lr, seed, ema_decay, warmup_steps, progress)
-    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the mode back
-    saved = {k: v.detach().clone() for k, v in model.state_dict().items()}
-    was_training = model.training
-    try:
-        return _fit(model, x, y, loss_fn, budget_s, steps, batch_size, lr, seed, ema_decay, warmup_steps,
-                    progress, desc, clock)
-    except BaseException:
-        with torch.no_grad():
-            model.load_state_dict(saved)
-        model.train(was_training)
-        raise
+    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back: train_lm
+    # runs under nn.train.TrainingGuard, and nothing before it touches the model (the budget probe trains a copy)
+    return _fit(model, x, y, loss_fn, budget_s, steps, batch_size, lr, seed, ema_decay, warmup_steps, progress,
+                desc, clock)
 
 
 def _check_fit_args(model: Any, x: Any, y: Any, loss_fn: Any, steps: Any, batch_size: Any, lr: Any, seed: Any,
