@@ -32,18 +32,18 @@ MIN_GAMES_C4 = 100
 # ---------------------------------------------------------------------------------------- decisions
 # Each rule renders its own criterion sentence; the constants above appear only here.
 RULE_C1 = rules.all_of(
-    rules.on("bad_profiles", rules.threshold("<=", 0, stat="value")),  # nonzero regret or a crash refutes
-    rules.on("games", rules.threshold(">=", MIN_GAMES_C1, stat="value", otherwise="inconclusive")))
+    rules.on("bad_profiles", rules.threshold("<=", 0, stat="value", min_n=1)),  # nonzero regret or a crash refutes
+    rules.on("games", rules.threshold(">=", MIN_GAMES_C1, stat="value", otherwise="inconclusive", min_n=1)))
 RULE_C2 = rules.all_of(
     rules.threshold("<=", SLOPE_MAX_SWEEP, stat="max", min_n=2),
-    rules.on("n_max", rules.threshold(">=", 1e5, stat="value", otherwise="inconclusive")))
+    rules.on("n_max", rules.threshold(">=", 1e5, stat="value", otherwise="inconclusive", min_n=1)))
 RULE_C3 = rules.all_of(
     rules.threshold("<=", SLOPE_MAX_PATH, stat="max", min_n=4),
-    rules.on("not_converged", rules.threshold("<=", 0, stat="value")))
+    rules.on("not_converged", rules.threshold("<=", 0, stat="value", min_n=1)))
 RULE_C4 = rules.all_of(
-    rules.on("violations", rules.threshold("<=", 0, stat="value")),
-    rules.on("games", rules.threshold(">=", MIN_GAMES_C4, stat="value", otherwise="inconclusive")),
-    rules.on("indefinite_both_blocks", rules.threshold(">", 0, stat="value")))
+    rules.on("violations", rules.threshold("<=", 0, stat="value", min_n=1)),
+    rules.on("games", rules.threshold(">=", MIN_GAMES_C4, stat="value", otherwise="inconclusive", min_n=1)),
+    rules.on("indefinite_both_blocks", rules.threshold(">", 0, stat="value", min_n=1)))
 
 
 # ---------------------------------------------------------------------------------------- experiments
@@ -371,5 +371,8 @@ CLAIMS = (
 )
 
 
-PAPER = Paper(id="P09", slug="anongames", claims=CLAIMS,
+PAPER = Paper(id="P09", slug="anongames",
+              method="Linear anonymous games NE",
+              title="Exact equilibria of two-action linear anonymous games (title not found)", arxiv=None,
+              claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 3, "full": 5, "gpu": 5})

@@ -436,4 +436,7 @@ CLAIMS = (
           measure=measure_c7, scales=("gpu",)),
 )
 
-PAPER = Paper(id="P19", slug="dualkv", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 2, "full": 3, "gpu": 1})
+PAPER = Paper(id="P19", slug="dualkv",
+              method="DualKV shared-prompt attention",
+              title="DualKV: Shared-Prompt Flash Attention for Efficient RL Training", arxiv="2605.15422",
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 2, "full": 3, "gpu": 1})

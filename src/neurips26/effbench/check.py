@@ -595,5 +595,8 @@ CLAIMS = (
           rule=rules.beyond_se(C6_SE, direction="less", min_n=MIN_CELLS), measure=measure_c6, scales=DECIDED),
 )
 
-PAPER = Paper(id="P12", slug="effbench", claims=CLAIMS,
+PAPER = Paper(id="P12", slug="effbench",
+              method="mRMR + kernel ridge",
+              title="Efficient Benchmarking Is Just Feature Selection and Multiple Regression", arxiv="2605.25773",
+              claims=CLAIMS,
               default_seeds={"smoke": 2, "quick": 3, "full": 5, "gpu": 5})

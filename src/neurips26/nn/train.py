@@ -227,9 +227,10 @@ class TrainingGuard:
         value = float(loss.detach().float().flatten()[0]) if isinstance(loss, torch.Tensor) else loss
         at = f" at step {step}" if step is not None else ""
         prefix = f"{self.where}: " if self.where else ""
-        restored = "the model and optimizer are" if self._saved_opt else "the model is"
-        raise NonFiniteLossError(f"{prefix}{self.what} is non-finite ({value}){at}{detail}; {restored} restored to "
-                                 f"their state before the fit ({self.hint})")
+        restored = "the model and optimizer are restored to their" if self._saved_opt else \
+            "the model is restored to its"
+        raise NonFiniteLossError(f"{prefix}{self.what} is non-finite ({value}){at}{detail}; {restored} state "
+                                 f"before the fit ({self.hint})")
 
     def restore(self) -> None:
         """Put the weights, optimizer states and modes back as they were on entry."""

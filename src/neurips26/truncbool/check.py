@@ -289,5 +289,8 @@ CLAIMS = (
           measure=measure_c3, scales=DECIDED),
 )
 
-PAPER = Paper(id="P03", slug="truncbool", claims=CLAIMS,
+PAPER = Paper(id="P03", slug="truncbool",
+              method="Truncated pseudo-likelihood GD",
+              title="TruncPL-GD for truncated Boolean product distributions (title not found)", arxiv=None,
+              claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 3, "full": 10, "gpu": 10})
