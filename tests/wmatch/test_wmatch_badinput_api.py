@@ -117,12 +117,10 @@ D6 = np.abs(np.subtract.outer(np.arange(6.0), np.arange(6.0)))
     BadInput("dist-negative", (-D6,), names="dist"),
     BadInput("w-0", (D6,), {"wasserstein_p": 0}, names="wasserstein_p"),
     BadInput("k-0", (D6,), {"k": 0}, names="k"),
-    BadInput("eps-2", (D6,), {"eps": 2.0}, names="eps"),
-    BadInput("eps-bool", (D6,), {"eps": True}, names="eps"),
-    BadInput("callable-no-range", (lambda i, j: abs(i - j),), names="scale_range"),
-    BadInput("range-reversed", (D6,), {"scale_range": (2.0, 1.0)}, names="scale_range"),
-    BadInput("range-str", (D6,), {"scale_range": "1,2"}, names="scale_range"),
-    BadInput("range-nan", (D6,), {"scale_range": (NAN, 1.0)}, names="scale_range"),
+    BadInput("w-2", (D6,), {"wasserstein_p": 2}, names="wasserstein_p"),
+    BadInput("k-bool", (D6,), {"k": True}, names="k"),
+    BadInput("callable-no-n-points", (lambda i, j: abs(i - j),), names="n_points"),
+    BadInput("n-points-bool", (lambda i, j: abs(i - j),), {"n_points": True}, names="n_points"),
     BadInput("seed-float", (D6,), {"seed": 0.5}, names="seed"),
 ], ids=lambda c: c.id)
 def test_metric_matcher_constructor_refuses(case):
