@@ -314,3 +314,22 @@ def test_replace_between_markers_and_refuses_a_half_pair():
         of_record.replace_between("<!-- papers:start -->", of_record.TOP_MARKERS, "x")
     assert of_record.replace_between("# t\n", of_record.PAPER_MARKERS, "x", append_heading="## V").endswith(
         "## V\n\n<!-- verdicts:start -->\nx\n<!-- verdicts:end -->\n")
+
+
+# ------------------------------------------------------------------------------------------ registration
+def test_a_paper_registers_itself_by_its_declaration(tmp_path):
+    from neurips26.claims.catalog import CATALOG, read_declaration
+
+    folder = tmp_path / "newpaper"
+    folder.mkdir()
+    (folder / "check.py").write_text('PAPER = Paper(id="P20", slug="newpaper", method="M", title="T", arxiv=None,\n'
+                                     '              claims=CLAIMS)\n')
+    entry = read_declaration(folder / "check.py")
+    assert (entry.id, entry.slug, entry.method, entry.title, entry.arxiv) == ("P20", "newpaper", "M", "T", None)
+    (folder / "check.py").write_text('PAPER = Paper(id="P20", slug="other", method="M", title="T", claims=C)\n')
+    with pytest.raises(ValueError, match="not its folder"):
+        read_declaration(folder / "check.py")
+    (folder / "check.py").write_text('PAPER = Paper(id="P20", slug="newpaper", claims=C)\n')
+    with pytest.raises(ValueError, match="method, title"):
+        read_declaration(folder / "check.py")
+    assert len(CATALOG) == 19 and [e.id for e in CATALOG] == sorted(e.id for e in CATALOG)

@@ -1,4 +1,4 @@
-"""Discover implemented papers: ``neurips26.<slug>.check.PAPER`` for every slug of the catalog."""
+"""Load the papers the catalog discovered: ``neurips26.<slug>.check.PAPER``."""
 
 from __future__ import annotations
 
@@ -34,9 +34,10 @@ def load_paper(name: str) -> Paper:
     paper = getattr(module, "PAPER", None)
     if not isinstance(paper, Paper):
         raise TypeError(f"neurips26.{entry.slug}.check must define PAPER as a claims.Paper, got {type(paper)}")
-    if (paper.id, paper.slug) != (entry.id, entry.slug):
-        raise ValueError(f"{entry.slug}: PAPER says ({paper.id}, {paper.slug}), catalog says "
-                         f"({entry.id}, {entry.slug})")
+    declared = (paper.id, paper.slug, paper.method, paper.title, paper.arxiv)
+    if declared != (entry.id, entry.slug, entry.method, entry.title, entry.arxiv):
+        raise ValueError(f"{entry.slug}: the imported PAPER says {declared}, its declaration was read as "
+                         f"{(entry.id, entry.slug, entry.method, entry.title, entry.arxiv)}")
     return paper
 
 

@@ -373,8 +373,14 @@ class CheckContext:
 class Paper:
     """A paper's claim check, as registered by ``neurips26.<slug>.check.PAPER``.
 
+    The paper declares itself here: the framework discovers every ``neurips26/<slug>/check.py`` and reads
+    ``id``, ``slug``, ``method``, ``title`` and ``arxiv`` from this declaration (see
+    :mod:`neurips26.claims.catalog`), so adding a paper needs no framework edit.
+
     Attributes:
-        id, slug: must match the catalog (``P12``, ``effbench``).
+        id, slug: ``P12``, ``effbench`` (the slug is the package's folder name).
+        method, title, arxiv: the method's short name, the paper's title, its arXiv id (or None). Written as
+            literals, so ``neurips26 list`` can read them without importing the paper.
         claims: declared before the run; ids unique. Each claim with a ``measure`` is measured on its own.
         default_seeds: number of seeds per scale, e.g. ``{"smoke": 1, "quick": 3, "full": 5}``.
         scales: scales the check supports; ``gpu`` additionally requires CUDA.
@@ -385,6 +391,9 @@ class Paper:
     id: str
     slug: str
     claims: tuple[Claim, ...]
+    method: str = ""
+    title: str = ""
+    arxiv: str | None = None
     default_seeds: Mapping[str, int] = field(
         default_factory=lambda: {"smoke": 1, "quick": 3, "full": 5, "gpu": 5})
     scales: tuple[str, ...] = SCALES

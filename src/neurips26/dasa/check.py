@@ -259,4 +259,7 @@ CLAIMS = (
           scales=("quick", "full", "gpu")),
 )
 
-PAPER = Paper(id="P15", slug="dasa", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 2, "gpu": 2})
+PAPER = Paper(id="P15", slug="dasa",
+              method="Dynamics-Aware Sparse Attention",
+              title="DASA: Dynamics-Aware Sparse Attention for autoregressive video diffusion", arxiv=None,
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 2, "gpu": 2})

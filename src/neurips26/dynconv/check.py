@@ -356,4 +356,7 @@ CLAIMS = (
           context="GPU only:", rule=SPEED_RULE, measure=measure_c3, scales=("gpu",)),
 )
 
-PAPER = Paper(id="P17", slug="dynconv", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 2, "full": 5, "gpu": 3})
+PAPER = Paper(id="P17", slug="dynconv",
+              method="Dynamic short convolutions",
+              title="Dynamic Short Convolutions Improve Transformers", arxiv="2606.03825",
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 2, "full": 5, "gpu": 3})

@@ -545,5 +545,8 @@ CLAIMS = CLAIMS + (
           rule=rules.threshold(">=", RATIO_MIN, stat="max", min_n=1), measure=measure_c4, scales=("full",)),
 )
 
-PAPER = Paper(id="P18", slug="dyra", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3},
+PAPER = Paper(id="P18", slug="dyra",
+              method="DyRA residual low-rank correction",
+              title="DyRA: input-adaptive dynamic residual low-rank correction (title not found)", arxiv=None,
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3},
               scales=("smoke", "quick", "full", "gpu"))

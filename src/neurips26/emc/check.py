@@ -214,4 +214,7 @@ CLAIMS = (
           measure=measure_c4, scales=DECIDED),
 )
 
-PAPER = Paper(id="P02", slug="emc", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 3, "full": 3, "gpu": 5})
+PAPER = Paper(id="P02", slug="emc",
+              method="Efficient Memory Crystallization",
+              title="EMC: training-free test-time continual graph adaptation (title not found)", arxiv=None,
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 3, "full": 3, "gpu": 5})

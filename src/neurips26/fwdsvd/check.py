@@ -453,4 +453,7 @@ CLAIMS = (
           rule=rules.threshold(">=", PLANTED_HIT_MIN, min_n=N_PLANTS), measure=measure_c5),
 )
 
-PAPER = Paper(id="P05", slug="fwdsvd", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})
+PAPER = Paper(id="P05", slug="fwdsvd",
+              method="Forward-only SVD rank search",
+              title="FwdSVD: forward-only LLM adaptation in inference serving (title not found)", arxiv=None,
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})

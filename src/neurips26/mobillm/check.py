@@ -464,4 +464,7 @@ CLAIMS = (
                                  "no depth mixing or normalisation) on the type mix of the scale"),
 )
 
-PAPER = Paper(id="P10", slug="mobillm", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})
+PAPER = Paper(id="P10", slug="mobillm",
+              method="EC-MobiLLM side-tuning",
+              title="Fed MobiLLM: server-assisted side-tuning on mobile devices", arxiv="2508.06765",
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})

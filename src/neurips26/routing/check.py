@@ -310,5 +310,8 @@ CLAIMS = (
           measure=measure_ablation, scales=("full", "gpu")),
 )
 
-PAPER = Paper(id="P08", slug="routing", claims=CLAIMS,
+PAPER = Paper(id="P08", slug="routing",
+              method="Depth-first decoder scaling",
+              title="Efficient Decoder Scaling Strategy for Neural Routing Solvers", arxiv=None,
+              claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 3, "full": 3, "gpu": 3})

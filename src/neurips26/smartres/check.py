@@ -332,5 +332,8 @@ CLAIMS = (
           rule=rules.beyond_se(RECALL_SE, min_n=3), measure=measure_c5, scales=("quick", "full", "gpu")),
 )
 
-PAPER = Paper(id="P16", slug="smartres", claims=CLAIMS,
+PAPER = Paper(id="P16", slug="smartres",
+              method="SmartRes resolution routing",
+              title="SmartRes: dynamic resolution routing for egocentric visual grounding", arxiv=None,
+              claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 3, "full": 3, "gpu": 3})

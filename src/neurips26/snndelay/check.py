@@ -374,5 +374,8 @@ CLAIMS = (
           measure=measure_c5, scales=("full", "gpu")),
 )
 
-PAPER = Paper(id="P11", slug="snndelay", claims=CLAIMS,
+PAPER = Paper(id="P11", slug="snndelay",
+              method="Residual SNN with synaptic delays",
+              title="Residual SNN with synaptic delays for phoneme decoding (title not found)", arxiv=None,
+              claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 1, "full": 2, "gpu": 3})

@@ -338,4 +338,7 @@ CLAIMS = (
           rule=RULE_C4, measure=measure_c4, scales=("quick", "full", "gpu")),
 )
 
-PAPER = Paper(id="P06", slug="spherelatent", claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})
+PAPER = Paper(id="P06", slug="spherelatent",
+              method="Sphere Latent Encoder",
+              title="Efficient Image Synthesis with Sphere Latent Encoder", arxiv="2602.15030",
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})

@@ -445,5 +445,8 @@ CLAIMS = (
 
 # No `gpu` scale: the spec's GPU sweep on an unbounded n-gram stream is not built, and no GPU was lent for
 # this task (2026-12-01).
-PAPER = Paper(id="P01", slug="tst", claims=CLAIMS, scales=("smoke", "quick", "full"),
+PAPER = Paper(id="P01", slug="tst",
+              method="Token-Superposition Training",
+              title="Efficient Pre-Training with Token Superposition", arxiv="2605.06546",
+              claims=CLAIMS, scales=("smoke", "quick", "full"),
               default_seeds={"smoke": 1, "quick": 3, "full": 3})

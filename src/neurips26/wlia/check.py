@@ -309,5 +309,8 @@ CLAIMS = (
           rule=rules.threshold(">=", RNR_FACTOR, min_n=MIN_SEEDS_RNR), measure=measure_c5, scales=DECIDED),
 )
 
-PAPER = Paper(id="P04", slug="wlia", claims=CLAIMS,
+PAPER = Paper(id="P04", slug="wlia",
+              method="WLIA attack + RNR defense",
+              title="Weight-norm label distribution inference attack and RNR (title not found)", arxiv=None,
+              claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 3, "full": 3}, scales=("smoke", "quick", "full"))
