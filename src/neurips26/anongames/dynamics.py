@@ -1,27 +1,43 @@
-"""Dynamics that reach an eps-Nash equilibrium: our path walk (O(1/eps) steps) and plain best response.
+"""Sequential best-response dynamics that look for an eps-Nash equilibrium, and our path walk.
 
-The paper's own sequential best-response dynamic is not recoverable from its abstract; both dynamics
-here are ours (inferred), measured by the claim check.
+The paper's own dynamic is not recoverable from its abstract; everything here is ours (inferred) and is
+measured by the claim check.
 
 Regrets are *normalised*: player ``i``'s gains are divided by ``N_i = max_{m in [0, n-1]} |a_i m + b_i|``
 so that every gain lies in [-1, 1]; an eps-NE has every normalised regret ``<= eps``.
 
-**Path walk** (:func:`path_dynamics`). A coordinator announces an aggregate ``S`` and walks it along the
-staircase path Gamma of :mod:`.solve` in steps of length ``h`` (in units of S); at each point every
-player best-responds to the announced ``S`` (C players ``clip(S - tau_i, 0, 1)``; along a diagonal piece
-exactly one U player moves). It stops at the first point where the excess ``F = S - sum(p) >= 0``.
-Since ``regret_i <= |a_i| |F|`` and ``|a_i| / N_i <= 2 / (n - 1)``, the normalised regret there is at
-most ``2 |F| / (n - 1)``; one step changes ``F`` by at most ``h * max(1, |C|)``, so the default
+**Sequential best response** (:func:`sequential_best_response`, the dynamic C3 is decided on). Players
+revise *one at a time*; the reviser looks at the current profile of the others, ``S_{-i} = S - p_i``, and
+moves its probability one grid unit ``1/K`` (``K = ceil(1/step)``, default ``step = eps/2``) toward its
+best response (up when ``g_i = a_i (S_{-i} - tau_i) > 0``, down when ``g_i < 0``). Nobody sees an announced
+aggregate and nobody moves for another player. Who revises is the *rule*:
+
+* ``"substitutes_first"`` (our default, inferred): a substitute (``a_i < 0``) whose regret exceeds eps
+  revises first (largest regret); only when every substitute is content does a complement (``a_i > 0``,
+  largest regret) revise. Why this order: a mixing substitute absorbs a change of ``S`` (it lowers its own
+  ``p`` as ``S_{-i}`` rises), which holds ``S`` nearly fixed while complements revise; a complement facing a
+  fixed ``S`` converges to ``p_i = S - tau_i``, whereas complements alone amplify each other (their mixed
+  equilibria are unstable).
+* ``"max_regret"``: the player with the largest regret (the plain baseline).
+* ``"round_robin"``: players in index order, skipping the content ones.
+
+The state is a vector of integers (grid units), every rule is deterministic, so a run either reaches an
+eps-NE or revisits a state: cycles are detected exactly (Brent's algorithm) and reported as
+``cycle_length``. A fixed point of every rule is a profile where no player's regret exceeds eps, i.e. an
+eps-NE; the final verdict is exact (Fractions on the returned grid profile).
+
+**Path walk** (:func:`path_dynamics`, a labelled variant, not a best-response dynamic). A coordinator
+announces an aggregate ``S`` and walks it along the staircase path Gamma of :mod:`.solve` in steps of length
+``h`` (in units of S); at each point every player answers the announced ``S`` (C players
+``clip(S - tau_i, 0, 1)``; along a diagonal piece exactly one U player moves). It stops at the first point
+where the excess ``F = S - sum(p) >= 0``. Since ``regret_i <= |a_i| |F|`` and ``|a_i| / N_i <= 2 / (n - 1)``,
+the normalised regret there is at most ``2 |F| / (n - 1)``; one step changes ``F`` by at most
+``h * max(1, |C|)``, so the default
 
     h = eps * (n - 1) / (2 * max(1, |C|))
 
-makes the stopping point an eps-NE, after at most ``(length of Gamma within [0, n]) / h = O(n |C| / ((n-1) eps))``
-steps: O(1/eps) for fixed n.
-
-**Max-regret best response** (:func:`sequential_best_response`): at each step the player with the
-largest normalised regret moves its probability one grid unit ``1/K`` (``K = ceil(1/step)``,
-default step ``eps / 2``) toward its best response. Deterministic on a finite grid, so it either reaches an
-eps-NE or revisits a state; cycles are detected exactly (Brent's algorithm on the integer state).
+makes the stopping point an eps-NE after at most ``(length of Gamma within [0, n]) / h`` steps. Its
+O(1/eps) step count therefore holds *by construction* (a fixed path walked in steps proportional to eps).
 """
 
 from __future__ import annotations
@@ -189,27 +205,36 @@ def _float_profile_on_path(game: LinearAnonymousGame, path: _Path, kind: str, k:
     return prof
 
 
+RULES = ("max_regret", "round_robin", "substitutes_first")
+
+
 def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: float | None = None,
-                             rule: Literal["max_regret", "round_robin"] = "max_regret", max_steps: int = 10**6,
-                             start: Literal["zeros", "ones", "half"] = "zeros", normalize: bool = True,
-                             detect_cycles: bool = True) -> DynamicsResult:
-    """Plain sequential best response on a probability grid (the baseline dynamic).
+                             rule: Literal["max_regret", "round_robin", "substitutes_first"] = "max_regret",
+                             max_steps: int = 10**6, start: Literal["zeros", "ones", "half"] = "zeros",
+                             normalize: bool = True, detect_cycles: bool = True) -> DynamicsResult:
+    """Players revise one at a time, each one grid unit toward its best response (see the module docstring).
 
     Args:
         game: the game.
-        eps: target normalised regret in (0, 1].
+        eps: target normalised (or raw, ``normalize=False``) regret in (0, 1]; a player revises only while
+            its regret exceeds eps, so every stopping point is an eps-NE.
         step: grid unit (default ``eps / 2``); probabilities are multiples of ``1 / ceil(1 / step)``.
-        rule: ``"max_regret"`` (the player with the largest regret moves; lowest index on ties) or
-            ``"round_robin"`` (players in turn, skipping those with regret ``<= eps``).
-        max_steps: cap; ``converged=False`` when reached.
-        start: initial profile.
+        rule: who revises: ``"max_regret"`` (largest regret; lowest index on ties), ``"round_robin"``
+            (index order, skipping content players) or ``"substitutes_first"`` (a discontent substitute
+            before any complement, largest regret within the group).
+        max_steps: cap on the number of revisions; ``converged=False`` when reached.
+        start: initial profile (every probability 0, 1 or the grid point nearest 1/2).
         normalize: regrets in normalised units.
-        detect_cycles: stop as soon as a state repeats (Brent), reporting ``cycle_length``.
+        detect_cycles: stop as soon as a state repeats (Brent's algorithm on the integer state, which for
+            ``round_robin`` includes whose turn it is), reporting ``cycle_length``.
+
+    Returns:
+        :class:`DynamicsResult`; ``steps`` counts single-player revisions.
     """
     _check_game(game)
     eps_f = _check_eps(eps)
-    if rule not in ("max_regret", "round_robin"):
-        raise ValueError(f"rule: expected 'max_regret' or 'round_robin', got {rule!r}")
+    if rule not in RULES:
+        raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
     if start not in ("zeros", "ones", "half"):
         raise ValueError(f"start: expected 'zeros', 'ones' or 'half', got {start!r}")
     _check_max_steps(max_steps)
@@ -225,40 +250,47 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
         scale = np.where(norms > 0, 1.0 / np.where(norms > 0, norms, 1.0), 0.0)
     else:
         scale = np.ones(n)
+    substitutes = np.array([c == "U" for c in game.classes])
     q = np.full(n, {"zeros": 0, "ones": grid, "half": grid // 2}[start], dtype=np.int64)
     tol = eps_f + 1e-9  # float screen; the final verdict is exact
 
     def regrets(qv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # g_i = a_i (S - p_i) + b_i (normalised);  regret_i = max(g,0)(1-p_i) + max(-g,0) p_i
         p = qv / grid
         g = (a * (p.sum() - p) + b) * scale
         return np.maximum(g, 0) * (1 - p) + np.maximum(-g, 0) * p, g
 
-    steps, cycle = 0, None
-    tortoise, power, lam = q.tobytes(), 1, 0
-    turn = 0
+    def reviser(r: np.ndarray, turn: int) -> int:
+        discontent = r > eps_f
+        if rule == "max_regret":
+            return int(np.argmax(r))
+        if rule == "substitutes_first":
+            group = discontent & substitutes if (discontent & substitutes).any() else discontent
+            return int(np.argmax(np.where(group, r, -1.0)))
+        cand = np.nonzero(discontent)[0]
+        if cand.size == 0:
+            return int(np.argmax(r))
+        later = cand[cand >= turn]
+        return int(later[0] if later.size else cand[0])
+
+    steps, cycle, turn = 0, None, 0
+    # Brent: `tortoise` is the state at the last power of two; a repeat within `power` steps is a cycle
+    tortoise, power, lam = q.tobytes() + turn.to_bytes(4, "little"), 1, 0
     while True:
         r, g = regrets(q)
         if r.max() <= tol:
             prof = [float(x) / grid for x in q]
-            exact = _max_regret_exact(game, prof, normalize)
-            if exact <= as_fraction(eps_f):
+            if _max_regret_exact(game, prof, normalize) <= as_fraction(eps_f):
                 break
         if steps >= max_steps:
             break
-        if rule == "max_regret":
-            i = int(np.argmax(r))
-        else:
-            cand = np.nonzero(r > eps_f)[0]
-            if cand.size == 0:
-                cand = np.array([int(np.argmax(r))])
-            later = cand[cand >= turn]
-            i = int(later[0] if later.size else cand[0])
+        i = reviser(r, turn)
+        if rule == "round_robin":
             turn = (i + 1) % n
-        q[i] += 1 if g[i] > 0 else -1
-        q[i] = min(max(q[i], 0), grid)
+        q[i] = min(max(q[i] + (1 if g[i] > 0 else -1), 0), grid)
         steps += 1
-        if detect_cycles and rule == "max_regret":
-            state = q.tobytes()
+        if detect_cycles:
+            state = q.tobytes() + turn.to_bytes(4, "little")
             lam += 1
             if state == tortoise:
                 cycle = lam
