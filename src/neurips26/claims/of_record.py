@@ -25,6 +25,7 @@ from .registry import is_implemented
 
 RECORD_SCALES: tuple[str, ...] = ("quick", "full", "gpu")
 PAPER_MARKERS = ("<!-- verdicts:start -->", "<!-- verdicts:end -->")
+BENCH_MARKERS = ("<!-- bench:start -->", "<!-- bench:end -->")
 TOP_MARKERS = ("<!-- papers:start -->", "<!-- papers:end -->")
 _SHORT = {"supported": "S", "not supported": "N", "inconclusive": "I", "skipped": "skipped"}
 
@@ -224,14 +225,35 @@ def _write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def load_bench(slug: str, root: Path | None = None) -> dict[str, Any] | None:
+    """The committed benchmark record ``results/<slug>/bench.json``, or None."""
+    path = (root or results_root()) / slug / "bench.json"
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from err
+    if not isinstance(data, dict) or data.get("slug") != slug or data.get("kind") != "bench":
+        raise ValueError(f"{path}: not a benchmark record of {slug} (fields 'kind'/'slug')")
+    return data
+
+
 def paper_readme_text(slug: str, root: Path | None = None) -> str | None:
-    """The paper README with its verdict table regenerated (None when the paper has no record)."""
+    """The paper README with its verdict and benchmark tables regenerated (None when it has neither record)."""
+    from neurips26.bench import render_bench_table
+
     table = render_paper_table(slug, root)
-    if table is None:
+    bench = load_bench(slug, root)
+    if table is None and bench is None:
         return None
     path = package_root(slug) / "README.md"
     text = path.read_text(encoding="utf-8") if path.is_file() else f"# {slug}\n"
-    return replace_between(text, PAPER_MARKERS, table, append_heading="## Verdicts of record")
+    if table is not None:
+        text = replace_between(text, PAPER_MARKERS, table, append_heading="## Verdicts of record")
+    if bench is not None:
+        text = replace_between(text, BENCH_MARKERS, render_bench_table(bench), append_heading="## Performance of record")
+    return text
 
 
 def top_readme_text(root: Path | None = None) -> str:

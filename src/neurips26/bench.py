@@ -1,0 +1,232 @@
+r"""The one benchmark harness: side-by-side ratios with intervals, the machine's limit beside every number.
+
+Every ``benchmarks/<slug>_bench.py`` builds a :class:`Bench`, adds comparisons, and writes
+``results/<slug>/bench.json`` (committed like the claim records; the README's performance table is
+generated from it by ``neurips26 report --readme``)::
+
+    bench = Bench("dyra", description="DyRA vs dense at 35 % of dense FLOPs", argv=sys.argv[1:])
+    bench.compare("forward, N=1608", ours=lambda: dyra(x), peer=lambda: dense(x), peer_name="nn.Linear",
+                  peer_kind="real", flops=dyra_flops)
+    bench.scaling("update time in n", sizes=[1e3, 2e3, 4e3], time_of=run_at, claimed="O(n log n) -> slope 1")
+    bench.write()
+
+What it fixes for every benchmark (so two benchmarks are measured alike):
+
+* **Threads**: 1 by default (``--threads N`` to change it, recorded). On a shared 2-core machine a second
+  thread measures the neighbour.
+* **Clock**: the process CPU clock for CPU work (robust to other load; blind to waiting, which CPU work does
+  not do), CUDA events on a GPU.
+* **Repeats**: warm-up, then ``--repeats`` interleaved pairs ours, peer, ours, peer, ...; the ratio
+  :math:`t_\text{peer}/t_\text{ours}` per pair and its t-interval on the log scale
+  (:func:`neurips26.claims.measure.timeit_pair`).
+* **The machine's limit**: :func:`machine_probe` measures one-thread ``torch.mm`` GFLOP/s, ``conv1d``
+  GFLOP/s and copy GB/s once; a comparison given its FLOP (or byte) count also reports ours / limit, the
+  factor by which our time exceeds the FLOP-bound (or bandwidth-bound) time.
+* **Provenance**: load average before and after, library versions, the machine, commit and source digest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .claims import measure
+from .claims.records import (
+    git_commit,
+    library_versions,
+    load_average,
+    machine_description,
+    source_digest,
+    utc_now,
+    write_json_atomic,
+)
+
+PEER_KINDS = ("real", "ours", "published")
+_PROBE: dict[int, dict[str, float]] = {}
+
+
+def machine_probe(threads: int = 1) -> dict[str, float]:
+    """One-thread (or ``threads``) peak rates of this machine, measured once per process:
+    ``mm_gflops`` (fp32 ``torch.mm`` 1024²), ``conv1d_gflops`` (fp32, 64 channels, kernel 7) and ``copy_gbs``
+    (a 64 MiB tensor copy, read + write bytes)."""
+    if threads in _PROBE:
+        return _PROBE[threads]
+    import torch
+    import torch.nn.functional as F
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
+        mm = measure.timeit(lambda: torch.mm(a, b), warmup=2, repeats=5, clock="wall").min
+        x, w = torch.randn(8, 64, 4096), torch.randn(64, 64, 7)
+        conv = measure.timeit(lambda: F.conv1d(x, w, padding=3), warmup=2, repeats=5, clock="wall").min
+        src = torch.randn(16 * 2**20)
+        dst = torch.empty_like(src)
+        copy = measure.timeit(lambda: dst.copy_(src), warmup=2, repeats=5, clock="wall").min
+    finally:
+        torch.set_num_threads(previous)
+    probe = {"mm_gflops": 2 * 1024**3 / mm / 1e9, "conv1d_gflops": 2 * 8 * 64 * 64 * 7 * 4096 / conv / 1e9,
+             "copy_gbs": 2 * src.numel() * 4 / copy / 1e9, "threads": threads}
+    _PROBE[threads] = probe
+    return probe
+
+
+@dataclass
+class Bench:
+    """A benchmark run of one paper: comparisons, scaling fits, and the record written to ``bench.json``.
+
+    Args:
+        slug: the paper (``results/<slug>/bench.json``).
+        description: one line: what is compared with what, on which setting.
+        argv: command-line arguments (``--threads``, ``--repeats``, ``--no-write``, ``--out``); ``None``
+            parses nothing and keeps the defaults.
+    """
+
+    slug: str
+    description: str
+    argv: Sequence[str] | None = None
+    threads: int = 1
+    repeats: int = 7
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    scalings: list[dict[str, Any]] = field(default_factory=list)
+    out: str | None = None
+    write_record: bool = True
+
+    def __post_init__(self) -> None:
+        if self.argv is not None:
+            parser = argparse.ArgumentParser(description=self.description)
+            parser.add_argument("--threads", type=int, default=self.threads, help="torch threads (default 1)")
+            parser.add_argument("--repeats", type=int, default=self.repeats, help="interleaved pairs (default 7)")
+            parser.add_argument("--out", default=None, help="bench.json path (default results/<slug>/bench.json)")
+            parser.add_argument("--no-write", action="store_true", help="print only")
+            args, _ = parser.parse_known_args(list(self.argv))
+            self.threads, self.repeats, self.out = args.threads, args.repeats, args.out
+            self.write_record = not args.no_write
+        for name in ("threads", "repeats"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "threads" else 2):
+                raise ValueError(f"Bench: {name} must be an int >= {1 if name == 'threads' else 2}, got {value!r}")
+        self._load_start = load_average()
+        self._started = utc_now()
+
+    def compare(self, name: str, *, ours: Callable[[], Any], peer: Callable[[], Any], peer_name: str,
+                peer_kind: str, flops: float | None = None, bytes_moved: float | None = None,
+                note: str = "") -> dict[str, Any]:
+        """Time ``ours`` against ``peer`` (interleaved, this harness's threads and clock) and add a row.
+
+        Args:
+            peer_kind: ``"real"`` (the peer's own package), ``"ours"`` (our re-implementation of the peer) or
+                ``"published"`` (not runnable here; use :meth:`published` instead).
+            flops, bytes_moved: the work of one call of ``ours``, for ours / limit.
+        Returns: the row: ``speedup`` (peer time / ours) with ``lo``/``hi``, medians, ours / limit.
+        """
+        if peer_kind not in ("real", "ours"):
+            raise ValueError(f"compare: peer_kind must be 'real' or 'ours' (published numbers: .published()), "
+                             f"got {peer_kind!r}")
+        result = measure.timeit_pair(ours, peer, repeats=self.repeats, threads=self.threads)
+        row = {"name": name, "peer": peer_name, "peer_kind": peer_kind, "speedup": result.ratio,
+               "lo": result.lo, "hi": result.hi, "ours_s": result.a.median, "peer_s": result.b.median,
+               "pairs": len(result.ratios), "threads": result.threads, "clock": result.a.clock,
+               "load": list(result.load), "note": note}
+        row.update(self._limits(result.a.median, flops, bytes_moved))
+        self.rows.append(row)
+        print(f"{name}: ours {row['ours_s'] * 1e3:.3g} ms, {peer_name} ({peer_kind}) {row['peer_s'] * 1e3:.3g} ms, "
+              f"speed-up {row['speedup']:.3g}x [{row['lo']:.3g}, {row['hi']:.3g}]"
+              + (f", ours/limit {row['ours_over_limit']:.2f}" if "ours_over_limit" in row else ""))
+        return row
+
+    def published(self, name: str, *, peer_name: str, value: str, source: str, ours: str = "") -> None:
+        """A peer that cannot run here: its published number on the same setting, labelled as such."""
+        self.rows.append({"name": name, "peer": peer_name, "peer_kind": "published", "published": value,
+                          "source": source, "ours": ours})
+        print(f"{name}: {peer_name} (published, {source}): {value}; ours {ours}")
+
+    def _limits(self, seconds: float, flops: float | None, bytes_moved: float | None) -> dict[str, float]:
+        out: dict[str, float] = {}
+        if flops is None and bytes_moved is None:
+            return out
+        probe = machine_probe(self.threads)
+        bound = 0.0
+        if flops is not None:
+            bound = max(bound, flops / (probe["mm_gflops"] * 1e9))
+            out["gflops"] = flops / seconds / 1e9
+        if bytes_moved is not None:
+            bound = max(bound, bytes_moved / (probe["copy_gbs"] * 1e9))
+        out["limit_s"] = bound
+        out["ours_over_limit"] = seconds / bound if bound > 0 else math.nan
+        return out
+
+    def scaling(self, name: str, *, sizes: Sequence[float], time_of: Callable[[float], float],
+                claimed: str) -> dict[str, Any]:
+        """Fit the log-log slope of ``time_of(size)`` (seconds; e.g. a median from :func:`measure.timeit`) over
+        ``sizes`` and record it beside the complexity the paper claims (``claimed``, text)."""
+        times = [float(time_of(size)) for size in sizes]
+        fit = measure.loglog_slope(list(sizes), times)
+        row = {"name": name, "sizes": list(sizes), "seconds": times, "slope": fit.slope, "r2": fit.r2,
+               "claimed": claimed}
+        self.scalings.append(row)
+        print(f"{name}: slope {fit.slope:.3g} (R² {fit.r2:.3f}); claimed {claimed}")
+        return row
+
+    def record(self) -> dict[str, Any]:
+        try:
+            digest = source_digest(self.slug)
+        except LookupError:
+            digest = None
+        return {"kind": "bench", "slug": self.slug, "description": self.description, "start_time": self._started,
+                "end_time": utc_now(), "threads": self.threads, "repeats": self.repeats,
+                "load": {"start": self._load_start, "end": load_average()}, "machine": machine_description(),
+                "probe": machine_probe(self.threads) if any("limit_s" in r for r in self.rows) else None,
+                "versions": library_versions(), "git": git_commit(self.slug), "source_sha256": digest,
+                "rows": self.rows, "scalings": self.scalings}
+
+    def write(self) -> Any:
+        """Write ``results/<slug>/bench.json`` (or ``--out``) atomically, replacing the previous benchmark
+        record; returns the path (None with ``--no-write``)."""
+        if not self.write_record:
+            return None
+        from pathlib import Path
+
+        from .claims.of_record import results_root
+
+        path = Path(self.out) if self.out else results_root() / self.slug / "bench.json"
+        return write_json_atomic(path, self.record(), overwrite=True)
+
+
+def render_bench_table(record: dict[str, Any]) -> str:
+    """The performance table of a paper's README from its ``bench.json``."""
+    load = (record.get("load") or {}).get("start")
+    lines = [f"Benchmark of record (`results/{record['slug']}/bench.json`, generated; {record['start_time'][:10]}, "
+             f"{record['threads']} thread(s), {record['repeats']} interleaved pairs, process clock"
+             + (f", load {load[0]:.2f}" if load else "") + f"): {record['description']}", "",
+             "| comparison | peer | ours | peer | speed-up (peer / ours) [95% interval] | ours / machine limit |",
+             "|---|---|---|---|---|---|"]
+    for row in record["rows"]:
+        if row["peer_kind"] == "published":
+            lines.append(f"| {row['name']} | {row['peer']} (published: {row['source']}) | {row.get('ours', '')} | "
+                         f"{row['published']} | - | - |")
+            continue
+        limit = f"{row['ours_over_limit']:.2f}x" if "ours_over_limit" in row else "-"
+        kind = "real" if row["peer_kind"] == "real" else "our re-implementation"
+        lines.append(f"| {row['name']} | {row['peer']} ({kind}) | {row['ours_s'] * 1e3:.3g} ms | "
+                     f"{row['peer_s'] * 1e3:.3g} ms | {row['speedup']:.3g}x [{row['lo']:.3g}, {row['hi']:.3g}] | "
+                     f"{limit} |")
+    for row in record.get("scalings", []):
+        lines.append(f"\nScaling, {row['name']}: log-log slope {row['slope']:.3g} (R² {row['r2']:.3f}) over sizes "
+                     f"{row['sizes']}; the paper claims {row['claimed']}.")
+    return "\n".join(lines)
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    """Process-clock seconds of one call (for :meth:`Bench.scaling`'s ``time_of``)."""
+    t0 = time.process_time()
+    fn()
+    return time.process_time() - t0
+
+
+__all__ = ["Bench", "PEER_KINDS", "machine_probe", "render_bench_table", "timed"]

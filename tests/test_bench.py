@@ -1,0 +1,48 @@
+"""The shared benchmark harness: interleaved ratios with intervals, limits, records and generated tables."""
+
+import json
+
+import pytest
+
+from neurips26.bench import Bench, machine_probe, render_bench_table
+from neurips26.claims import of_record
+
+
+def _work(n):
+    return lambda: sum(range(n))
+
+
+def test_compare_records_a_ratio_with_its_interval_and_writes_bench_json(tmp_path):
+    out = tmp_path / "bench.json"
+    bench = Bench("dyra", description="toy", argv=["--repeats", "3", "--out", str(out)])
+    row = bench.compare("sum", ours=_work(10_000), peer=_work(40_000), peer_name="bigger sum", peer_kind="ours",
+                        flops=10_000.0)
+    assert row["lo"] <= row["speedup"] <= row["hi"] and row["pairs"] == 3 and row["threads"] == 1
+    assert row["speedup"] > 1.5 and row["ours_over_limit"] > 0
+    bench.published("paper setting", peer_name="RL4CO", value="1.2 s", source="its paper, Table 2")
+    path = bench.write()
+    record = json.loads(path.read_text())
+    assert record["kind"] == "bench" and record["slug"] == "dyra" and len(record["rows"]) == 2
+    table = render_bench_table(record)
+    assert "bigger sum (our re-implementation)" in table and "RL4CO (published: its paper, Table 2)" in table
+
+
+def test_bench_refuses_bad_settings_and_published_through_compare():
+    with pytest.raises(ValueError, match="repeats"):
+        Bench("dyra", description="x", repeats=1)
+    bench = Bench("dyra", description="x", argv=["--no-write", "--repeats", "2"])
+    with pytest.raises(ValueError, match="peer_kind"):
+        bench.compare("x", ours=_work(10), peer=_work(10), peer_name="p", peer_kind="published")
+    assert bench.write() is None
+
+
+def test_machine_probe_reports_positive_rates():
+    probe = machine_probe(1)
+    assert probe["mm_gflops"] > 0 and probe["conv1d_gflops"] > 0 and probe["copy_gbs"] > 0
+
+
+def test_load_bench_refuses_another_papers_record(tmp_path):
+    (tmp_path / "dyra").mkdir()
+    (tmp_path / "dyra" / "bench.json").write_text(json.dumps({"kind": "bench", "slug": "tst"}))
+    with pytest.raises(ValueError, match="not a benchmark record of dyra"):
+        of_record.load_bench("dyra", root=tmp_path)
