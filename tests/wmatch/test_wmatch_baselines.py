@@ -138,3 +138,56 @@ def test_drift_detects_a_mean_shift():
     assert after.min() > 2 * before.max()
     with pytest.raises(ValueError, match="window"):
         wasserstein_drift(X, 0)
+
+
+# ---------------------------------------------------------------- weighted static transport (issue 55)
+from scipy.optimize import linear_sum_assignment  # noqa: E402
+from scipy.spatial.distance import cdist  # noqa: E402
+
+from neurips26.wmatch import exact_transport  # noqa: E402
+
+
+@pytest.mark.parametrize("wp, norm_p", [(1, 2.0), (2, 2.0), (1, 1.0)])
+def test_integer_masses_equal_replicated_points_solved_by_lsa(wp, norm_p):
+    """Independent reference: mass k_i on x_i is k_i copies of x_i; an assignment (SciPy LSA) on the copies."""
+    rng = np.random.default_rng(wp)
+    X, Y = rng.normal(size=(7, 2)), rng.normal(size=(5, 2)) + 0.3
+    a = np.array([1, 2, 3, 1, 1, 2, 2])  # total 12
+    b = np.array([3, 2, 4, 1, 2])  # total 12
+    cost, plan = exact_transport(a, b, X, Y, norm_p=norm_p, wasserstein_p=wp)
+    C = cdist(np.repeat(X, a, axis=0), np.repeat(Y, b, axis=0), "minkowski", p=norm_p) ** wp
+    r, c = linear_sum_assignment(C)
+    assert cost == pytest.approx(C[r, c].sum() ** (1 / wp), rel=1e-9)
+    assert np.allclose(plan.sum(1), a) and np.allclose(plan.sum(0), b) and (plan >= -1e-12).all()
+
+
+def test_probability_weights_match_pot_emd2_and_a_cost_matrix_gives_the_same():
+    import ot
+
+    rng = np.random.default_rng(3)
+    X, Y = rng.normal(size=(30, 3)), rng.normal(size=(20, 3))
+    a, b = rng.dirichlet(np.ones(30)), rng.dirichlet(np.ones(20))
+    M = ot.dist(X, Y)  # squared Euclidean: W_2^2 costs
+    cost, _ = exact_transport(a, b, X, Y, wasserstein_p=2)
+    assert cost == pytest.approx(ot.emd2(a, b, M) ** 0.5, rel=1e-9)
+    assert exact_transport(a, b, M=M, wasserstein_p=2)[0] == pytest.approx(cost, rel=1e-12)
+    # uniform weights: W_w of the empirical measures = exact_matching(normalize="mean")
+    n = 20
+    w = np.full(n, 1 / n)
+    assert exact_transport(w, w, X[:n], Y)[0] == pytest.approx(exact_matching(X[:n], Y, normalize="mean")[0])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"a": [1.0, -1.0], "b": [0.0, 0.0]}, "non-negative"),
+    ({"a": [1.0, 1.0], "b": [1.0, 2.0]}, "same total mass"),
+    ({"a": [1.0, np.nan], "b": [1.0, 1.0]}, "a must be"),
+    ({"a": [1.0, 1.0], "b": [1.0, 1.0], "M": np.ones((2, 2))}, "not both"),
+    ({"a": [1.0, 1.0], "b": [1.0, 1.0], "X": None}, "either"),
+    ({"a": [1.0, 1.0], "b": [1.0, 1.0], "Y": np.ones((3, 2))}, "shape"),
+    ({"a": [1.0, 1.0], "b": [1.0, 1.0], "wasserstein_p": 0}, "wasserstein_p"),
+])
+def test_exact_transport_refuses(kwargs, match):
+    args = {"X": np.zeros((2, 2)), "Y": np.ones((2, 2))}
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=match):
+        exact_transport(**args)

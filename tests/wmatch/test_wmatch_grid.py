@@ -118,3 +118,59 @@ def test_bad_input_is_rejected_and_the_structure_stays_consistent(bad, match):
 def test_constructor_validation(kwargs, match):
     with pytest.raises(ValueError, match=match):
         DynamicWassersteinMatcher(**kwargs)
+
+
+def _max_leaf(m):
+    return max(len(c.a_ids) + len(c.b_ids) for c in m._levels[m.L].values())
+
+
+def test_one_far_outlier_keeps_the_leaves_small_and_the_update_work_bounded():
+    """Issue 55: levels from n alone put 4,000 points into 2 leaves once one pair sat at x = 1e4. The depth now
+    follows the data; the counted work per update (leaf cost-matrix entries + node-problem sizes) stays within
+    a small factor of the same stream without the outlier."""
+    def run(outlier):
+        rng = np.random.default_rng(0)
+        m = DynamicWassersteinMatcher(2, seed=0)
+        ia = m.insert_many(rng.uniform(size=(1500, 2)), "A")
+        m.insert_many(rng.uniform(size=(1500, 2)), "B")
+        if outlier:
+            m.insert([1e4, 1e4], "A")
+            m.insert([1e4 + 1, 1e4], "B")
+        assert _max_leaf(m) <= m.leaf_size
+        before = m.stats["leaf_work"] + m.stats["node_work"]
+        for _ in range(30):
+            m.delete(ia.pop(int(rng.integers(len(ia)))))
+            ia.append(m.insert(rng.uniform(size=2), "A"))
+        return (m.stats["leaf_work"] + m.stats["node_work"] - before) / 60, m
+
+    plain, m0 = run(False)
+    far, m1 = run(True)
+    assert m1.L > m0.L  # the spread added levels
+    assert far <= 2 * plain + 10
+    assert far <= m1.leaf_size ** 2 + (m1.L + 1) * m1.g ** 2  # one leaf and L small node problems
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_eps_sets_the_leaf_size_and_a_larger_eps_gives_a_better_ratio_at_d8(seed):
+    """Issue 55: ε did nothing for d >= 8 (branching 2 whatever ε). It now sets the exactly solved leaves."""
+    rng = np.random.default_rng(seed)
+    A, B = rng.uniform(size=(600, 8)), 0.05 + 0.9 * rng.uniform(size=(600, 8))
+    opt, _ = exact_matching(A, B)
+    out = {}
+    for eps in (0.2, 0.9):
+        m = DynamicWassersteinMatcher(8, eps=eps, seed=seed)
+        m.insert_many(A, "A")
+        m.insert_many(B, "B")
+        out[eps] = (m.leaf_size, m.matching_cost() / opt)
+    assert out[0.9][0] > out[0.2][0]
+    assert out[0.9][1] < out[0.2][1]
+
+
+def test_cost_normalize_is_the_sum_divided_by_the_pairs():
+    rng = np.random.default_rng(4)
+    m = DynamicWassersteinMatcher(2, wasserstein_p=2)
+    m.insert_many(rng.normal(size=(50, 2)), "A")
+    m.insert_many(rng.normal(size=(50, 2)), "B")
+    assert m.cost("mean") == pytest.approx(m.cost("sum") / 50**0.5)
+    with pytest.raises(ValueError, match="normalize"):
+        m.cost("avg")

@@ -81,7 +81,7 @@ def test_random_updates_keep_the_flow_optimal_on_the_spanner(k):
         assert m.matching_cost() <= (2 * k - 1) * opt + 1e-9
 
 
-@pytest.mark.parametrize("n", [50, 400])
+@pytest.mark.parametrize("n", [50, pytest.param(400, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_line_with_alternating_sides_stays_within_the_bound(n, k):
     """The review's instance: A and B alternate at unit spacing on a path (OPT = n); the old design

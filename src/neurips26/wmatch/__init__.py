@@ -22,13 +22,14 @@ from .baselines import (
     MetricIncrementalHungarian,
     RecomputeBaseline,
     exact_matching,
+    exact_transport,
 )
 from .drift import DriftResult, wasserstein_drift
 from .grid import DynamicWassersteinMatcher
-from .metric import MetricDynamicMatcher
+from .metric import MetricDynamicMatcher, thorup_zwick_spanner
 
 __all__ = [
     "BruteForceANN", "DriftResult", "DynamicWassersteinMatcher", "FaissANN", "GreedyOnline",
     "IncrementalHungarian", "MetricDynamicMatcher", "MetricIncrementalHungarian", "PStableLSH",
-    "RecomputeBaseline", "exact_matching", "make_ann", "wasserstein_drift",
+    "RecomputeBaseline", "exact_matching", "exact_transport", "make_ann", "thorup_zwick_spanner", "wasserstein_drift",
 ]
