@@ -193,10 +193,13 @@ class TrainingGuard:
     """
 
     def __init__(self, model: nn.Module, *optimizers: torch.optim.Optimizer | None, where: str = "",
-                 what: str = "the training loss", hint: str = "lower the learning rate or check the data") -> None:
+                 what: str = "the training loss", hint: str = "lower the learning rate or check the data",
+                 collective: bool = False) -> None:
         if not isinstance(model, nn.Module):
             raise TypeError(f"TrainingGuard: model must be a torch.nn.Module, got {type(model).__name__}")
-        self.model, self.where, self.what, self.hint = model, where, what, hint
+        # collective: under torch.distributed every rank must stop together, or the others would wait forever
+        # in the next gradient all-reduce; check_loss then agrees on finiteness across ranks (one all-reduce)
+        self.model, self.where, self.what, self.hint, self.collective = model, where, what, hint, collective
         self._optimizers = [o for o in optimizers if o is not None]
         self._saved_opt: list[tuple[torch.optim.Optimizer, dict]] = []
         self._saved: dict[str, torch.Tensor] | None = None
@@ -222,6 +225,14 @@ class TrainingGuard:
         """Raise :class:`NonFiniteLossError` if ``loss`` (a tensor, all of it, or a number) is NaN or infinite.
         One host sync per call on a GPU; call it before ``backward``."""
         finite = bool(torch.isfinite(loss).all()) if isinstance(loss, torch.Tensor) else math.isfinite(loss)
+        if self.collective:
+            import torch.distributed as dist
+
+            flag = torch.tensor([1.0 if finite else 0.0])
+            dist.all_reduce(flag, op=dist.ReduceOp.MIN)
+            if finite and flag.item() == 0.0:
+                detail += " (on another rank)"
+            finite = flag.item() == 1.0
         if finite:
             return
         value = float(loss.detach().float().flatten()[0]) if isinstance(loss, torch.Tensor) else loss
@@ -329,7 +340,8 @@ _OPTIONAL_FN = Optional(cons.Callable())
           weight_decay=Real(low=0.0), eps=Real(low=0.0), grad_clip=Optional(Real(low=0.0, closed="neither")),
           autocast_dtype=Choice(None, torch.bfloat16, torch.float16), grad_accum_steps=Int(low=1),
           loss_fn=_OPTIONAL_FN, eval_fn=_OPTIONAL_FN, eval_every=Optional(Int(low=1)), callback=_OPTIONAL_FN,
-          progress=_OPTIONAL_FN, optimizer=Optional(Instance(torch.optim.Optimizer, "torch.optim.Optimizer")))
+          progress=_OPTIONAL_FN, optimizer=Optional(Instance(torch.optim.Optimizer, "torch.optim.Optimizer")),
+          distributed=Choice("auto", "off", "ddp"))
 def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch], *, steps: int, lr: float,
              schedule: Schedule = "cosine", warmup_steps: int = 0, decay_fraction: float = 0.2,
              min_lr_ratio: float = 0.0, cosine_over_warmup: bool = False, weight_decay: float = 0.1,
@@ -339,7 +351,7 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
              eval_fn: Callable[[nn.Module], Any] | None = None, eval_every: int | None = None,
              callback: Callable[[StepRecord], bool | None] | None = None,
              progress: Callable[..., Any] | None = None,
-             optimizer: torch.optim.Optimizer | None = None) -> TrainResult:
+             optimizer: torch.optim.Optimizer | None = None, distributed: str = "auto") -> TrainResult:
     """Train ``model`` in place for ``steps`` AdamW steps; returns the history.
 
     Args:
@@ -359,6 +371,14 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
         callback: ``callback(StepRecord)`` after every step; returning ``True`` stops training.
         progress: wraps the step range, e.g. ``ctx.progress`` or ``tqdm`` (called as ``progress(range, desc=)``).
         optimizer: an existing optimizer to step instead of a fresh AdamW (its lr is still set by the schedule).
+        distributed: ``"auto"`` runs data-parallel (DDP) when ``torch.distributed`` is initialised with more than
+            one process (``torchrun``), else in one process; ``"ddp"`` requires it, ``"off"`` never uses it.
+            Under DDP every rank draws the same global batch from ``batches`` and trains on its rows
+            ``rank::world_size`` (a ``DistributedSampler``-style shard, so the global batch size must divide by
+            the world size); gradients are averaged across ranks, so two processes with half the batch each end
+            with the weights of one process with the whole batch (to fp32 round-off); losses are reported as the
+            mean over ranks; the finite-loss guard agrees across ranks (all stop and restore together); only rank
+            0 shows progress.
 
     Raises:
         FloatingPointError: a non-finite loss (with the step).
@@ -373,16 +393,21 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
     if not params:
         raise ValueError("model has no trainable parameters")
     device = params[0].device
+    rank, world = _data_parallel(distributed)
     opt = optimizer or torch.optim.AdamW(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
     scaler = torch.amp.GradScaler(device.type) if autocast_dtype == torch.float16 else None
+    net: nn.Module = model
+    if world > 1:
+        net = torch.nn.parallel.DistributedDataParallel(model)
+        source = _sharded(source, rank, world)
 
     result = TrainResult()
     start = time.perf_counter()
     step_range = range(steps)
     # all or nothing: a non-finite loss or any exception puts weights, optimizer and modes back as they were
-    with TrainingGuard(model, opt, where="train_lm", what="the training loss") as guard:
-        loop = progress(step_range, desc="train") if progress is not None else step_range
-        _loop(model, opt, source, loss_fn, scaler, guard, loop, result, steps=steps, lr=lr, schedule=schedule,
+    with TrainingGuard(model, opt, where="train_lm", what="the training loss", collective=world > 1) as guard:
+        loop = progress(step_range, desc="train") if progress is not None and rank == 0 else step_range
+        _loop(net, opt, source, loss_fn, scaler, guard, loop, result, steps=steps, lr=lr, schedule=schedule,
               warmup_steps=warmup_steps, decay_fraction=decay_fraction, min_lr_ratio=min_lr_ratio,
               cosine_over_warmup=cosine_over_warmup, grad_clip=grad_clip, device=device,
               autocast_dtype=autocast_dtype, accum=grad_accum_steps, params=params, eval_fn=eval_fn,
@@ -391,11 +416,51 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
     return result
 
 
+def _data_parallel(distributed: str) -> tuple[int, int]:
+    """(rank, world size) of the data-parallel run ``distributed`` asks for; (0, 1) for one process."""
+    import torch.distributed as dist
+
+    active = dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
+    if distributed == "ddp" and not active:
+        raise ValueError("train_lm: distributed='ddp' needs torch.distributed initialised with more than one "
+                         "process (launch with torchrun)")
+    if distributed == "off" or not active:
+        return 0, 1
+    return dist.get_rank(), dist.get_world_size()
+
+
+def _sharded(source: Callable[[int], Batch], rank: int, world: int) -> Callable[[int], Batch]:
+    """This rank's rows ``rank::world`` of every global batch (every rank draws the same global batch)."""
+
+    def shard(index: int) -> Batch:
+        inputs, targets = _check_batch(source(index), index)
+        if inputs.shape[0] % world:
+            raise ValueError(f"train_lm: the global batch ({inputs.shape[0]} rows) must divide by the world size "
+                             f"({world}) so every rank trains on an equal share")
+        return inputs[rank::world], targets[rank::world]
+
+    return shard
+
+
+def _mean_over_ranks(value: float, world: int) -> float:
+    if world == 1:
+        return value
+    import torch.distributed as dist
+
+    t = torch.tensor([value], dtype=torch.float64)
+    dist.all_reduce(t)
+    return float(t.item()) / world
+
+
 def _loop(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[int], Batch], loss_fn: Callable,
           scaler: Any, guard: TrainingGuard, loop: Any, result: TrainResult, *, steps: int,
           eval_fn: Callable | None, eval_every: int | None, callback: Callable | None, **step_args: Any) -> None:
+    world = torch.distributed.get_world_size() if guard.collective else 1
     for step in loop:
         record = _one_step(model, opt, source, loss_fn, scaler, guard, step=step, steps=steps, **step_args)
+        if world > 1:
+            record.loss = _mean_over_ranks(record.loss, world)
+            record.tokens = int(round(_mean_over_ranks(record.tokens, world) * world))
         result.losses.append(record.loss)
         result.lrs.append(record.lr)
         result.grad_norms.append(record.grad_norm)
@@ -448,6 +513,8 @@ def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[in
 
 
 def _evaluate(model: nn.Module, eval_fn: Callable[[nn.Module], Any]) -> Any:
+    if isinstance(model, torch.nn.parallel.DistributedDataParallel):
+        model = model.module  # eval_fn gets the user's model, not the wrapper
     was_training = model.training
     model.eval()
     try:

@@ -1,0 +1,40 @@
+"""A tiny train_lm run shared by the DDP test (launched with torchrun) and its single-process reference.
+
+    torchrun --standalone --nproc_per_node 2 tests/nn/nn_ddp_worker.py OUT.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import torch
+
+from neurips26.nn import Llama, LlamaConfig
+from neurips26.nn.train import seeded_batches, train_lm
+
+GLOBAL_BATCH, CONTEXT, STEPS = 4, 8, 4
+
+
+def toy_run() -> dict:
+    torch.manual_seed(0)
+    model = Llama(LlamaConfig(vocab_size=41, d_model=32, n_layers=2, n_heads=4, max_seq_len=16))
+    tokens = torch.randint(0, 41, (3000,), generator=torch.Generator().manual_seed(1))
+    result = train_lm(model, seeded_batches(tokens, GLOBAL_BATCH, CONTEXT, seed=2), steps=STEPS, lr=1e-2,
+                      warmup_steps=1, grad_clip=1.0)
+    return {"loss": result.losses, "tokens": result.tokens_seen,
+            "params": [p.detach().double().flatten().tolist()[:50] for p in model.parameters()],
+            "param_sum": float(sum(p.detach().double().sum() for p in model.parameters()))}
+
+
+if __name__ == "__main__":
+    import torch.distributed as dist
+
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo")
+    out = toy_run()
+    if dist.get_rank() == 0:
+        with open(sys.argv[1], "w") as fh:
+            json.dump(out, fh)
+    dist.barrier()  # leave together: tearing gloo down while the peer still talks aborts at random
+    dist.destroy_process_group()

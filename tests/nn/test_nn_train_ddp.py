@@ -1,0 +1,44 @@
+"""train_lm under torchrun: two processes with half the batch each equal one process with the whole batch."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+HERE = Path(__file__).parent
+
+
+def test_ddp_two_processes_equal_one_process(tmp_path):
+    sys.path.insert(0, str(HERE))
+    from nn_ddp_worker import toy_run
+
+    single = toy_run()
+    out = tmp_path / "ddp.json"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(HERE / "nn_ddp_worker.py"), str(out)]
+    proc = subprocess.run(cmd, env=dict(os.environ, OMP_NUM_THREADS="1"), capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ddp = json.loads(out.read_text())
+    assert ddp["tokens"] == single["tokens"]
+    assert ddp["loss"] == pytest.approx(single["loss"], rel=1e-5)
+    for a, b in zip(ddp["params"], single["params"]):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_ddp_is_refused_without_a_process_group():
+    import torch
+
+    from neurips26.nn import Llama, LlamaConfig
+    from neurips26.nn.train import seeded_batches, train_lm
+
+    model = Llama(LlamaConfig(vocab_size=11, d_model=16, n_layers=1, n_heads=2, max_seq_len=8))
+    before = [p.detach().clone() for p in model.parameters()]
+    with pytest.raises(ValueError, match="torchrun"):
+        train_lm(model, seeded_batches(torch.randint(0, 11, (200,)), 2, 4, seed=0), steps=1, lr=1e-3,
+                 distributed="ddp")
+    assert all(torch.equal(a, b) for a, b in zip(before, model.parameters()))
