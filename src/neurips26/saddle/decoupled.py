@@ -82,7 +82,8 @@ def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu
 
     Stops at the first v_t with ‖∇φ(v_t)‖ ≤ σ‖v_t − c‖/η (``rule="hpe"``) or ‖∇φ(v_t)‖ ≤ σ‖∇φ(c)‖
     (``rule="relative"``), or after ⌈20·√κ·ln(1/σ)⌉ steps; ``rule="fixed"`` runs exactly ``max_steps`` steps with
-    no test (for stochastic gradients, where a test on one noisy gradient means nothing). ``g0`` = ∇h(c) if the caller already holds it (no call).
+    no test (for stochastic gradients, where a test on one noisy gradient means nothing).
+    ``g0`` = ∇h(c) if the caller already holds it (no call).
     With ``project`` (a convex set), steps are projected and the test uses the gradient mapping
     L_φ(v − P(v − ∇φ(v)/L_φ)); the returned point is then the projected one and its ∇h is unknown (None).
 
@@ -248,7 +249,8 @@ def decoupled_iteration(c: CostCounter, x_k: Any, y_k: Any, eta_x: float, eta_y:
     ``gx``/``gy``: ∇_x f(x_k, y_k), ∇_y f(x_k, y_k) if already known (no call), else None; ``local``:
     (L_xx, μ_x, L_yy, μ_y) for the inner AGD (``inner="agd"``); ``problem`` supplies ``local_prox_x/_y`` for
     ``inner="exact"``; ``inner_steps``: a fixed number of inner AGD steps instead of the stopping rule (the
-    stochastic-oracle mode of :class:`~neurips26.saddle.players.DecoupledPlayer`). Returns ``(x_{k+1}, y_{k+1}, x_{k+½}, y_{k+½}, inner AGD calls of the busier agent)``.
+    stochastic-oracle mode of :class:`~neurips26.saddle.players.DecoupledPlayer`).
+    Returns ``(x_{k+1}, y_{k+1}, x_{k+½}, y_{k+½}, inner AGD calls of the busier agent)``.
     """
     # 1. local prox problems, in parallel and without communication
     if inner == "agd":

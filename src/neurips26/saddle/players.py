@@ -27,17 +27,16 @@ noisy gradient means nothing; ``inner_steps=K`` runs exactly K inner AGD steps p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
-
-import math
 
 import numpy as np
 import torch
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from .counter import ROUNDOFF, CostCounter
-from .decoupled import INNER_RULES, _open_unit, decoupled_iteration, default_steps, inner_sigma
+from .decoupled import _open_unit, decoupled_iteration, default_steps, inner_sigma
 from .problems import _positive
 
 __all__ = ["DecoupledPlayer", "estimate_constants"]
