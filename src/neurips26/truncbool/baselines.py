@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from neurips26.constraints import Callable, Choice, Int, Optional, Real, check_arguments
+
 from .estimator import _check_positive
 from .pseudolikelihood import check_samples
 from .samplers import ENUM_MAX_N, RejectionLimitError, as_rng, enumerate_set, rejection_sample
@@ -129,31 +131,19 @@ class TruncatedMLESGD:
     def get_params(self, deep: bool = True) -> dict:
         return {k: getattr(self, k) for k in self._PARAMS}
 
+    #: every parameter, declared once (checked by ``fit`` before anything changes)
+    _constraints = {
+        "oracle": Callable(), "lr": Real(low=0.0, closed="neither"), "batch_size": Int(low=1),
+        "radius": Real(low=0.0, closed="neither"), "alpha": Optional(Real(low=0.0, high=1.0, closed="neither")),
+        "n_steps": Int(low=1), "n_trials": Int(low=1), "rate": Real(low=1.0, closed="neither"),
+        "width_bound": Real(low=0.0, closed="neither"), "max_tries": Int(low=1),
+        "max_oracle_calls": Optional(Int(low=1)), "on_limit": Choice("raise", "stop"),
+    }
+
     def _validated(self) -> tuple:
-        if self.oracle is None or not callable(self.oracle):
-            raise TypeError(f"oracle must be a callable membership oracle, got {self.oracle!r}")
-        lr = _check_positive(self.lr, "lr")
-        radius = _check_positive(self.radius, "radius")
-        width = _check_positive(self.width_bound, "width_bound")
-        rate = _check_positive(self.rate, "rate")
-        if rate <= 1:
-            raise ValueError(f"rate (the radius growth per restart) must be > 1, got {self.rate!r}")
-        ints = {}
-        for name in ("batch_size", "n_steps", "n_trials", "max_tries"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-            ints[name] = int(v)
-        if self.alpha is not None:
-            a = _check_positive(self.alpha, "alpha")
-            if a >= 1:
-                raise ValueError(f"alpha (a lower bound on μ(S)) must be in (0, 1), got {self.alpha!r}")
-        cap = self.max_oracle_calls
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 1):
-            raise ValueError(f"max_oracle_calls must be None or an int >= 1, got {cap!r}")
-        if self.on_limit not in ("raise", "stop"):
-            raise ValueError(f'on_limit must be "raise" or "stop", got {self.on_limit!r}')
-        return lr, radius, width, rate, ints
+        check_arguments("TruncatedMLESGD", self._constraints, self.get_params())
+        ints = {k: int(getattr(self, k)) for k in ("batch_size", "n_steps", "n_trials", "max_tries")}
+        return float(self.lr), float(self.radius), float(self.width_bound), float(self.rate), ints
 
     @staticmethod
     def ball_radius(radius: float, alpha: float) -> float:
