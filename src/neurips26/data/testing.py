@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import ChecksumError, DatasetNotFoundError
+from .errors import ChecksumError, CorruptDataError, DatasetNotFoundError
 from .registry import dataset_path, get_dataset, is_available
 
 REQUIRE_ENV = "NEURIPS26_REQUIRE_DATA"
@@ -39,7 +39,8 @@ def require_dataset(name: str, *, fetch: bool | None = None) -> Path:
     try:
         return dataset_path(name, fetch=fetch)
     except (DatasetNotFoundError, ChecksumError) as exc:
-        message = f"{_reason(name)}\n{exc}"
+        first = str(exc) if isinstance(exc, CorruptDataError) else _reason(name)
+        message = f"{first}\n{exc}"
         if data_required():
             pytest.fail(f"{REQUIRE_ENV}=1 and {message}", pytrace=False)
         pytest.skip(message.splitlines()[0])
