@@ -19,18 +19,35 @@ decoded — merged by their log-sum-exp; elsewhere, and for fp64, one joint soft
 CUDA tensors when Triton is installed, else PyTorch. Tensors are ``[T, H, d]`` (packed tokens, heads, head
 dim); keys and values may have fewer heads ``H_kv`` (grouped-query attention, query head ``h`` reads KV head
 ``h // (H / H_kv)``).
+
+Attention variants of Mistral/Gemma/GPT-OSS-style models (``sliding_window``, ``softcap``, ``sinks``) are applied
+*per region* with the logical positions of the packing, so the packed result still equals the replicated one:
+
+* sliding window $W$: key $j$ is visible to query $i$ iff $0 \le \mathrm{pos}_i - \mathrm{pos}_j < W$ (transformers'
+  convention), with $\mathrm{pos} = P + r$ for response token $r$; so response query $r$ sees context keys
+  $j > P + r - W$ and its own keys $j' > r - W$;
+* soft-capping (Gemma 2): $s \leftarrow c \tanh(s / c)$ on every scaled score, before the mask and the softmax;
+* attention sinks (GPT-OSS): one learned logit $b_h$ per query head joins every row's softmax denominator,
+  $p_j = e^{s_j} / (e^{b_h} + \sum_k e^{s_k})$, exactly once per row (in Call 1 for prompt rows, in Call 2 for
+  response rows).
+
+These run on the PyTorch reference (one joint softmax per region, recomputed in backward); the Triton kernel
+refuses them by name.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import Int, Optional, Real, check_arguments
 from neurips26.nn.backend import interpreter_active, resolve_backend
 
 from .packing import SharedPromptBatch
@@ -41,6 +58,7 @@ __all__ = [
     "dualkv_attention_fn",
     "DualKVAttention",
     "decoded_attention_reference",
+    "prompt_attention_reference",
 ]
 
 #: On CPU (fp32/fp16/bf16), run Call 2 of the torch backend as two fused flash calls merged by LSE; else (fp64,
@@ -131,9 +149,69 @@ def _prompt_attention(q_c: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, s
     return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=scale)[0].transpose(0, 1)
 
 
+_VARIANTS = {"sliding_window": Optional(Int(low=1)), "softcap": Optional(Real(low=0.0, closed="neither"))}
+
+
+def _check_variants(where: str, sliding_window: Any, softcap: Any, sinks: Any, n_heads: int) -> None:
+    r"""Validate the attention variants: window an int >= 1, softcap a finite number > 0, sinks a finite float
+    tensor ``[H]`` (one logit per query head)."""
+    check_arguments(where, _VARIANTS, {"sliding_window": sliding_window, "softcap": softcap})
+    if sinks is None:
+        return
+    if not isinstance(sinks, torch.Tensor) or not sinks.is_floating_point() or tuple(sinks.shape) != (n_heads,):
+        raise ValueError(f"{where}: sinks must be None or a float tensor [H={n_heads}] (one logit per query head), "
+                         f"got {getattr(sinks, 'dtype', type(sinks).__name__)} "
+                         f"{tuple(getattr(sinks, 'shape', ()))}")
+    if not torch.compiler.is_compiling() and not bool(torch.isfinite(sinks).all()):
+        raise ValueError(f"{where}: sinks holds NaN or inf values")
+
+
+def _softcap(s: torch.Tensor, softcap: float | None) -> torch.Tensor:
+    r"""Gemma-2 logit soft-capping of scaled scores: $s \leftarrow c \tanh(s / c)$ (identity for ``None``)."""
+    return s if softcap is None else torch.tanh(s / softcap) * softcap
+
+
+def _softmax_with_sink(s: torch.Tensor, sink: torch.Tensor | None) -> torch.Tensor:
+    r"""Row softmax of ``s [..., K]`` (``-inf`` where masked). With a sink logit ``b`` (broadcastable to
+    ``[..., 1]``) the row gets one more entry that takes probability mass and carries no value:
+    $p_j = e^{s_j} / (e^{b} + \sum_k e^{s_k})$; the sink column is dropped from the result."""
+    if sink is None:
+        return torch.softmax(s, dim=-1)
+    return torch.softmax(torch.cat([s, sink.expand(*s.shape[:-1], 1)], dim=-1), dim=-1)[..., :-1]
+
+
+def prompt_attention_reference(q_c: torch.Tensor, k_c: torch.Tensor, v_c: torch.Tensor, scale: float, *,
+                               sliding_window: int | None = None, softcap: float | None = None,
+                               sinks: torch.Tensor | None = None) -> torch.Tensor:
+    r"""Call 1 in plain PyTorch with the attention variants: causal attention over one prompt.
+
+    Shapes: ``q_c [P, H, d]``, ``k_c, v_c [P, H_kv, d]`` -> ``[P, H, d]`` in the input dtype (scores and
+    softmax in fp32, fp64 for fp64 input). Key $j$ is visible to query $i$ iff $j \le i$ and $i - j <$
+    ``sliding_window``; ``softcap`` caps the scaled scores; ``sinks [H]`` joins every row's softmax.
+    """
+    _check_qkv(q_c, k_c, v_c, names=("q_c", "k_c", "v_c"))
+    p, h, d = q_c.shape
+    hk = k_c.shape[1]
+    g = h // hk
+    _check_variants("prompt_attention_reference", sliding_window, softcap, sinks, h)
+    f32 = torch.float64 if q_c.dtype == torch.float64 else torch.float32
+    # [H_kv, G·P, d] queries (heads of a KV group stacked) against [H_kv, P, d] keys: no K/V repetition
+    q = q_c.to(f32).view(p, hk, g, d).permute(1, 2, 0, 3).reshape(hk, g * p, d)
+    s = _softcap(torch.bmm(q, k_c.to(f32).transpose(0, 1).transpose(1, 2)).mul_(scale), softcap).view(hk, g, p, p)
+    i = torch.arange(p, device=q_c.device)
+    visible = i[None, :] <= i[:, None]  # [P(q), P(k)] causal
+    if sliding_window is not None:
+        visible = visible & (i[:, None] - i[None, :] < sliding_window)
+    s = s.masked_fill(~visible, float("-inf"))
+    probs = _softmax_with_sink(s, None if sinks is None else sinks.to(f32).view(hk, g, 1, 1))
+    out = torch.bmm(probs.view(hk, g * p, p), v_c.to(f32).transpose(0, 1))  # [H_kv, G·P, d]
+    return out.view(hk, g, p, d).permute(2, 0, 1, 3).reshape(p, h, d).to(q_c.dtype)
+
+
 def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: torch.Tensor,
                                 k_dec: torch.Tensor, v_dec: torch.Tensor, seq_lens: list[int],
-                                scale: float) -> torch.Tensor:
+                                scale: float, *, sliding_window: int | None = None, softcap: float | None = None,
+                                sinks: torch.Tensor | None = None) -> torch.Tensor:
     r"""Call 2 for one group in plain PyTorch: one joint softmax over ``[context | own decoded keys]``.
 
     Shapes: ``q_dec [ΣR, H, d]``, ``k_ctx, v_ctx [P, H_kv, d]``, ``k_dec, v_dec [ΣR, H_kv, d]``; returns
@@ -141,6 +219,8 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
 
     Responses are padded to ``R_max`` (padded rows are discarded, padded keys masked). The context keys are
     *broadcast*, never copied N times: $S_c = Q_d K_c^\top$ is one ``[N·R_max, P]`` product per head.
+    Variants (module docstring): ``sliding_window`` counts logical positions (response token $r$ at $P + r$),
+    ``softcap`` caps the scaled scores of both regions, ``sinks [H]`` joins the one joint softmax.
     """
     _check_qkv(q_dec, k_dec, v_dec, names=("q_dec", "k_dec", "v_dec"))
     _check_qkv(q_dec, k_ctx, v_ctx, names=("q_dec", "k_ctx", "v_ctx"))
@@ -154,6 +234,7 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
         raise ValueError(f"q_dec, k_dec, v_dec must have sum(seq_lens)={sum(seq_lens)} rows, got {q_dec.shape[0]}, "
                          f"{k_dec.shape[0]}, {v_dec.shape[0]}")
     scale = _check_scale(scale, q_dec.shape[-1])
+    _check_variants("decoded_attention_reference", sliding_window, softcap, sinks, q_dec.shape[1])
     n, p = len(seq_lens), k_ctx.shape[0]
     h, hk, d = q_dec.shape[1], k_ctx.shape[1], q_dec.shape[2]
     g = h // hk
@@ -175,36 +256,60 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
     vc = v_ctx.to(f32).transpose(0, 1)
 
     # S_c = Q_d K_c^T / sqrt(d): one [N·G·R_max, P] product per KV head, every context key visible
-    s_ctx = torch.bmm(qp.view(hk, n * g * r_max, d), kc.transpose(1, 2)).mul_(scale).view(hk, n, g * r_max, p)
+    s_ctx = _softcap(torch.bmm(qp.view(hk, n * g * r_max, d), kc.transpose(1, 2)).mul_(scale), softcap)
+    if sliding_window is not None:
+        # response query r sits at logical position P + r: context key j is inside the window iff P + r - j < W
+        ctx_pos = torch.arange(p, device=device)
+        in_window = (p + offs[:, None] - ctx_pos[None, :]) < sliding_window  # [Rm, P]
+        s_ctx = s_ctx.view(hk, n, g, r_max, p).masked_fill(~in_window, float("-inf"))
+    s_ctx = s_ctx.view(hk, n, g * r_max, p)
     # S_d = Q_d^(i) K_d^(i)T / sqrt(d) per response; key j visible to query r iff j <= r (and j is real)
-    s_dec = torch.bmm(qp.view(hk * n, g * r_max, d), kd.transpose(1, 2)).mul_(scale).view(hk, n, g, r_max, r_max)
+    s_dec = _softcap(torch.bmm(qp.view(hk * n, g * r_max, d), kd.transpose(1, 2)).mul_(scale), softcap)
+    s_dec = s_dec.view(hk, n, g, r_max, r_max)
     causal = (offs[None, :] <= offs[:, None])[None] & valid[:, None, :]  # [N, Rm(q), Rm(k)]
+    if sliding_window is not None:  # own key j inside the window iff r - j < W
+        causal = causal & (offs[:, None] - offs[None, :] < sliding_window)[None]
+        # a padded query row far past its response's end would see no key at all (a NaN softmax whose zero
+        # gradient still poisons dV through 0·NaN): let padded rows see every key; they are discarded anyway
+        causal = causal | ~valid[:, :, None]
     s_dec = s_dec.masked_fill(~causal[None, :, None], float("-inf")).view(hk, n, g * r_max, r_max)
-    # one softmax over [context | own decoded keys]; O = P_c V_c + P_d V_d
-    probs = torch.softmax(torch.cat([s_ctx, s_dec], dim=-1), dim=-1)
+    # one softmax over [context | own decoded keys (| sink)]; O = P_c V_c + P_d V_d
+    sink = None if sinks is None else \
+        sinks.to(f32).view(hk, 1, g, 1, 1).expand(hk, n, g, r_max, 1).reshape(hk, n, g * r_max, 1)
+    probs = _softmax_with_sink(torch.cat([s_ctx, s_dec], dim=-1), sink)
     out = torch.bmm(probs[..., :p].reshape(hk, n * g * r_max, p), vc).view(hk, n, g, r_max, d) \
         + torch.bmm(probs[..., p:].reshape(hk * n, g * r_max, r_max), vd).view(hk, n, g, r_max, d)
     out = out.permute(1, 3, 0, 2, 4).reshape(n, r_max, h, d)  # [N, Rm, H, d], head = kv·G + g
     return out[valid].to(q_dec.dtype)
 
 
-class _RecomputedDecodedAttention(torch.autograd.Function):
-    """:func:`decoded_attention_reference` that stores only its inputs and recomputes in backward (what
-    ``torch.utils.checkpoint`` does, without its machinery)."""
+class _Recomputed(torch.autograd.Function):
+    """``fn(*inputs)`` that stores only its inputs and recomputes in backward (what ``torch.utils.checkpoint``
+    does, without its machinery): the ``[.., queries, keys]`` probabilities never live across forward and
+    backward. ``fn`` closes over the non-tensor arguments."""
 
     @staticmethod
-    def forward(ctx, q_dec, k_ctx, v_ctx, k_dec, v_dec, seq_lens, scale):
-        ctx.save_for_backward(q_dec, k_ctx, v_ctx, k_dec, v_dec)
-        ctx.seq_lens, ctx.scale = seq_lens, scale
-        return decoded_attention_reference(q_dec, k_ctx, v_ctx, k_dec, v_dec, seq_lens, scale)
+    def forward(ctx, fn, *inputs):
+        ctx.fn = fn
+        ctx.save_for_backward(*inputs)
+        return fn(*inputs)
 
     @staticmethod
     def backward(ctx, grad_out):
-        inputs = [t.detach().requires_grad_() for t in ctx.saved_tensors]
+        needs = ctx.needs_input_grad[1:]
+        inputs = [t.detach().requires_grad_(need) for t, need in zip(ctx.saved_tensors, needs)]
         with torch.enable_grad():
-            out = decoded_attention_reference(*inputs, ctx.seq_lens, ctx.scale)
-        grads = torch.autograd.grad(out, inputs, grad_out)
-        return (*grads, None, None)
+            out = ctx.fn(*inputs)
+        wanted = [t for t, need in zip(inputs, needs) if need]
+        grads = iter(torch.autograd.grad(out, wanted, grad_out, allow_unused=True))
+        return (None, *(next(grads) if need else None for need in needs))
+
+
+def _recomputed(fn: Callable[..., torch.Tensor], *inputs: torch.Tensor) -> torch.Tensor:
+    """``fn(*inputs)``, through :class:`_Recomputed` when a gradient will be asked for."""
+    if torch.is_grad_enabled() and any(t.requires_grad for t in inputs):
+        return _Recomputed.apply(fn, *inputs)
+    return fn(*inputs)
 
 
 class _MergedFlashDecodedAttention(torch.autograd.Function):
@@ -296,22 +401,43 @@ class _MergedFlashDecodedAttention(torch.autograd.Function):
 
 
 def _dualkv_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch,
-                  scale: float) -> torch.Tensor:
+                  scale: float, sliding_window: int | None = None, softcap: float | None = None,
+                  sinks: torch.Tensor | None = None) -> torch.Tensor:
+    variants = sliding_window is not None or softcap is not None or sinks is not None
+    extra = () if sinks is None else (sinks,)
     pieces = []
     for off, p, slices in zip(batch.group_offsets, batch.prompt_lens, batch.response_slices):
         ctx = slice(off, off + p)
         dec = slice(slices[0].start, slices[-1].stop)
+        lens = [s.stop - s.start for s in slices]
+        args = (q[dec], k[ctx], v[ctx], k[dec], v[dec])
+        if variants:  # joint softmax per region with the window/cap/sink, recomputed in backward
+            kw = dict(sliding_window=sliding_window, softcap=softcap)
+            prompt_fn = functools.partial(_with_sink(prompt_attention_reference, 3), scale=scale, **kw)
+            decoded_fn = functools.partial(_with_sink(decoded_attention_reference, 5), seq_lens=lens, scale=scale, **kw)
+            pieces.append(_recomputed(prompt_fn, q[ctx], k[ctx], v[ctx], *extra))
+            pieces.append(_recomputed(decoded_fn, *args, *extra))
+            continue
         pieces.append(_prompt_attention(q[ctx], k[ctx], v[ctx], scale))
-        args = (q[dec], k[ctx], v[ctx], k[dec], v[dec], [s.stop - s.start for s in slices], scale)
         if q.device.type == "cpu" and q.dtype != torch.float64 and _USE_CPU_FLASH:
-            pieces.append(_MergedFlashDecodedAttention.apply(*args))
-        elif torch.is_grad_enabled() and q.requires_grad | k.requires_grad | v.requires_grad:
+            pieces.append(_MergedFlashDecodedAttention.apply(*args, lens, scale))
+        else:
             # Like FlashAttention, keep only the inputs for backward and recompute the probabilities there:
             # the [N, H, R_max, P + R_max] score tensor is never stored across forward and backward.
-            pieces.append(_RecomputedDecodedAttention.apply(*args))
-        else:
-            pieces.append(decoded_attention_reference(*args))
+            pieces.append(_recomputed(functools.partial(decoded_attention_reference, seq_lens=lens, scale=scale),
+                                      *args))
     return torch.cat(pieces, dim=0)
+
+
+def _with_sink(reference: Callable[..., torch.Tensor], n: int) -> Callable[..., torch.Tensor]:
+    """``reference(*tensors[:n], sinks=tensors[n])``: the sink as an optional trailing positional tensor (the
+    recompute Function passes tensors positionally, so the sink's gradient flows)."""
+
+    def call(*tensors: torch.Tensor, **kw: Any) -> torch.Tensor:
+        sinks = tensors[n] if len(tensors) > n else None
+        return reference(*tensors[:n], sinks=sinks, **kw)
+
+    return call
 
 
 def _dualkv_triton(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch,
@@ -332,7 +458,9 @@ def _dualkv_triton(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: Sha
 
 # ----------------------------------------------------------------------------------- public API
 def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch, *,
-                     scale: float | None = None, backend: str = "auto", check_finite: bool = True) -> torch.Tensor:
+                     scale: float | None = None, backend: str = "auto", check_finite: bool = True,
+                     sliding_window: int | None = None, softcap: float | None = None,
+                     sinks: torch.Tensor | None = None) -> torch.Tensor:
     """Exact causal attention over a :class:`SharedPromptBatch`, prompt processed once.
 
     Args:
@@ -344,6 +472,11 @@ def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: S
             ``TRITON_INTERPRET=1``; tensors must have a contiguous last dimension).
         check_finite: refuse NaN/inf in ``q, k, v`` (``ValueError``). The model seams (:func:`dualkv_attention_fn`,
             the Hugging Face adapter) pass ``False``: activations are not re-scanned in every layer.
+        sliding_window: ``W`` (int >= 1): key ``j`` visible to query ``i`` iff ``0 <= pos_i - pos_j < W`` in logical
+            positions (Mistral/Gemma/Qwen sliding layers). softcap: ``c > 0``, scores become ``c·tanh(s/c)``
+            (Gemma 2). sinks: ``[H]`` one softmax-sink logit per query head (GPT-OSS; its gradient flows).
+            Any of them runs Call 1 and Call 2 on the PyTorch reference (``"auto"`` picks it; a forced
+            ``"triton"`` is refused naming the argument).
 
     Under ``torch.autocast`` the inputs are cast to the autocast dtype first, as SDPA does (so fp32 ``q, k``
     after RoPE and a bf16 ``v`` from a projection are accepted); outside autocast they must share one dtype.
@@ -362,14 +495,20 @@ def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: S
         raise ValueError(f"q, k, v must have T={t} tokens (batch.num_tokens), got {q.shape[0]}, {k.shape[0]}, "
                          f"{v.shape[0]}")
     scale = _check_scale(scale, q.shape[-1])
-    chosen = _resolve_backend(backend, q)
+    _check_variants("dualkv_attention", sliding_window, softcap, sinks, q.shape[1])
+    variants = {"sliding_window": sliding_window, "softcap": softcap, "sinks": sinks}
+    used = [name for name, value in variants.items() if value is not None]
+    if used and backend == "triton":
+        raise ValueError(f"dualkv_attention: backend='triton' does not implement {', '.join(used)}; use "
+                         "backend='torch' or 'auto' (the PyTorch reference applies them)")
+    chosen = "torch" if used else _resolve_backend(backend, q)
     if check_finite:
         _check_finite(q=q, k=k, v=v)
     # inputs are cast already; the fp32 accumulations inside must not be re-cast by autocast
     with torch.autocast(q.device.type, enabled=False):
         if chosen == "triton":
             return _dualkv_triton(q, k, v, batch, scale)
-        return _dualkv_torch(q, k, v, batch, scale)
+        return _dualkv_torch(q, k, v, batch, scale, sliding_window, softcap, sinks)
 
 
 def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: torch.Tensor,

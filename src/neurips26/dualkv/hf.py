@@ -17,8 +17,10 @@ variable, that no ``[T, T]`` mask is needed: DualKV builds its structure from th
 A packed call runs as **one row** (batch size 1): put all prompt groups in one :class:`SharedPromptBatch`
 (:func:`~.packing.pack_shared_prompt` takes any number of groups); a packed call with several rows is refused.
 
-Exactness needs a strictly causal, per-token decoder (Llama/Qwen/Mistral-style, dropout off). Sliding-window
-layers, MoE token dropping or T-dependent auxiliary losses change with the token count (see README).
+Exactness needs a strictly causal, per-token decoder (Llama/Qwen/Mistral/Gemma/GPT-OSS-style, dropout off).
+Sliding-window layers, Gemma-2 soft-capping and GPT-OSS attention sinks are applied in the packed path with the
+packing's logical positions; chunked attention, relative position biases and bidirectional modules are refused
+by name. MoE token dropping or T-dependent auxiliary losses change with the token count (see README).
 """
 
 from __future__ import annotations
@@ -58,35 +60,102 @@ def packed_call() -> Iterator[None]:
 
 def dualkv_mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:
     """The ``AttentionMaskInterface`` entry: SDPA's mask (``None`` when plain causal), or ``None`` inside
-    :func:`packed_call` (the packed path ignores masks; building a ``[T, T]`` one would waste memory)."""
+    :func:`packed_call` (the packed path ignores masks; building a ``[T, T]`` one would waste memory).
+
+    Inside a packed call a mask *structure* the packed attention cannot see is refused: chunked attention
+    (``config.attention_chunk_size``, Llama-4 style) lives only in the mask, so dropping it would be silent."""
     if _PACKED.get():
+        chunk = getattr(kwargs.get("config"), "attention_chunk_size", None)
+        if chunk is not None:
+            raise ValueError(f"DualKV: the model uses chunked attention (config.attention_chunk_size={chunk}), "
+                             "which the packed path does not implement; train this model on the replicated layout")
         return None
     return sdpa_mask(*args, **kwargs)
+
+
+#: Attention kwargs whose meaning the packed path cannot honour: refused by name rather than dropped.
+_REFUSED = {"position_bias": "an additive relative-position bias (T5-style)",
+            "attention_chunk_size": "chunked attention"}
+
+
+def _sinks_argument(kwargs: dict[str, Any]) -> torch.Tensor | None:
+    """The per-head softmax-sink logits, passed as ``s_aux`` (GPT-OSS and most models) or ``sinks``."""
+    s_aux, sinks = kwargs.get("s_aux"), kwargs.get("sinks")
+    if s_aux is not None and sinks is not None:
+        raise ValueError("DualKV: got both s_aux and sinks; pass the softmax-sink logits once")
+    return s_aux if s_aux is not None else sinks
+
+
+def _eager_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                     attention_mask: torch.Tensor | None, scaling: float | None, dropout: float,
+                     softcap: float | None, sinks: torch.Tensor | None) -> torch.Tensor:
+    r"""Unpacked attention with soft-capping and/or sinks (SDPA has neither), as transformers' eager path does:
+    $S = c\tanh(QK^\top s / c)$ + mask, softmax in fp32 over ``[S | sink]``, sink column dropped.
+
+    ``query [B, H, q, d]``, ``key/value [B, H_kv, k, d]``; ``attention_mask`` bool (True = visible), additive
+    float, or ``None`` (plain causal, the query block ending at the last key). Returns ``[B, q, H, d]``."""
+    h, hk, d = query.shape[1], key.shape[1], query.shape[-1]
+    key = key.repeat_interleave(h // hk, dim=1) if h != hk else key
+    value = value.repeat_interleave(h // hk, dim=1) if h != hk else value
+    scores = torch.matmul(query, key.transpose(2, 3)) * (d ** -0.5 if scaling is None else scaling)
+    if softcap is not None:
+        scores = torch.tanh(scores / softcap) * softcap
+    lowest = torch.finfo(scores.dtype).min  # as transformers' eager masks: fully masked rows stay finite
+    if attention_mask is None:
+        q_len, k_len = query.shape[2], key.shape[2]
+        visible = torch.ones(q_len, k_len, dtype=torch.bool, device=query.device).tril(k_len - q_len)
+        scores = scores.masked_fill(~visible, lowest)
+    elif attention_mask.dtype == torch.bool:
+        scores = scores.masked_fill(~attention_mask, lowest)
+    else:
+        scores = scores + attention_mask
+    if sinks is not None:
+        sink = sinks.to(scores.dtype).view(1, h, 1, 1).expand(*scores.shape[:-1], 1)
+        probs = torch.softmax(torch.cat([scores, sink], dim=-1).float(), dim=-1)[..., :-1]
+    else:
+        probs = torch.softmax(scores.float(), dim=-1)
+    probs = torch.nn.functional.dropout(probs.to(value.dtype), p=dropout, training=module.training)
+    return torch.matmul(probs, value).transpose(1, 2).contiguous()
 
 
 def hf_dualkv_attention(module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                         attention_mask: torch.Tensor | None, scaling: float | None = None, dropout: float = 0.0,
                         *, dualkv_batch: SharedPromptBatch | None = None, dualkv_backend: str = "auto",
+                        sliding_window: int | None = None, softcap: float | None = None,
                         **kwargs: Any) -> tuple[torch.Tensor, None]:
     """The ``AttentionInterface`` function: ``query [B, H, T, d]``, ``key/value [B, H_kv, T, d]`` ->
     ``([B, T, H, d], None)`` (the layout HF attention functions return).
 
-    Without ``dualkv_batch``: transformers' SDPA attention (with ``attention_mask``, KV cache and all).
-    With it: DualKV over the packing; needs ``B = 1`` and no attention dropout."""
+    Without ``dualkv_batch``: transformers' SDPA attention (with ``attention_mask``, KV cache and all); with a
+    ``softcap`` or attention sinks (which SDPA lacks) the eager formula on the same mask.
+    With it: DualKV over the packing; needs ``B = 1`` and no attention dropout. ``sliding_window``,
+    ``softcap`` and the sinks (``s_aux``/``sinks``) are applied per region with the packing's logical positions
+    (see :mod:`.attention`); a bidirectional module (``is_causal=False``) and a ``position_bias`` are refused."""
+    sinks = _sinks_argument(kwargs)
     if dualkv_batch is None:
+        if softcap is not None or sinks is not None:
+            return _eager_attention(module, query, key, value, attention_mask, scaling, dropout, softcap, sinks), None
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
-                                      **kwargs)
+                                      sliding_window=sliding_window, **kwargs)
     if not isinstance(dualkv_batch, SharedPromptBatch):
         raise TypeError(f"dualkv_batch must be a SharedPromptBatch, got {type(dualkv_batch).__name__}")
     if dropout:
         raise ValueError(f"DualKV is exact only without attention dropout, got dropout={dropout}; call model.eval() "
                          "or set attention_dropout=0")
+    if kwargs.get("is_causal") is False or getattr(module, "is_causal", True) is False:
+        raise ValueError(f"DualKV packs causal decoders only; {type(module).__name__} attends bidirectionally "
+                         "(is_causal=False)")
+    for name, what in _REFUSED.items():
+        if kwargs.get(name) is not None:
+            raise ValueError(f"DualKV: {name} ({what}) is not implemented by the packed path; got {name} for "
+                             f"{type(module).__name__}. Train this model on the replicated layout")
     if query.shape[0] != 1:
         raise ValueError(f"dualkv_batch: a packed DualKV call runs as one row, got query {tuple(query.shape)} with "
                          f"batch size {query.shape[0]}; pack every prompt group into one SharedPromptBatch "
                          "(pack_shared_prompt takes any number of groups) and call with input_ids [1, T]")
     out = dualkv_attention(query[0].transpose(0, 1), key[0].transpose(0, 1), value[0].transpose(0, 1),
-                           dualkv_batch, scale=scaling, backend=dualkv_backend, check_finite=False)
+                           dualkv_batch, scale=scaling, backend=dualkv_backend, check_finite=False,
+                           sliding_window=sliding_window, softcap=softcap, sinks=sinks)
     return out[None], None
 
 
