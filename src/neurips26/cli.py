@@ -9,7 +9,7 @@
 
 Exit codes: 0 when every check ran or skipped claims whose data is absent (a "not supported" verdict
 is a result, not an error), 1 when a check or one of its claims crashed, 2 for bad usage or input
-(one line on stderr).
+(one line on stderr, argparse's errors included; ``--help`` prints the usage).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import importlib.util
+import json
 import os
 import sys
 from pathlib import Path
@@ -25,7 +26,21 @@ from . import __version__
 from .claims import CATALOG, SCALES, is_implemented, resolve, run_checks, verdict_table, write_report
 from .claims import of_record
 from .claims.catalog import lookup
-from .claims.report import interrupted_runs, load_records, render_comparison, resolve_run_dir
+from .claims.records import IN_PROGRESS
+from .claims.report import (interrupted_runs, load_records, render_comparison, resolve_run_dir,
+                             validate_record)
+
+
+class UsageError(Exception):
+    """Bad usage or input: ``main`` prints it as one line on stderr and returns 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors on one line (``neurips26 check: argument --seeds: ...``), not usage + error."""
+
+    def error(self, message: str):
+        hint = " (see --help)" if "--help" not in message else ""
+        raise UsageError(f"{self.prog}: {' '.join(message.split())}{hint}")
 
 
 def _paper_cli(slug: str):
@@ -43,8 +58,10 @@ def _record_cell(slug: str, scale: str) -> tuple[str, str]:
     """(verdicts, minutes) of a paper's record at ``scale`` for ``list``."""
     try:
         record = of_record.load_of_record(slug, scale)
-    except (ValueError, FileNotFoundError) as err:
-        return f"unreadable ({err})"[:60], "-"
+        if record is not None:
+            validate_record(record, of_record.record_path(slug, scale))
+    except (ValueError, OSError, TypeError, KeyError) as err:
+        return " ".join(f"unreadable ({err})".split())[:60], "-"
     if record is None:
         return "-", "-"
     counts = record.get("tally") or {}
@@ -69,7 +86,7 @@ def _cmd_list(_: argparse.Namespace) -> int:
 
 
 def _usage_error(command: str, message: str) -> int:
-    print(f"neurips26 {command}: {message}", file=sys.stderr)
+    print(f"neurips26 {command}: {' '.join(str(message).split())}", file=sys.stderr)
     return 2
 
 
@@ -87,9 +104,32 @@ def _check_out_root(out: str) -> str | None:
     return None
 
 
+def _run_is_live(run_dir: Path) -> bool:
+    """The run folder's in-progress marker names a process that is still running (a concurrent check)."""
+    marker = run_dir / IN_PROGRESS
+    try:
+        pid = json.loads(marker.read_text(encoding="utf-8")).get("pid")
+    except (OSError, ValueError, AttributeError):
+        return False
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
+        return False
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        return True
+    except (ProcessLookupError, OverflowError):
+        return False
+    return True
+
+
 def _clean_stale_temp_files(root: Path) -> None:
-    """Remove temporary record files a killed run left behind (``.<name>.*.tmp``)."""
+    """Remove temporary record files a killed run left behind (``.<name>.*.tmp``), except in the folders of
+    runs still in progress (their marker names a live process)."""
     for tmp in root.glob("*/.*.tmp"):
+        if _run_is_live(tmp.parent):
+            continue
         try:
             tmp.unlink()
         except OSError:
@@ -130,8 +170,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
                   if status.state != "ok"]
         for line in failed:
             print(f"neurips26 check --download: could not fetch {line}", file=sys.stderr)
-    run_dir, runs = run_checks(entries, scale=args.scale, out_root=Path(args.out), n_seeds=args.seeds,
-                               show_progress=not args.no_progress)
+    try:
+        run_dir, runs = run_checks(entries, scale=args.scale, out_root=Path(args.out), n_seeds=args.seeds,
+                                   show_progress=not args.no_progress, executor=args.executor, jobs=args.jobs)
+    except ValueError as err:
+        return _usage_error("check", str(err))
     print(verdict_table([run.record for run in runs]))
     md_path, _ = write_report(run_dir)
     print(f"\nrun folder: {run_dir}\nreport: {md_path}")
@@ -158,7 +201,7 @@ def _cmd_report_readme(args: argparse.Namespace) -> int:
     try:
         slugs = [lookup(name).slug for name in args.run_dir] if args.run_dir else None
         changed = of_record.write_readmes(slugs, top=not slugs)
-    except (FileNotFoundError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, TypeError) as err:
         return _usage_error("report", str(err).replace("\n", " "))
     for path in changed:
         print(f"updated {path}")
@@ -172,15 +215,19 @@ def _cmd_report(args: argparse.Namespace) -> int:
         return _cmd_report_readme(args)
     if len(args.run_dir) != 1:
         return _usage_error("report", f"give one RUN_DIR (or --readme [SLUG ...]), got {len(args.run_dir)}")
+    # Everything is read and checked before anything is written or printed: a bad record, a --compare
+    # folder without records or a report.md that is a folder is one line on stderr and no output at all.
     try:
-        for run in interrupted_runs(Path(args.run_dir[0])):
-            print(f"note: {run} was interrupted (it still carries its in-progress marker)", file=sys.stderr)
-        run_dir = resolve_run_dir(Path(args.run_dir[0]))
-        md_path, html_path = write_report(run_dir)
+        root = Path(args.run_dir[0])
+        run_dir = resolve_run_dir(root)
         records = load_records(run_dir)
         other = load_records(Path(args.compare)) if args.compare else None
-    except (FileNotFoundError, ValueError, KeyError, TypeError) as err:
-        return _usage_error("report", str(err).replace("\n", " "))
+        interrupted = interrupted_runs(root)
+        md_path, html_path = write_report(run_dir, records)
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        return _usage_error("report", str(err))
+    for run in interrupted:
+        print(f"note: {run} was interrupted (it still carries its in-progress marker)", file=sys.stderr)
     print(verdict_table(records))
     print(f"\nwrote {md_path} and {html_path}")
     if other is not None:
@@ -214,8 +261,7 @@ def _positive_int(text: str) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="neurips26", description=__doc__.split("\n\n")[0],
-                                     epilog=__doc__.split("\n\n")[-1])
+    parser = _Parser(prog="neurips26", description=__doc__.split("\n\n")[0], epilog=__doc__.split("\n\n")[-1])
     parser.add_argument("--version", action="version", version=f"neurips26 {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     sub.add_parser("list", help="the 19 papers and which are implemented").set_defaults(func=_cmd_list)
@@ -227,6 +273,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--no-progress", action="store_true", help="no progress bars")
     check.add_argument("--download", action="store_true",
                        help="fetch every registered dataset first (canonical URLs; needs the internet)")
+    check.add_argument("--executor", choices=("sequential", "local", "ray"), default="sequential",
+                       help="run papers one after another (default), on --jobs local processes, or as Ray tasks "
+                            "(a local cluster, or the one at $RAY_ADDRESS)")
+    check.add_argument("--jobs", type=_positive_int, default=1, help="workers for --executor local|ray")
     check.add_argument("--record", action="store_true",
                        help="make each finished paper's record its verdict of record (results/<slug>/<scale>.json)")
     check.set_defaults(func=_cmd_check)
@@ -277,7 +327,11 @@ def main(argv: list[str] | None = None) -> int:
             print(f"neurips26: {entry.slug} has no command-line tools"
                   + ("" if is_implemented(entry) else " (not implemented yet)"), file=sys.stderr)
             return 2
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as err:
+        print(str(err), file=sys.stderr)
+        return 2
     return int(args.func(args))
 
 

@@ -294,22 +294,78 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
     return PaperRun(entry=entry, status=status, record=record, path=path)
 
 
+EXECUTORS: tuple[str, ...] = ("sequential", "local", "ray")
+
+
+def _run_paper_in_worker(entry: CatalogEntry, scale: str, run_dir: Path, n_seeds: int | None,
+                         threads: int) -> PaperRun:
+    """One paper in a worker process (local pool or Ray task): its own thread count, no progress bars."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    configure_threads()
+    return run_paper(entry, scale=scale, run_dir=run_dir, n_seeds=n_seeds, show_progress=False)
+
+
+def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds: int | None, executor: str,
+             jobs: int) -> list[PaperRun]:
+    """Run the papers as independent tasks; records land in the same run folder, returned in entry order."""
+    threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "2")) // jobs)
+    args = [(entry, scale, run_dir, n_seeds, threads) for entry in entries]
+    if executor == "local":
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        # spawn, not fork: a forked torch with live OpenMP threads can deadlock in the child
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+            return list(pool.map(_run_paper_in_worker, *zip(*args)))
+    try:
+        import ray
+    except ImportError as err:
+        raise ValueError("executor 'ray' needs ray (installed with the 'fl' extra: pip install -e '.[fl]')") from err
+    started_here = not ray.is_initialized()
+    if started_here:
+        # RAY_ADDRESS joins an existing cluster; otherwise a local one with `jobs` CPUs
+        ray.init(address=os.environ.get("RAY_ADDRESS") or None,
+                 num_cpus=None if os.environ.get("RAY_ADDRESS") else jobs, include_dashboard=False,
+                 log_to_driver=False)
+    try:
+        task = ray.remote(num_cpus=1)(_run_paper_in_worker)
+        return ray.get([task.remote(*a) for a in args])
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
 def run_checks(entries: list[CatalogEntry], *, scale: str = "quick", out_root: Path = Path("runs"),
-               n_seeds: int | None = None, show_progress: bool = True) -> tuple[Path, list[PaperRun]]:
-    """Run several papers into one new run folder; returns the folder and the per-paper outcomes."""
+               n_seeds: int | None = None, show_progress: bool = True, executor: str = "sequential",
+               jobs: int = 1) -> tuple[Path, list[PaperRun]]:
+    """Run several papers into one new run folder; returns the folder and the per-paper outcomes.
+
+    ``executor``: ``"sequential"`` (one after another in this process), ``"local"`` (``jobs`` worker processes
+    on this machine) or ``"ray"`` (Ray tasks on a local cluster of ``jobs`` CPUs, or the cluster at
+    ``$RAY_ADDRESS``). The records are the same whichever runs them; with several workers each gets
+    ``OMP_NUM_THREADS // jobs`` torch threads, so wall and CPU seconds differ from a sequential run.
+    """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
     if n_seeds is not None and n_seeds < 1:
         raise ValueError(f"seeds must be a positive integer, got {n_seeds}")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
     configure_threads()
     run_dir = new_run_dir(Path(out_root), scale)
     # A run killed half-way keeps this marker, so `report` can say the run is incomplete.
     marker = mark_in_progress(run_dir)
-    runs = []
-    for entry in entries:
-        _tqdm_log(f"== {entry.id} {entry.slug}: running at scale {scale}")
-        runs.append(run_paper(entry, scale=scale, run_dir=run_dir, n_seeds=n_seeds,
-                              show_progress=show_progress))
+    if executor == "sequential" or len(entries) <= 1:
+        runs = []
+        for entry in entries:
+            _tqdm_log(f"== {entry.id} {entry.slug}: running at scale {scale}")
+            runs.append(run_paper(entry, scale=scale, run_dir=run_dir, n_seeds=n_seeds,
+                                  show_progress=show_progress))
+    else:
+        _tqdm_log(f"== {len(entries)} papers at scale {scale} on {executor} with {jobs} worker(s)")
+        runs = _fan_out(entries, scale=scale, run_dir=run_dir, n_seeds=n_seeds, executor=executor, jobs=jobs)
     marker.unlink()
     return run_dir, runs
 
