@@ -116,3 +116,46 @@ def test_a_few_steps_run_end_to_end_and_generation_uses_sdpa(tmp_path):
     with pytest.raises(ValueError, match="dualkv_backend"):
         DualKVGRPOTrainer(model=_model(), reward_funcs=_reward, args=_args(tmp_path / "x"),
                           train_dataset=_dataset(), processing_class=_tokenizer(), dualkv_backend="cuda")
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_lora_policy_same_loss_and_adapter_gradients_as_stock_grpo(tmp_path):
+    """A PEFT LoRA policy (``peft_config=``, TRL wraps the model): the packed forward runs through the PeftModel
+    (LoRA deltas inside q/k/v/o) and gives stock TRL's loss and LoRA gradients; the base weights stay frozen."""
+    peft = pytest.importorskip("peft")
+    lora = dict(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
+                task_type="CAUSAL_LM")
+    tok = _tokenizer()  # beta > 0 below: TRL's reference is the adapter-disabled policy
+    base = _model()
+    stock = trl.GRPOTrainer(model=copy.deepcopy(base), reward_funcs=_reward, args=_args(tmp_path / "s", beta=0.05),
+                            train_dataset=_dataset(), processing_class=tok, peft_config=peft.LoraConfig(**lora))
+    ours = DualKVGRPOTrainer(model=copy.deepcopy(base), reward_funcs=_reward, args=_args(tmp_path / "d", beta=0.05),
+                             train_dataset=_dataset(), processing_class=tok, peft_config=peft.LoraConfig(**lora),
+                             dualkv_backend="torch")
+    assert isinstance(ours.model, peft.PeftModel)
+    # LoRA B starts at zero (the update is a no-op): give both adapters the same non-zero weights
+    torch.manual_seed(5)
+    with torch.no_grad():
+        for (n, p), (n2, p2) in zip(stock.model.named_parameters(), ours.model.named_parameters()):
+            assert n == n2
+            if "lora_" in n:
+                p.normal_(0, 0.2)
+                p2.copy_(p)
+    torch.manual_seed(1)
+    inputs = stock._generate_and_score_completions([stock.train_dataset[0]] * 4)
+    inputs["advantages"] = torch.tensor([1.0, -1.0, 0.5, -0.25])
+    losses, grads = [], []
+    for trainer in (stock, ours):
+        trainer.current_gradient_accumulation_steps = 1
+        trainer.model.zero_grad()
+        loss = trainer.compute_loss(trainer.model, inputs)
+        loss.backward()
+        losses.append(loss.detach())
+        grads.append({n: p.grad.clone() for n, p in trainer.model.named_parameters() if p.grad is not None})
+    assert not ours._dualkv_warned
+    assert grads[0] and all("lora_" in n for n in grads[0])  # only the adapters train
+    assert max(float(g.abs().max()) for g in grads[0].values()) > 1e-4
+    torch.testing.assert_close(losses[1], losses[0], rtol=1e-5, atol=1e-6)
+    assert grads[0].keys() == grads[1].keys()
+    for name in grads[0]:
+        torch.testing.assert_close(grads[1][name], grads[0][name], rtol=1e-4, atol=1e-6, msg=name)

@@ -36,10 +36,10 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
 from .attention import dualkv_attention
-from .packing import SharedPromptBatch
+from .packing import SharedPromptBatch, pack_shared_prompt
 
 __all__ = ["ATTENTION_NAME", "register_dualkv_attention", "enable_dualkv", "packed_logits", "hf_dualkv_attention",
-           "dualkv_mask", "packed_call"]
+           "dualkv_mask", "packed_call", "packed_completion_logps"]
 
 ATTENTION_NAME = "dualkv"
 
@@ -211,6 +211,74 @@ def packed_logits(model: torch.nn.Module, batch: SharedPromptBatch, *, backend: 
         out = model(input_ids=ids[None].to(device), position_ids=batch.position_ids[None].to(device),
                     use_cache=False, dualkv_batch=batch, dualkv_backend=backend, **model_kwargs)
     return out.logits[0]
+
+
+def _is_prefix(mask: torch.Tensor) -> bool:
+    """Every row of a 0/1 mask ``[B, C]`` is ones then zeros."""
+    return bool((mask[:, 1:] <= mask[:, :-1]).all()) if mask.shape[1] > 1 else True
+
+
+def packed_completion_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                            logits_to_keep: int, *, temperature: float = 1.0, compute_entropy: bool = False,
+                            backend: str = "auto") -> tuple[torch.Tensor, torch.Tensor | None] | None:
+    r"""Per-token completion log-probs (and entropies) of a padded rollout batch from one packed DualKV forward.
+
+    The layout TRL's ``GRPOTrainer`` and veRL's actor score (one row per completion, prompt left-padded,
+    completion right-padded); :mod:`.trl` and :mod:`.verl` call it.
+
+    Args:
+        model: HF causal LM switched to ``"dualkv"`` (:func:`~.hf.enable_dualkv`).
+        input_ids: ``[B, P_pad + C]`` left-padded prompts then right-padded completions.
+        attention_mask: ``[B, P_pad + C]``, 1 on real tokens; the completion part must be a prefix per row.
+        logits_to_keep: ``C``, the completion width.
+        temperature: logits are divided by it (TRL's ``temperature``). compute_entropy: also return
+            $H = \mathrm{logsumexp}(z) - \sum_v p_v z_v$ per completion token.
+
+    Returns:
+        ``(logps [B, C], entropies [B, C] | None)`` in fp32, zeros at padded positions; ``None`` when the chunk
+        cannot be packed (a completion mask that is not a prefix, or no real completion token at all).
+    """
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
+        raise ValueError(f"input_ids must be [B, L], got {getattr(input_ids, 'shape', type(input_ids).__name__)}")
+    if not isinstance(attention_mask, torch.Tensor) or attention_mask.shape != input_ids.shape:
+        raise ValueError(f"attention_mask must match input_ids {tuple(input_ids.shape)}, got "
+                         f"{getattr(attention_mask, 'shape', type(attention_mask).__name__)}")
+    c = logits_to_keep
+    if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c < input_ids.shape[1]:
+        raise ValueError(f"logits_to_keep must be an int in [1, {input_ids.shape[1] - 1}], got {c!r}")
+    if not isinstance(temperature, int | float) or not temperature > 0 or temperature == float("inf"):
+        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
+    prompt_ids, completion_ids = input_ids[:, :-c], input_ids[:, -c:]
+    prompt_mask, completion_mask = attention_mask[:, :-c].bool(), attention_mask[:, -c:].bool()
+    if not _is_prefix(completion_mask.int()):
+        return None
+    lengths = completion_mask.sum(1)
+    rows = [b for b in range(input_ids.shape[0]) if lengths[b] > 0 and prompt_mask[b].any()]
+    if not rows:
+        return None
+    # group rows by their real prompt tokens (GRPO keeps the N completions of a prompt together)
+    order: dict[tuple[int, ...], list[int]] = {}
+    for b in rows:
+        order.setdefault(tuple(prompt_ids[b][prompt_mask[b]].tolist()), []).append(b)
+    groups, flat_rows = [], []
+    for members in order.values():
+        b0 = members[0]
+        groups.append((prompt_ids[b0][prompt_mask[b0]].cpu(),
+                       [completion_ids[b][:int(lengths[b])].cpu() for b in members]))
+        flat_rows.extend(members)
+    batch = pack_shared_prompt(groups)
+    pred, targets = batch.logprob_index()
+    device = input_ids.device
+    z = packed_logits(model, batch, backend=backend, logits_to_keep=pred.to(device)).float() / temperature
+    lse = torch.logsumexp(z, dim=-1)
+    logp = z.gather(1, targets.to(device)[:, None])[:, 0] - lse  # [ΣR]
+    ent = lse - (torch.softmax(z, dim=-1) * z).sum(-1) if compute_entropy else None
+    # scatter the flat response tokens back to TRL's [B, C] layout (completion r of row b: columns 0..R-1)
+    out_rows = torch.cat([torch.full((int(lengths[b]),), b, dtype=torch.long) for b in flat_rows]).to(device)
+    out_cols = torch.cat([torch.arange(int(lengths[b])) for b in flat_rows]).to(device)
+    logps = logp.new_zeros(input_ids.shape[0], c).index_put((out_rows, out_cols), logp)
+    entropies = None if ent is None else ent.new_zeros(input_ids.shape[0], c).index_put((out_rows, out_cols), ent)
+    return logps, entropies
 
 
 register_dualkv_attention()
