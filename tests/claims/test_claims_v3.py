@@ -333,3 +333,10 @@ def test_a_paper_registers_itself_by_its_declaration(tmp_path):
     with pytest.raises(ValueError, match="method, title"):
         read_declaration(folder / "check.py")
     assert len(CATALOG) == 19 and [e.id for e in CATALOG] == sorted(e.id for e in CATALOG)
+
+
+def test_better_label_names_the_values_and_margin_is_on_the_oriented_scale():
+    rule = rules.better(margin=0.45, min_n=3, higher_is_better=False, test="t", label="the per-seed slope b")
+    assert "the per-seed slope b lies below -0.45" in rule.criterion
+    assert rule(Evidence([-0.50, -0.52, -0.51])).label == "supported"
+    assert rule(Evidence([-0.30, -0.31, -0.32])).label == "not supported"

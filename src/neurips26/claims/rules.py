@@ -320,8 +320,11 @@ class _Better(Rule):
     test: str
     alpha: float
     seed: int
+    label: str = ""
 
     def _what(self) -> str:
+        if self.label:
+            return self.label
         if self.metric is None:
             return "the per-unit difference (ours - baseline)"
         return f"{self.metric} - {self.than}"
@@ -359,7 +362,7 @@ class _Better(Rule):
 
 def better(metric: str | None = None, than: str | None = None, *, margin: float = REQUIRED,
            min_n: int = REQUIRED, higher_is_better: bool = True, paired: bool = True, test: str = "bootstrap",
-           alpha: float = 0.05, seed: int = 0) -> Rule:
+           alpha: float = 0.05, seed: int = 0, label: str = "") -> Rule:
     """Ours better than a baseline, decided on the confidence interval of the difference.
 
     The oriented difference (ours - baseline when ``higher_is_better``, baseline - ours otherwise) must have its
@@ -373,6 +376,12 @@ def better(metric: str | None = None, than: str | None = None, *, margin: float 
         test: ``"bootstrap"`` (percentile, seeded), ``"t"`` (paired t / Welch) or ``"mcnemar"`` (paired 0/1
             per-item correctness; exact). See :mod:`neurips26.claims.stats`.
         min_n: required; fewer units make the claim inconclusive.
+        label: what the values are, for the criterion and reason sentences (default "the per-unit difference
+            (ours - baseline)"), e.g. ``label="the per-seed slope b"`` when the values are not a difference.
+
+    ``margin`` lives on the oriented scale: with ``higher_is_better=False`` the rule asks for
+    ``-(value) > margin``, i.e. ``value < -margin`` — "b below -0.45" is ``margin=0.45``; the criterion sentence
+    shows the bound on the values' own scale.
     """
     if margin is REQUIRED:
         raise TypeError("better: margin is required: say how much better counts (0.0 for 'any amount beyond "
@@ -380,8 +389,10 @@ def better(metric: str | None = None, than: str | None = None, *, margin: float 
     _check_comparison(metric, than, paired, test, alpha, "better")
     if not isinstance(higher_is_better, bool):
         raise TypeError(f"better: higher_is_better must be a bool, got {higher_is_better!r}")
+    if not isinstance(label, str):
+        raise TypeError(f"better: label must be a string, got {label!r}")
     return _Better(metric, than, _check_bound("margin", margin), _check_min_n(min_n, "better"), higher_is_better,
-                   paired, test, float(alpha), int(seed))
+                   paired, test, float(alpha), int(seed), label)
 
 
 @dataclass(frozen=True, repr=False)
@@ -394,8 +405,11 @@ class _RatioAtLeast(Rule):
     test: str
     alpha: float
     seed: int
+    label: str = ""
 
     def _what(self) -> str:
+        if self.label:
+            return self.label
         return "the ratio" if self.metric is None else f"{self.metric} / {self.than}"
 
     @property
@@ -420,7 +434,8 @@ class _RatioAtLeast(Rule):
 
 
 def ratio_at_least(ratio: float, metric: str | None = None, than: str | None = None, *, min_n: int = REQUIRED,
-                   paired: bool = True, test: str = "bootstrap", alpha: float = 0.05, seed: int = 0) -> Rule:
+                   paired: bool = True, test: str = "bootstrap", alpha: float = 0.05, seed: int = 0,
+                   label: str = "") -> Rule:
     """A positive ratio (a speed-up, a memory cut) at least ``ratio``, decided on its interval (log scale).
 
     With ``metric=None`` the evidence values are per-unit ratios (e.g. :func:`neurips26.claims.measure.timeit_pair`
@@ -433,8 +448,10 @@ def ratio_at_least(ratio: float, metric: str | None = None, than: str | None = N
     value = _check_bound("ratio", ratio)
     if value <= 0:
         raise ValueError(f"ratio_at_least: ratio must be positive, got {ratio!r}")
+    if not isinstance(label, str):
+        raise TypeError(f"ratio_at_least: label must be a string, got {label!r}")
     return _RatioAtLeast(value, metric, than, _check_min_n(min_n, "ratio_at_least"), paired, test, float(alpha),
-                         int(seed))
+                         int(seed), label)
 
 
 def _combine(rules: Sequence[Rule], *, all_needed: bool, evidence: Evidence) -> Verdict:
