@@ -2,13 +2,17 @@
 
 - :func:`naive_scan_point` / ``solve_exact(method="scan")``: the same path, but every candidate point
   (piece ends and all C breakpoints) evaluated from scratch in O(n) with Fractions: O(n^3) worst case.
-  No prefix sums, no bisection: an independent oracle for the sweep.
+  No prefix sums, no bisection. It checks the sweep's *bookkeeping*, not the characterization: it is the
+  same path algorithm, so it is not an independent method (support enumeration and Gambit are).
 - :func:`brute_force_pure`: all 2^n pure profiles checked on the payoff tables (tiny n).
 - :func:`complements_pure`, :func:`substitutes_pure`: the sorting algorithms of the special cases
   (all a > 0: maximise the potential over "the m smallest thresholds"; all a < 0: greedy on sorted
   thresholds).
 - :func:`gambit_solve`: a Gambit solver on the expanded normal form (``n * 2^n`` payoffs) in a
   subprocess with a hard timeout (optional dependency ``pygambit``; Gambit solvers can hang).
+- :func:`gambit_max_regret`: Gambit's own exact ``max_regret()`` of a rational profile on the expanded
+  normal form (an implementation independent of ours; in-process, no solver runs).
+- :func:`gambit_pure_count`: Gambit's ``enumpure_solve`` count of pure equilibria (in-process, small n).
 - :func:`nashpy_equilibria`: support enumeration of nashpy for ``n = 2`` (optional dependency).
 """
 
@@ -166,6 +170,31 @@ def gambit_available() -> bool:
     return True
 
 
+def gambit_max_regret(game: LinearAnonymousGame, profile: list[Fraction]) -> Fraction:
+    """Gambit's exact maximum regret of ``profile`` (``Pr[play 1]`` per player) on ``game.to_gambit()``.
+
+    The profile is set as a rational ``MixedStrategyProfile``; the payoffs are scaled per player by
+    :meth:`~LinearAnonymousGame.to_gambit` (a positive scaling: zero regret stays zero).
+    """
+    _check_game(game)
+    import pygambit
+
+    g = game.to_gambit()
+    prof = g.mixed_strategy_profile(rational=True)
+    for player, p in zip(list(g.players), profile):
+        q = Fraction(p)
+        prof[player] = [pygambit.Rational(1 - q), pygambit.Rational(q)]
+    return Fraction(str(prof.max_regret()))
+
+
+def gambit_pure_count(game: LinearAnonymousGame) -> int:
+    """The number of pure Nash equilibria that Gambit's ``enumpure_solve`` finds (in-process; small n)."""
+    _check_game(game)
+    import pygambit
+
+    return len(pygambit.nash.enumpure_solve(game.to_gambit()).equilibria)
+
+
 _GAMBIT_SCRIPT = r"""
 import json, sys, time
 from fractions import Fraction
@@ -177,7 +206,12 @@ t0 = time.perf_counter()
 g = game.to_gambit()
 t1 = time.perf_counter()
 solve = getattr(pygambit.nash, spec["solver"] + "_solve")
-res = solve(g)
+if spec["solver"] == "simpdiv":      # starts from a rational profile (the centroid)
+    res = solve(g.mixed_strategy_profile(rational=True))
+elif spec["solver"] == "liap":       # starts from a float profile (the centroid)
+    res = solve(g.mixed_strategy_profile())
+else:
+    res = solve(g)
 t2 = time.perf_counter()
 eqs = []
 for eq in res.equilibria:
@@ -234,6 +268,8 @@ def nashpy_equilibria(game: LinearAnonymousGame) -> list[list[float]]:
     _check_game(game)
     if game.n != 2:
         raise ValueError(f"nashpy_equilibria: nashpy handles 2 players only, got n={game.n}")
+    import warnings
+
     import nashpy
     import numpy as np
 
@@ -241,4 +277,6 @@ def nashpy_equilibria(game: LinearAnonymousGame) -> list[list[float]]:
     # rows: player 0's action (0, 1); columns: player 1's action (0, 1); m = the other's action
     A = np.array([[float(u0[0][0]), float(u0[0][1])], [float(u1[0][0]), float(u1[0][1])]])
     B = np.array([[float(u0[1][0]), float(u1[1][0])], [float(u0[1][1]), float(u1[1][1])]])
-    return [[float(x[1]), float(y[1])] for x, y in nashpy.Game(A, B).support_enumeration()]
+    with warnings.catch_warnings():  # nashpy warns on degenerate games (an even number of equilibria)
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return [[float(x[1]), float(y[1])] for x, y in nashpy.Game(A, B).support_enumeration()]

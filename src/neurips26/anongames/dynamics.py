@@ -44,13 +44,14 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Literal
 
 import numpy as np
 
-from .game import LinearAnonymousGame, as_fraction
+from .game import LinearAnonymousGame, as_fraction, as_profile
 from .solve import _check_game, _Path
 
 
@@ -65,6 +66,8 @@ class DynamicsResult:
         max_regret: the final maximum (normalised, if ``normalize``) regret, exact value as float.
         cycle_length: for best response, the period of a detected cycle (then ``converged`` is False).
         eps: the target.
+        exact_profile: for best response, the grid state ``q_i / K`` as Fractions (``converged`` and
+            ``max_regret`` are computed on it); ``None`` for the path walk.
     """
 
     profile: list[float]
@@ -73,6 +76,7 @@ class DynamicsResult:
     max_regret: float
     eps: float
     cycle_length: int | None = None
+    exact_profile: list[Fraction] | None = None
 
 
 def _check_eps(eps: Any) -> float:
@@ -108,7 +112,7 @@ def _check_max_steps(max_steps: Any) -> int:
     return max_steps
 
 
-def _max_regret_exact(game: LinearAnonymousGame, profile: list[float], normalize: bool) -> Fraction:
+def _max_regret_exact(game: LinearAnonymousGame, profile: list[Any], normalize: bool) -> Fraction:
     prof = [Fraction(x) for x in profile]
     regrets = game.normalized_regrets(prof) if normalize else game.regrets(prof)
     return max(regrets)
@@ -210,7 +214,7 @@ RULES = ("max_regret", "round_robin", "substitutes_first")
 
 def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: float | None = None,
                              rule: Literal["max_regret", "round_robin", "substitutes_first"] = "max_regret",
-                             max_steps: int = 10**6, start: Literal["zeros", "ones", "half"] = "zeros",
+                             max_steps: int = 10**6, start: str | Sequence[Any] = "zeros",
                              normalize: bool = True, detect_cycles: bool = True) -> DynamicsResult:
     """Players revise one at a time, each one grid unit toward its best response (see the module docstring).
 
@@ -223,7 +227,8 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
             (index order, skipping content players) or ``"substitutes_first"`` (a discontent substitute
             before any complement, largest regret within the group).
         max_steps: cap on the number of revisions; ``converged=False`` when reached.
-        start: initial profile (every probability 0, 1 or the grid point nearest 1/2).
+        start: initial profile: ``"zeros"``, ``"ones"``, ``"half"`` (the grid point at or below 1/2), or
+            ``n`` probabilities, each rounded to the nearest grid point (ties down).
         normalize: regrets in normalised units.
         detect_cycles: stop as soon as a state repeats (Brent's algorithm on the integer state, which for
             ``round_robin`` includes whose turn it is), reporting ``cycle_length``.
@@ -235,8 +240,9 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
     eps_f = _check_eps(eps)
     if rule not in RULES:
         raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
-    if start not in ("zeros", "ones", "half"):
-        raise ValueError(f"start: expected 'zeros', 'ones' or 'half', got {start!r}")
+    if isinstance(start, str) and start not in ("zeros", "ones", "half"):
+        raise ValueError(f"start: expected 'zeros', 'ones', 'half' or n probabilities, got {start!r}")
+    start_profile = None if isinstance(start, str) else as_profile(start, game.n, name="start")
     _check_max_steps(max_steps)
     _check_flag(normalize, "normalize")
     _check_flag(detect_cycles, "detect_cycles")
@@ -251,7 +257,10 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
     else:
         scale = np.ones(n)
     substitutes = np.array([c == "U" for c in game.classes])
-    q = np.full(n, {"zeros": 0, "ones": grid, "half": grid // 2}[start], dtype=np.int64)
+    if start_profile is None:
+        q = np.full(n, {"zeros": 0, "ones": grid, "half": grid // 2}[start], dtype=np.int64)
+    else:  # nearest grid point, ties down: ceil(p K - 1/2)
+        q = np.array([math.ceil(p * grid - Fraction(1, 2)) for p in start_profile], dtype=np.int64)
     tol = eps_f + 1e-9  # float screen; the final verdict is exact
 
     def regrets(qv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -278,10 +287,8 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
     tortoise, power, lam = q.tobytes() + turn.to_bytes(4, "little"), 1, 0
     while True:
         r, g = regrets(q)
-        if r.max() <= tol:
-            prof = [float(x) / grid for x in q]
-            if _max_regret_exact(game, prof, normalize) <= as_fraction(eps_f):
-                break
+        if r.max() <= tol and _max_regret_exact(game, _grid_profile(q, grid), normalize) <= as_fraction(eps_f):
+            break
         if steps >= max_steps:
             break
         i = reviser(r, turn)
@@ -297,6 +304,11 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
                 break
             if lam == power:
                 tortoise, power, lam = state, power * 2, 0
-    prof = [float(x) / grid for x in q]
-    exact = _max_regret_exact(game, prof, normalize)
-    return DynamicsResult(prof, steps, exact <= as_fraction(eps_f), float(exact), eps_f, cycle)
+    exact_prof = _grid_profile(q, grid)
+    exact = _max_regret_exact(game, exact_prof, normalize)
+    return DynamicsResult([float(x) for x in exact_prof], steps, exact <= as_fraction(eps_f), float(exact), eps_f,
+                          cycle, exact_prof)
+
+
+def _grid_profile(q: np.ndarray, grid: int) -> list[Fraction]:
+    return [Fraction(int(x), grid) for x in q]
