@@ -148,12 +148,7 @@ def measure_c1(ctx: CheckContext) -> Evidence:
 
 
 def _plot_recall(ctx: CheckContext, acc: dict[str, dict[str, list[float]]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig, ax = ctx.figure(figsize=(5, 3.2))
     tasks = list(acc)
     for i, v in enumerate(VARIANTS):
         vals = [acc[t][v] for t in tasks]
@@ -275,12 +270,7 @@ def lm_evidence(loss: dict[str, list[float]], params: dict[str, int], setup: LMS
 
 
 def _plot_lm(ctx: CheckContext, loss: dict[str, list[float]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(4, 3.2))
+    fig, ax = ctx.figure(figsize=(4, 3.2))
     means = [float(np.mean(loss[v])) for v in VARIANTS]
     sd = [float(np.std(loss[v], ddof=1)) if len(loss[v]) > 1 else 0.0 for v in VARIANTS]
     ax.bar(VARIANTS, means, yerr=sd, capsize=3, color=["C0", "C1", "C2"])

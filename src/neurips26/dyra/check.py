@@ -286,12 +286,7 @@ def measure_c1(ctx: CheckContext) -> Evidence:
 
 
 def _plot_fidelity(ctx: CheckContext, table: dict[float, dict[str, float]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = ctx.figure(figsize=(6, 4))
     labels = {"svd": "weight SVD", "white": "whitened SVD (SVD-LLM-style)", "static": "static corr. (whitened)",
               "dyra": "DyRA (whitened base)", "dyra_svd": "DyRA (SVD base)", "output_lr": "output low rank (W_s=0)"}
     for key, label in labels.items():

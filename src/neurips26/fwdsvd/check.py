@@ -247,14 +247,9 @@ def _experiment(ctx: CheckContext) -> list[dict[str, Any]]:
 
 # ------------------------------------------------------------------------------------------ plots
 def _plot_accuracy(ctx: CheckContext, cells: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     methods = [("base", "base_test"), ("forward-only", "fo_test"), ("gradient", "grad_test"),
                ("LASER (restricted)", "laser_test")]
-    fig, ax = plt.subplots(figsize=(7, 3.4))
+    fig, ax = ctx.figure(figsize=(7, 3.4))
     width = 0.8 / (len(methods) + 1)
     for j, (label, key) in enumerate(methods):
         ax.bar(np.arange(len(cells)) + j * width, [100 * c[key] for c in cells], width, label=label)
@@ -273,18 +268,13 @@ def _plot_accuracy(ctx: CheckContext, cells: list[dict[str, Any]]) -> None:
 
 
 def _plot_dispersion(ctx: CheckContext, cell: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     best: dict[str, float] = {}
     for key, score in cell["laser_cells"].items():
         module = key.split("@")[0]
         best[module] = max(best.get(module, -1.0), score - cell["base_cal"])
     xs = [cell["dispersion"][m] for m in best]
     ys = [100 * best[m] for m in best]
-    fig, ax = plt.subplots(figsize=(4.6, 3.4))
+    fig, ax = ctx.figure(figsize=(4.6, 3.4))
     ax.scatter(xs, ys)
     ax.axhline(0, color="grey", lw=0.5)
     ax.set_xlabel("dispersion score D(W)")

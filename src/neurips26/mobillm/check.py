@@ -344,12 +344,7 @@ def _experiment(ctx: CheckContext) -> dict[str, Any]:
 
 # ---------------------------------------------------------------------------------------- plots
 def _plot_curves(ctx: CheckContext, rows: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = ctx.figure(figsize=(6, 4))
     styles = {"ours": ("C0", "async side-tuning (ours)"), "fedavg": ("C3", "FedAvg + LoRA"),
               "sync": ("C2", "sync side-tuning"), "no_cache": ("C1", "ours, no cache")}
     for i, row in enumerate(rows):
@@ -367,11 +362,6 @@ def _plot_curves(ctx: CheckContext, rows: list[dict[str, Any]]) -> None:
 
 
 def _plot_break_even(ctx: CheckContext, rows: list[dict[str, Any]]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     row = rows[0]
     s = SETTINGS[ctx.scale]
     k = max(1, int(round(s.fraction * s.n_devices)))
@@ -381,7 +371,7 @@ def _plot_break_even(ctx: CheckContext, rows: list[dict[str, Any]]) -> None:
     per_rank = (n8 - head) / LORA["rank"]
     ours = row["ours_total"]["bytes_up"]
     rounds = np.arange(1, 4 * s.rounds + 1)
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = ctx.figure(figsize=(6, 4))
     crossings = {}
     for r in (1, 2, 4, 8, 16, 32):
         per_round = 2 * k * 4 * (r * per_rank + head)  # k devices, down + up, float32

@@ -164,12 +164,7 @@ def _grid(ctx: CheckContext) -> dict[str, Any]:
 
 
 def _plot(ctx: CheckContext, table: dict[str, Any], runs: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 4))
+    fig, ax = ctx.figure(figsize=(5.5, 4))
     for label, row in table.items():
         g = np.asarray(row["gap_pct"])
         deep = label.split("x")[1].split("-")[0]

@@ -178,13 +178,8 @@ def _bootstrap(hits: torch.Tensor, seed: int, n: int = 500) -> list[float]:
 
 
 def _plot_accuracy(ctx: CheckContext, acc: dict) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     names = list(next(iter(acc.values())).keys())
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = ctx.figure(figsize=(7, 4))
     for key, marker in (("acc50", "o"), ("acc50_small", "s")):
         for name in names:
             ys = [acc[s][name][key] for s in acc]

@@ -214,13 +214,8 @@ def _fid(runs: dict[int, Any], key: str) -> list[float]:
 
 
 def _plot_fid(ctx: CheckContext, runs: dict[int, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     s = _setup(ctx)
-    fig, ax = plt.subplots(figsize=(5.5, 3.6))
+    fig, ax = ctx.figure(figsize=(5.5, 3.6))
     for name, label, steps in (("sle", "SLE (ours)", s.steps), ("se", "Sphere Encoder", s.steps),
                                ("fm", "latent flow matching", s.fm_steps)):
         fids = np.array([_fid(runs, f"{name}_T{t}") for t in steps])

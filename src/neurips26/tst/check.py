@@ -279,12 +279,7 @@ def _steps_to_reach(curve_steps: list[int], curve_val: list[float], target: floa
 
 
 def _plot(ctx: CheckContext, results: dict[str, list[dict[str, Any]]], setup: _Setup, best: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    fig, axes = ctx.figure(1, 2, figsize=(11, 4))
     for arm, runs in results.items():
         steps = np.array(runs[0]["curve_steps"])
         vals = np.array([r["curve_val"] for r in runs])
