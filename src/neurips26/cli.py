@@ -23,12 +23,10 @@ import sys
 from pathlib import Path
 
 from . import __version__
-from .claims import CATALOG, SCALES, is_implemented, resolve, run_checks, verdict_table, write_report
-from .claims import of_record
+from .claims import CATALOG, SCALES, is_implemented, of_record, resolve, run_checks, verdict_table, write_report
 from .claims.catalog import lookup
 from .claims.records import IN_PROGRESS
-from .claims.report import (interrupted_runs, load_records, render_comparison, resolve_run_dir,
-                             validate_record)
+from .claims.report import interrupted_runs, load_records, render_comparison, resolve_run_dir, validate_record
 
 
 class UsageError(Exception):
