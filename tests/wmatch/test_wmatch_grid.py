@@ -174,3 +174,21 @@ def test_cost_normalize_is_the_sum_divided_by_the_pairs():
     assert m.cost("mean") == pytest.approx(m.cost("sum") / 50**0.5)
     with pytest.raises(ValueError, match="normalize"):
         m.cost("avg")
+
+
+def test_high_dimension_cuts_a_few_coordinates_per_level_so_node_problems_stay_small():
+    """Issue 55 / the old full run: at d = 32 the plain grid gave every point its own child of the root, so an
+    update solved an O(n) node problem. Now a cell has at most 2^b children (b = round(ε log2 n) < d)."""
+    rng = np.random.default_rng(0)
+    m = DynamicWassersteinMatcher(32, seed=0)
+    ia = m.insert_many(rng.uniform(size=(800, 32)), "A")
+    m.insert_many(rng.uniform(size=(800, 32)), "B")
+    assert m.split_dims < 32 and m.g == 2
+    bound = 2 ** m.split_dims
+    assert max(len(c.children) for level in m._levels[:-1] for c in level.values()) <= bound
+    before = m.stats["node_work"]
+    for _ in range(20):
+        m.delete(ia.pop(0))
+        ia.append(m.insert(rng.uniform(size=32), "A"))
+    assert (m.stats["node_work"] - before) / 40 <= m.L * bound
+    _check_invariants(m)

@@ -18,6 +18,8 @@ import math
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from neurips26.constraints import ArrayLike, Int, Optional, Real, validate
+
 from ._validate import (
     check_dim,
     check_norm_p,
@@ -31,8 +33,6 @@ from ._validate import (
     lp_cost_matrix,
     lp_distance,
 )
-from neurips26.constraints import ArrayLike, Int, Optional, Real, validate
-
 from .ann import make_ann
 
 METHODS = ("lsa", "emd")

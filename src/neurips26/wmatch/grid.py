@@ -13,15 +13,19 @@ The structure (our reconstruction; the paper's own data structure is not public,
 * An update changes $e$ on the $L + 1$ ancestors of one point, so it re-solves $L$ node problems and one
   leaf: $O(L \cdot T_\text{node})$ work. The node solver is exact (``ot.emd``) for small problems and
   greedy over a nearest-neighbour oracle (ANN) for large ones, the reduction the paper's bound names.
-* :meth:`matching` materialises real pairs bottom-up (each unit of flow between children $i, j$
-  pairs one actual surplus point of $i$ with one of $j$); :meth:`matching_cost` is the true cost of
-  those pairs. :meth:`cost` is the centre-based estimate maintained per update (not the cost of any real
-  matching; it can err either way).
+* :meth:`matching` materialises real pairs bottom-up: a leaf pairs its own points exactly; at each cell
+  the surplus points of its children meet, and the min(Σ supply, Σ demand) units that cross are realised by
+  an exact assignment on the points' true costs (``pairing="local"``; ``"flow"`` follows the centre flows
+  instead). :meth:`matching_cost` is the true cost of those pairs. :meth:`cost` is the centre-based
+  estimate maintained per update (not the cost of any real matching; it can err either way).
 
 The ε knob sets the size of the local problems, in every dimension (inferred from the paper's
 $n^\varepsilon$ update term): a leaf may hold up to $m = \lceil n^\varepsilon \rceil$ points
-(``leaf_size``), which it matches exactly, and in low dimension the branching is
-$g = 2^{\max(1, \mathrm{round}(\varepsilon \log_2 n / d))}$ (about $n^\varepsilon$ children per cell).
+(``leaf_size``), which it matches exactly, and a cell has about $n^\varepsilon$ children: in low dimension
+every coordinate is cut into $g = 2^{\max(1, \mathrm{round}(\varepsilon \log_2 n / d))}$ slabs per level;
+when $\varepsilon \log_2 n < d$ only $b = \mathrm{round}(\varepsilon \log_2 n)$ coordinates are halved per
+level, in a random cyclic order (a randomly shifted k-d hierarchy), so that high dimension does not give every
+point its own child of the root.
 Larger ε: bigger exact leaves, a better ratio, dearer updates ($O(m^3)$ per leaf solve).
 
 The number of levels comes from the data, not from n alone: $L$ is the smallest depth at which every leaf
@@ -154,26 +158,50 @@ class DynamicWassersteinMatcher:
 
     # ------------------------------------------------------------------ geometry
     def _configure(self, n_ref: int) -> None:
-        """Choose g, the leaf size m and the depth L for the live points; draw a new random shift."""
+        r"""Choose the splitting, the leaf size m and the depth L for the live points; draw a new random shift.
+
+        A cell should have about $n^\varepsilon$ children, i.e. $b = \max(1, \mathrm{round}(\varepsilon \log_2 n))$
+        bits per level. When $b \ge d$ every coordinate is cut at every level into
+        $g = 2^{\max(1, \mathrm{round}(\varepsilon \log_2 n / d))}$ slabs (the plain grid). When $b < d$
+        (high dimension) only $b$ coordinates are halved per level, in a random cyclic order, so a cell has at
+        most $2^b$ children instead of $2^d$ (the plain grid at d = 32 gave every point its own child of the
+        root: O(n) per update).
+        """
         n_ref = max(n_ref, 16)
-        if self.branching_arg is not None:
-            self.g = self.branching_arg
+        bits = max(1, round(self.eps * math.log2(n_ref)))
+        if self.branching_arg is not None or bits >= self.dim:
+            self.g = self.branching_arg or 2 ** max(1, round(self.eps * math.log2(n_ref) / self.dim))
+            self.split_dims = self.dim
+            per_level = np.full(self.dim, math.log2(self.g))  # bits of refinement per coordinate per level
+            self.max_levels = max(1, int(50 / math.log2(self.g)))
         else:
-            self.g = 2 ** max(1, round(self.eps * math.log2(n_ref) / self.dim))
+            self.g, self.split_dims = 2, bits
+            self.max_levels = math.ceil(50 * self.dim / bits)
         # m = ⌈n^ε⌉: the local problems of the paper's n^ε term, here the exactly solved leaves
         self.leaf_size = self.leaf_size_arg or max(2, math.ceil(n_ref**self.eps))
         lo, hi = self._bounds
         self.width = 2.0 * float((hi - lo).max())
         shift = self._rng.uniform(0, self.width / 2, size=self.dim)
         self.origin = lo - shift  # x - origin ∈ [shift, shift + (hi-lo)] ⊂ [0, width)
-        # the finest side allowed: W / g^L >= W 2^-50 keeps the integer cell codes exact in float64
-        self.max_levels = max(1, int(50 / math.log2(self.g)))
+        # refinement[l, c] = bits by which coordinate c has been cut above level l; side = W / 2^refinement
+        levels = np.arange(self.max_levels + 1)
+        if self.split_dims == self.dim:
+            refinement = levels[:, None] * per_level[None, :]
+        else:
+            order = self._rng.permutation(self.dim)  # the cyclic order of the cut coordinates
+            cuts = np.zeros((self.max_levels + 1, self.dim))
+            for level in range(1, self.max_levels + 1):
+                cuts[level] = cuts[level - 1]
+                cuts[level, order[np.arange((level - 1) * bits, level * bits) % self.dim]] += 1
+            refinement = cuts
+        self._all_sides = self.width / 2.0**refinement  # [max_levels + 1, d]
         self.L = self.levels_arg if self.levels_arg is not None else self._depth_for_leaf_size()
-        self.sides = self.width / float(self.g) ** np.arange(self.L + 1, dtype=np.float64)
+        self.L = min(self.L, self.max_levels)
+        self.sides = self._all_sides[: self.L + 1]  # [L + 1, d] cell sides per level and coordinate
 
     def _max_leaf_count(self, X: np.ndarray, level: int) -> int:
-        """Largest number of the points ``X: [n, d]`` sharing one cell of side W / g^level."""
-        codes = np.floor((X - self.origin) / (self.width / float(self.g) ** level)).astype(np.int64)
+        """Largest number of the points ``X: [n, d]`` sharing one cell of ``level``."""
+        codes = np.floor((X - self.origin) / self._all_sides[level]).astype(np.int64)
         return int(np.unique(codes, axis=0, return_counts=True)[1].max())
 
     def _depth_for_leaf_size(self) -> int:
@@ -195,7 +223,7 @@ class DynamicWassersteinMatcher:
 
     def _keys(self, x: np.ndarray) -> list[Key]:
         """The cell keys of ``x`` at levels 0..L (level 0 is the single root cell)."""
-        codes = np.floor((x - self.origin)[None, :] / self.sides[:, None]).astype(np.int64)
+        codes = np.floor((x - self.origin)[None, :] / self.sides).astype(np.int64)
         return [tuple(row) for row in codes.tolist()]
 
     def _centre(self, level: int, key: Key) -> np.ndarray:
@@ -436,7 +464,7 @@ class DynamicWassersteinMatcher:
         left, found through the ANN oracle (the ε^{-1/2}-ANN reduction of the paper, greedy form)."""
         index = make_ann(self.ann, self.dim, self.norm_p, seed=self.seed)
         if self.ann == "lsh":
-            index.bucket_width = 4.0 * self.sides[child_level]
+            index.bucket_width = 4.0 * float(self.sides[child_level].max())
         index.add(np.arange(len(D)), D)
         remaining = d_amt.copy()
         rows, cols, units = [], [], []

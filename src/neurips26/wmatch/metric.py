@@ -22,7 +22,8 @@ We build exactly that and keep an *exact* min-cost flow on it, so the bound is p
 4. **Pairs**: decomposing the flow into paths gives a perfect matching when |A| = |B|, each pair $(a, b)$
    costing $d(a, b) \le$ its path length. Hence
 
-   $$\text{cost}_d(M) \le \text{cost}_{d_H}(f) = \text{OPT}_{d_H} \le (2k-1)\,\text{OPT}_d \le 2k(1+\varepsilon)\,\text{OPT}_d .$$
+   $$\text{cost}_d(M) \le \text{cost}_{d_H}(f) = \text{OPT}_{d_H} \le (2k-1)\,\text{OPT}_d
+     \le 2k(1+\varepsilon)\,\text{OPT}_d .$$
 
 The guarantee is for W_1 and balanced states (|A| = |B|). W_p for p > 1 does not reduce to a flow on $H$
 (a path's cost $(\sum_e d_e)^p$ is not additive), so this design refuses ``wasserstein_p > 1``;
