@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from neurips26.claims import measure
 from neurips26.mobillm import DeviceClient, FeatureAligner, LoRAClassifier, SideNetwork, SideTuningServer
-from neurips26.mobillm.baselines import _weighted_mean, lora_trainable_nbytes
+from neurips26.mobillm.baselines import weighted_state_mean, lora_trainable_nbytes
 from neurips26.mobillm.memory import make_backbone
 
 
@@ -68,7 +68,7 @@ def main() -> None:
     it = iter(payloads)
     t_server = measure.timeit(lambda: server.receive(next(it)), warmup=1, repeats=args.repeats, clock="wall").median
     states = [clf.trainable_state() for _ in range(4)]
-    t_agg = measure.timeit(lambda: _weighted_mean(states, [64, 64, 64, 64]), repeats=args.repeats,
+    t_agg = measure.timeit(lambda: weighted_state_mean(states, [64, 64, 64, 64]), repeats=args.repeats,
                            clock="wall").median
 
     mib = 1 / 2 ** 20

@@ -34,7 +34,7 @@ from .side import FeatureAligner, SideNetwork, side_step_flops
 from .simulate import DeviceProfile
 
 __all__ = ["FedAsyncLoRABaseline", "FedAvgLoRABaseline", "LoRAClassifier", "SyncSideTuningBaseline",
-           "device_features", "evaluate_side", "local_only", "lora_trainable_nbytes"]
+           "device_features", "evaluate_side", "local_only", "lora_trainable_nbytes", "weighted_state_mean"]
 
 _LORA_TARGETS = {"llama": ["q_proj", "v_proj"], "bert": ["query", "value"]}
 
@@ -142,7 +142,10 @@ def _accuracy(model: LoRAClassifier, data: Mapping[str, torch.Tensor], batch_siz
     return right / max(n, 1)
 
 
-def _weighted_mean(states: Sequence[Mapping[str, torch.Tensor]], weights: Sequence[float]) -> dict[str, torch.Tensor]:
+def weighted_state_mean(states: Sequence[Mapping[str, torch.Tensor]],
+                        weights: Sequence[float]) -> dict[str, torch.Tensor]:
+    r"""FedAvg's aggregate $\sum_i \frac{w_i}{\sum_j w_j} \theta_i$ of state dicts with the same keys (``weights``:
+    e.g. each client's sample count)."""
     total = float(sum(weights))
     return {k: sum(w / total * s[k] for s, w in zip(states, weights)) for k in states[0]}
 
@@ -245,7 +248,7 @@ class FedAvgLoRABaseline:
             if t + round_s > self.time_budget_s:
                 break
             t += round_s
-            state = _weighted_mean(states, weights)
+            state = weighted_state_mean(states, weights)
             self.trainer.model.load_trainable(state)
             up += k * nbytes
             down += k * nbytes
@@ -451,10 +454,10 @@ class SyncSideTuningBaseline:
             if t + round_s > self.time_budget_s:
                 break
             t += round_s
-            side.load_state_dict(_weighted_mean(sides, ns))
+            side.load_state_dict(weighted_state_mean(sides, ns))
             for b, items in aligns.items():
                 if items:
-                    aligners[b].load_state_dict(_weighted_mean([s for s, _ in items], [n for _, n in items]))
+                    aligners[b].load_state_dict(weighted_state_mean([s for s, _ in items], [n for _, n in items]))
             rows.append({"time_s": t, "round": r, "accuracy": evaluate_side(aligners, side, self.test, weights),
                          "bytes_up": up, "bytes_down": down,
                          "device_flops": flops_train + sum(c.flops for c in self.clients)})
