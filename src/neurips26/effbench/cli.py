@@ -91,20 +91,23 @@ def read_matrix(path_text: str, key: str | None, header: str = "auto") -> tuple[
     if suffix != ".npz":
         raise InputError(f"{path}: expected a .npz or .csv file, got {suffix or 'no extension'}")
     try:
-        archive = np.load(path, allow_pickle=False)
-    except Exception as err:  # noqa: BLE001 - any unreadable archive is a user error here
+        # arrays decompress lazily: every read of the archive is inside this block
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {k: archive[k] for k in archive.files}
+    except InputError:
+        raise
+    except Exception as err:  # noqa: BLE001 - any unreadable archive (BadZipFile, zlib.error, ...) is the user's file
         raise InputError(f"{path}: not a readable npz ({type(err).__name__})") from err
-    with archive:
-        numeric = [k for k in archive.files if archive[k].ndim == 2 and archive[k].dtype.kind in "biuf"]
-        if key is None:
-            if len(numeric) != 1:
-                raise InputError(f"{path} holds {len(numeric)} matrices {numeric}; choose one with --key")
-            key = numeric[0]
-        if key not in archive.files:
-            raise InputError(f"{path} has no array {key!r}; available: {numeric}")
-        if key not in numeric:
-            raise InputError(f"{path}: array {key!r} is not a 2-D numeric matrix")
-        return np.asarray(archive[key], dtype=np.float64), None
+    numeric = [k for k, a in arrays.items() if a.ndim == 2 and a.dtype.kind in "biuf"]
+    if key is None:
+        if len(numeric) != 1:
+            raise InputError(f"{path} holds {len(numeric)} matrices {numeric}; choose one with --key")
+        key = numeric[0]
+    if key not in arrays:
+        raise InputError(f"{path} has no array {key!r}; available: {numeric}")
+    if key not in numeric:
+        raise InputError(f"{path}: array {key!r} is not a 2-D numeric matrix")
+    return np.asarray(arrays[key], dtype=np.float64), None
 
 
 def _check_values(S: np.ndarray, what: str, binary: bool) -> np.ndarray:
@@ -151,6 +154,9 @@ def _cmd_select(args) -> int:
     binary = not args.continuous
     S = _check_values(S, "matrix", binary)
     n_models, n_questions = S.shape
+    if not 1 <= args.mi_k < n_models:
+        raise InputError(f"--mi-k must lie in [1, {n_models - 1}] (fewer neighbours than the {n_models} source "
+                         f"models), got {args.mi_k}")
     budget = parse_budget(args.budget, n_questions)
     if args.folds is not None:
         if args.folds < 2:
@@ -184,12 +190,102 @@ def _cmd_select(args) -> int:
     return 0
 
 
+def _strict_json(path: Path):
+    """JSON with no NaN/Infinity token, no overflowing number and no duplicate key; InputError otherwise."""
+    def refuse(token):
+        raise ValueError(f"bare {token} token")
+
+    def finite(text):
+        value = float(text)
+        if not np.isfinite(value):
+            raise ValueError(f"number {text[:30]} overflows a double")
+        return value
+
+    def unique(pairs):
+        keys = [k for k, _ in pairs]
+        dup = next((k for k in keys if keys.count(k) > 1), None)
+        if dup is not None:
+            raise ValueError(f"duplicate key {dup!r}")
+        return dict(pairs)
+
+    try:
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse, parse_float=finite,
+                          object_pairs_hook=unique)
+    except (OSError, ValueError, RecursionError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise InputError(f"--model: {path} is not valid JSON ({str(err).splitlines()[0][:120]})") from err
+
+
+def _number(meta: dict, key: str, where: Path, *, integer: bool = False, low: float | None = None) -> None:
+    value = meta.get(key)
+    kinds = (int,) if integer else (int, float)
+    try:
+        bad = isinstance(value, bool) or not isinstance(value, kinds) or not np.isfinite(float(value)) \
+            or (low is not None and value < low)
+    except OverflowError:  # an integer beyond a double
+        bad = True
+    if bad:
+        want = "an integer" if integer else "a finite number"
+        raise InputError(f"--model: {where}: field {key!r} must be {want}"
+                         + (f" >= {low:g}" if low is not None else "") + f", got {value!r}"[:100])
+
+
+def check_model_folder(folder: Path) -> None:
+    """Check what ``select`` writes (``predictor.json`` + ``predictor.npz``) before loading it: one InputError
+    naming the file and the field for anything a loader would trip on (wrong types, shapes, NaN, a folder)."""
+    meta_path, arr_path = folder / "predictor.json", folder / "predictor.npz"
+    for path in (meta_path, arr_path):
+        if path.exists() and not path.is_file():
+            raise InputError(f"--model: {path} is a folder where a file belongs")
+    if not meta_path.is_file() or not arr_path.is_file():
+        raise InputError(f"--model: {folder} has no predictor.json/predictor.npz (write them with `select`)")
+    meta = _strict_json(meta_path)
+    if not isinstance(meta, dict):
+        raise InputError(f"--model: {meta_path} must hold a JSON object, got {type(meta).__name__}")
+    kind = meta.get("kind")
+    if kind not in ("krr", "ridge", "mean"):
+        raise InputError(f"--model: {meta_path}: field 'kind' must be 'krr', 'ridge' or 'mean', got {kind!r}"[:200])
+    if not isinstance(meta.get("clip"), bool):
+        raise InputError(f"--model: {meta_path}: field 'clip' must be true or false, got {meta.get('clip')!r}"[:200])
+    _number(meta, "n_questions_total", meta_path, integer=True, low=1)
+    n_total = meta["n_questions_total"]
+    ids = meta.get("question_ids")
+    if ids is not None and not (isinstance(ids, list) and len(ids) == n_total and all(isinstance(i, str) for i in ids)):
+        raise InputError(f"--model: {meta_path}: field 'question_ids' must be null or {n_total} strings")
+    for key in {"krr": ("gamma", "coef0", "alpha"), "ridge": ("alpha", "intercept"), "mean": ()}[kind]:
+        _number(meta, key, meta_path)
+    if kind == "krr":
+        _number(meta, "degree", meta_path, integer=True, low=1)
+    try:
+        with np.load(arr_path, allow_pickle=False) as archive:
+            arrays = {k: archive[k] for k in archive.files}
+    except Exception as err:  # noqa: BLE001 - BadZipFile, zlib.error, EOFError, a pickled array: the file is bad
+        raise InputError(f"--model: {arr_path}: not a readable npz ({type(err).__name__})") from err
+    coreset = arrays.get("coreset")
+    if coreset is None or coreset.ndim != 1 or coreset.size < 1 or coreset.dtype.kind not in "iu" \
+            or coreset.min() < 0 or coreset.max() >= n_total or np.unique(coreset).size != coreset.size:
+        raise InputError(f"--model: {arr_path}: 'coreset' must be distinct question indices in [0, {n_total})")
+    n = coreset.size
+    shapes = {"krr": {"dual_coef": None, "X_fit": None}, "ridge": {"coef": (n,)}, "mean": {"weights": (n,)}}[kind]
+    if kind == "krr" and isinstance(arrays.get("dual_coef"), np.ndarray) and arrays["dual_coef"].ndim == 1:
+        shapes = {"dual_coef": arrays["dual_coef"].shape, "X_fit": (arrays["dual_coef"].shape[0], n)}
+    if "fill" in arrays:
+        shapes["fill"] = (n,)
+    for key, shape in shapes.items():
+        array = arrays.get(key)
+        if array is None or array.dtype.kind not in "biuf" or (shape is not None and array.shape != shape) \
+                or shape is None or not np.isfinite(array).all():
+            raise InputError(f"--model: {arr_path}: {key!r} must be a finite numeric array of shape "
+                             f"{shape if shape is not None else '(models,)'}, got "
+                             + ("none" if array is None else f"{array.dtype} {array.shape}"))
+
+
 def _cmd_predict(args) -> int:
     from .pipeline import EfficientBenchmark
 
+    check_model_folder(Path(args.model))
     try:
         bench = EfficientBenchmark.load(args.model)
-    except (FileNotFoundError, ValueError, KeyError) as err:
+    except (OSError, ValueError, KeyError, TypeError) as err:
         raise InputError(f"--model: {err}") from err
     A, _ = read_matrix(args.answers, args.key, args.header)
     A = _check_values(A, "answers", binary=not args.continuous)
