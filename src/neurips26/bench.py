@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .claims import measure
+from .claims.of_record import render_bench_table
 from .claims.records import (
     git_commit,
     library_versions,
@@ -196,30 +197,6 @@ class Bench:
 
         path = Path(self.out) if self.out else results_root() / self.slug / "bench.json"
         return write_json_atomic(path, self.record(), overwrite=True)
-
-
-def render_bench_table(record: dict[str, Any]) -> str:
-    """The performance table of a paper's README from its ``bench.json``."""
-    load = (record.get("load") or {}).get("start")
-    lines = [f"Benchmark of record (`results/{record['slug']}/bench.json`, generated; {record['start_time'][:10]}, "
-             f"{record['threads']} thread(s), {record['repeats']} interleaved pairs, process clock"
-             + (f", load {load[0]:.2f}" if load else "") + f"): {record['description']}", "",
-             "| comparison | peer | ours | peer | speed-up (peer / ours) [95% interval] | ours / machine limit |",
-             "|---|---|---|---|---|---|"]
-    for row in record["rows"]:
-        if row["peer_kind"] == "published":
-            lines.append(f"| {row['name']} | {row['peer']} (published: {row['source']}) | {row.get('ours', '')} | "
-                         f"{row['published']} | - | - |")
-            continue
-        limit = f"{row['ours_over_limit']:.2f}x" if "ours_over_limit" in row else "-"
-        kind = "real" if row["peer_kind"] == "real" else "our re-implementation"
-        lines.append(f"| {row['name']} | {row['peer']} ({kind}) | {row['ours_s'] * 1e3:.3g} ms | "
-                     f"{row['peer_s'] * 1e3:.3g} ms | {row['speedup']:.3g}x [{row['lo']:.3g}, {row['hi']:.3g}] | "
-                     f"{limit} |")
-    for row in record.get("scalings", []):
-        lines.append(f"\nScaling, {row['name']}: log-log slope {row['slope']:.3g} (R² {row['r2']:.3f}) over sizes "
-                     f"{row['sizes']}; the paper claims {row['claimed']}.")
-    return "\n".join(lines)
 
 
 def timed(fn: Callable[[], Any]) -> float:

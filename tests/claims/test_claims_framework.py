@@ -19,9 +19,9 @@ from neurips26.claims import (
     write_json_atomic,
     write_report,
 )
-from neurips26.claims.spec import CheckContext
 from neurips26.claims import runner as runner_module
 from neurips26.claims.registry import load_paper, resolve
+from neurips26.claims.spec import CheckContext
 
 
 def test_catalog_lists_19_unique_papers():
