@@ -80,7 +80,11 @@ def _cmd_list(_: argparse.Namespace) -> int:
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip())
-    return 0
+    from .claims.catalog import DISCOVERY_ERRORS
+
+    for slug, why in DISCOVERY_ERRORS.items():
+        print(f"not registered: {slug}: {why}", file=sys.stderr)
+    return 1 if DISCOVERY_ERRORS else 0
 
 
 def _usage_error(command: str, message: str) -> int:

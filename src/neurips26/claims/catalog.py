@@ -38,8 +38,10 @@ def read_declaration(check_file: Path) -> CatalogEntry:
     """The catalog entry a ``check.py`` declares in its ``PAPER = Paper(...)`` (literal keywords only)."""
     tree = ast.parse(Path(check_file).read_text(encoding="utf-8"), filename=str(check_file))
     for node in tree.body:
-        if (isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PAPER" for t in node.targets)
-                and isinstance(node.value, ast.Call)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) \
+            else []
+        if (any(isinstance(t, ast.Name) and t.id == "PAPER" for t in targets)
+                and isinstance(getattr(node, "value", None), ast.Call)):
             found = {}
             for keyword in node.value.keywords:
                 if keyword.arg in _FIELDS:
@@ -57,19 +59,30 @@ def read_declaration(check_file: Path) -> CatalogEntry:
     raise ValueError(f"{check_file}: no top-level PAPER = Paper(...) declaration")
 
 
-def discover() -> tuple[CatalogEntry, ...]:
-    """Every paper whose package ships a ``check.py``, in id order; ids and slugs must be unique."""
-    entries = [read_declaration(path) for root in _package_dirs() for path in sorted(root.glob("*/check.py"))]
+def discover() -> tuple[tuple[CatalogEntry, ...], dict[str, str]]:
+    """Every paper whose package ships a readable ``check.py`` declaration, in id order, and the folders whose
+    declaration could not be read (slug -> why). One broken declaration leaves the other papers usable;
+    ``neurips26 list`` and the contract test show it. Ids and slugs must be unique."""
+    entries, errors = [], {}
+    for root in _package_dirs():
+        for path in sorted(root.glob("*/check.py")):
+            try:
+                entries.append(read_declaration(path))
+            except (OSError, SyntaxError, ValueError) as err:
+                errors[path.parent.name] = f"{type(err).__name__}: {err}"
     entries.sort(key=lambda entry: entry.id)
     for attr in ("id", "slug"):
         values = [getattr(entry, attr) for entry in entries]
         duplicates = sorted({v for v in values if values.count(v) > 1})
         if duplicates:
             raise ValueError(f"two papers declare the same {attr}: {duplicates}")
-    return tuple(entries)
+    return tuple(entries), errors
 
 
-CATALOG: tuple[CatalogEntry, ...] = discover()
+CATALOG: tuple[CatalogEntry, ...]
+#: Paper folders whose ``check.py`` declaration could not be read: slug -> the reason.
+DISCOVERY_ERRORS: dict[str, str]
+CATALOG, DISCOVERY_ERRORS = discover()
 _BY_SLUG = {entry.slug: entry for entry in CATALOG}
 _BY_ID = {entry.id: entry for entry in CATALOG}
 
@@ -82,6 +95,8 @@ def lookup(name: str) -> CatalogEntry:
         return _BY_SLUG[name]
     if name.upper() in _BY_ID:
         return _BY_ID[name.upper()]
+    if name in DISCOVERY_ERRORS:
+        raise ValueError(f"paper {name!r} cannot be registered: {DISCOVERY_ERRORS[name]}")
     known = ", ".join(entry.slug for entry in CATALOG)
     raise ValueError(f"unknown paper {name!r}: expected a slug or an id {CATALOG[0].id}..{CATALOG[-1].id} "
                      f"(slugs: {known})")
