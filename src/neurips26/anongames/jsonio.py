@@ -32,6 +32,19 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"non-finite number {name} is not allowed")
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:  # json.loads would keep the last silently
+            raise _DuplicateKey(f"duplicate field {key!r}")
+        out[key] = value
+    return out
+
+
 def _line_of(text: str, key: str, indices: tuple[int, ...] = ()) -> int | None:
     """Best-effort line (1-based) of ``key`` and, inside its value, of ``[i][j]...``."""
     pos = text.find(f'"{key}"')
@@ -120,9 +133,16 @@ def _table(source: str, text: str, data: dict[str, Any], key: str, n: int | None
 def parse_game_text(text: str, *, source: str = "<string>") -> dict[str, Any]:
     """Parse and validate; returns ``{"kind": "linear", "a", "b"}`` or ``{"kind": "tables", "U1", "U0"}``."""
     try:
-        data = json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as err:
         raise GameFileError(f"{source}:{err.lineno}: malformed JSON: {err.msg} (column {err.colno})") from None
+    except RecursionError:
+        raise GameFileError(f"{source}: malformed game: JSON nested too deeply") from None
+    except _DuplicateKey as err:
+        key = str(err).split("'")[1] if "'" in str(err) else ""
+        pos = text.find(f'"{key}"', text.find(f'"{key}"') + 1) if key else -1
+        line = text.count("\n", 0, pos) + 1 if pos >= 0 else None
+        raise GameFileError(f"{source}{f':{line}' if line else ''}: {err}") from None
     except ValueError as err:  # NaN / Infinity
         token = str(err).split()[2] if len(str(err).split()) > 2 else ""
         line = text.count("\n", 0, max(text.find(token), 0)) + 1 if token else None
