@@ -29,18 +29,41 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from neurips26.claims import measure
-from neurips26.effbench import MRMRSelector, RandomSelector, evaluate
-from neurips26.effbench.check import (
-    IRT_PEERS,
-    MI_ESTIMATORS,
-    PEERS,
-    _krr_rmse,
-    _matrix,
-    _split,
-    mrmr_binned,
-    random_split,
-    run_peer,
-)
+from neurips26.data import load_effbench
+from neurips26.effbench import KRRPredictor, MRMRSelector, RandomSelector, binned_split, evaluate, random_split
+
+#: benchpred 1.0.0 methods (label -> all_methods key), run with their shipped defaults
+PEERS = {"bp:Random": "random_sampling", "bp:Random+Ridge": "random_sampling_and_learn",
+         "bp:AnchorPts": "anchor_points_weighted", "bp:AnchorPts-pred": "anchor_points_predictor",
+         "bp:Lasso": "lasso", "bp:PCA": "pca", "bp:DoubleOpt": "double_optimize", "bp:AIPW": "aipw"}
+IRT_PEERS = {"bp:p-IRT": "pirt", "bp:gp-IRT": "gpirt"}
+MI_ESTIMATORS = ("ross", "ksg", "binned")  # mRMR's relevance estimator for 0/1 questions vs the score
+
+
+def _matrix(name):
+    S, _ = load_effbench(name)
+    S = S[S.sum(1) > 0].astype(np.float64)  # openllm_math has all-zero models
+    return S, S.mean(1)
+
+
+def _split(y, M, seed):
+    return binned_split(y, M, rng=np.random.default_rng([seed, M]))
+
+
+def _krr_rmse(S, y, src, tgt, idx):
+    krr = KRRPredictor().fit(S[src][:, idx], y[src])
+    return evaluate(y[tgt], np.clip(krr.predict(S[tgt][:, idx]), 0, 1))
+
+
+def run_peer(label, S_src, S_tgt, n, seed):
+    """One benchpred method as shipped: (clipped target predictions, coreset, fit wall seconds)."""
+    import benchpred
+
+    method = benchpred.all_methods[{**PEERS, **IRT_PEERS}[label]]()
+    seconds = measure.time_once(lambda: method.fit(S_src, n, seed=seed), clock="wall")
+    idx = np.asarray(method.get_coreset(), dtype=np.int64)
+    return np.clip(np.asarray(method.predict(S_tgt[:, idx]), dtype=np.float64).reshape(-1), 0, 1), idx, seconds
+
 
 KEYS = ("rmse_pp", "mae_pp", "spearman", "kendall", "select_s")
 
@@ -54,15 +77,10 @@ def _ours(S, y, src, tgt, n, seed, rows, base):
 
 def _mi(S, y, src, tgt, n, seed, rows, base):
     for est in MI_ESTIMATORS:
-        if est == "binned":
-            box: list[np.ndarray] = []
-            t = measure.time_once(lambda box=box: box.append(mrmr_binned(S[src], n)), clock="wall")
-            idx = box[0]
-        else:
-            sel = MRMRSelector(n, mi="ross" if est == "discrete" else "ksg", mi_k=5, random_state=seed)
-            t = measure.time_once(lambda sel=sel: sel.fit(S[src], y[src]), clock="wall")
-            idx = sel.selected_
-        rows.append({**base, "method": f"mRMR++ ({est} MI)", "select_s": t, **_krr_rmse(S, y, src, tgt, idx)})
+        sel = MRMRSelector(n, mi=est, mi_k=5, random_state=seed)
+        t = measure.time_once(lambda sel=sel: sel.fit(S[src], y[src]), clock="wall")
+        rows.append({**base, "method": f"mRMR++ ({est} MI)", "select_s": t,
+                     **_krr_rmse(S, y, src, tgt, sel.selected_)})
 
 
 def main() -> None:
@@ -83,7 +101,8 @@ def main() -> None:
                 S, y = _matrix(name)
                 n = max(2, round(args.budget * S.shape[1]))
                 for seed in range(args.seeds):
-                    src, tgt = random_split(len(y), seed) if split == "random" else _split(y, 30, seed)
+                    src, tgt = (random_split(len(y), rng=np.random.default_rng([seed, 5050])) if split == "random"
+                                else _split(y, 30, seed))
                     base = {"split": split, "dataset": name, "seed": seed}
                     _ours(S, y, src, tgt, n, seed, rows, base)
                     for label in peers:

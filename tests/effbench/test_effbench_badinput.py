@@ -85,7 +85,9 @@ def test_refit_replaces_question_ids():
 
 
 BENCH_PREDICT = [
-    BadInput("nan", (NAN,), names="X"),
+    # one NaN is a missing answer (filled, see test_effbench_missing.py); a model with none at all is refused
+    BadInput("no-answers", (np.full((2, 12), np.nan),), names="X"),
+    BadInput("inf", (INF,), names="X"),
     BadInput("above-1", (S * 5,), names="X"),
     BadInput("columns", (S[:, :5],), names="X"),
     BadInput("1-d", (S[0],), names="X"),
@@ -121,7 +123,9 @@ def test_bench_predict_full_score_refuses(case):
 
 @pytest.mark.parametrize("make", [lambda: MRMRSelector(3), lambda: RandomSelector(3)], ids=["mrmr", "random"])
 @pytest.mark.parametrize("case", [
-    BadInput("nan", (NAN,), names="X"),
+    # NaN: refused by RandomSelector, a missing answer for MRMRSelector, whose refusal is a model without answers
+    BadInput("nan", (np.where(np.arange(30)[:, None] == 1, np.nan, S),), names="X"),
+    BadInput("inf", (INF,), names="X"),
     BadInput("above-1", (S * 5,), names="X"),
     BadInput("1-d", (S[:, 0],), names="X"),
     BadInput("y-length", (S, np.ones(3)), names="y"),

@@ -1,86 +1,94 @@
-"""The pre-registered decision rules of the effbench claim check, on hand-made evidence."""
+"""The pre-registered decision rules of the effbench claim check (claims v3), on hand-made evidence."""
 
-import math
-
-import pytest
+import numpy as np
 
 from neurips26.claims import CheckContext, Evidence, measure_claims
 from neurips26.data import DatasetNotFoundError
 from neurips26.effbench import check
-from neurips26.effbench.check import CLAIMS, PAPER, _c2_decision_inputs, _c4_decision_inputs
+from neurips26.effbench.check import C2_RIVALS, C2_SIZES, C8_PAIRS, CLAIMS, PAPER, PEERS
 
 RULE = {c.id: c.rule for c in CLAIMS}
+CLAIM = {c.id: c for c in CLAIMS}
 
 
-def test_paper_declares_six_claims_each_with_a_measure():
+def test_paper_declares_its_claims_with_kinds_preconditions_and_tuning():
     assert PAPER.id == "P12" and PAPER.slug == "effbench"
-    assert [c.id for c in CLAIMS] == ["C1", "C2", "C3", "C4", "C5", "C6"]
-    assert all(c.measure is not None and c.criterion for c in CLAIMS) and PAPER.run is None
+    assert [c.id for c in CLAIMS] == ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8"]
+    assert CLAIM["C8"].kind == "sanity" and all(CLAIM[c].kind == "paper" for c in ("C1", "C2", "C5", "C6"))
+    for cid in ("C1", "C2", "C5", "C6"):  # comparisons of fitted predictors: preconditions and a tuning reason
+        assert CLAIM[cid].compares_trained and CLAIM[cid].preconditions and CLAIM[cid].tuning
+    assert set(CLAIM["C2"].scales) == set(CLAIM["C5"].scales) == {"full", "gpu"}  # decided at full
 
 
-def _c1(*gains):
-    return Evidence(values=list(gains), details={"improved": [float(g > 0) for g in gains]})
+def _shifted(center, n, spread=0.3, seed=0):
+    return list(center + spread * np.random.default_rng(seed).standard_normal(n))
 
 
-def test_c1_thresholds():
-    assert RULE["C1"](_c1(1, 1, 1, -1)).label == "supported"  # 3/4
-    assert RULE["C1"](_c1(1, 1, -1)).label == "supported"  # exactly 2/3
-    assert RULE["C1"](_c1(1, -1, -1, -1)).label == "not supported"  # 1/4
-    assert RULE["C1"](_c1(1, 1, -1, -1)).label == "inconclusive"  # 1/2
-    assert RULE["C1"](_c1(1, 1, 1, -1, -1)).label == "inconclusive"  # 3/5: between 1/2 and 2/3
-    assert RULE["C1"](_c1(1, 0, 0, 0)).label == "not supported"  # no gain is not a gain
-    assert RULE["C1"](_c1(1)).label == "inconclusive"
+def test_c1_needs_the_interval_and_the_share():
+    good = _shifted(1.0, 16)
+    assert RULE["C1"](Evidence(values=good, details={"improved": [1.0] * 16})).label == "supported"
+    bad = _shifted(-1.0, 16)
+    assert RULE["C1"](Evidence(values=bad, details={"improved": [0.0] * 16})).label == "not supported"
+    # a mean gain carried by few cells: the interval holds, the share (8/16 < 2/3) does not
+    assert RULE["C1"](Evidence(values=good, details={"improved": [1.0] * 8 + [0.0] * 8})).label == "inconclusive"
+    assert RULE["C1"](Evidence(values=good[:4], details={"improved": [1.0] * 4})).label == "inconclusive"  # n < 8
 
 
-def _per_m(mrmr, best, se_best, tau_ok, rival_diff, rival_se, n_cells=10):
-    return {"n_cells": n_cells, "gap_to_best_minus_se": mrmr - best - se_best,
-            "mrmr_tau": 0.8, "top_other_tau": 0.7 if tau_ok else 0.9,
-            "vs": {"Random++": {"mean_diff": rival_diff, "se_diff": rival_se},
-                   "AnchorPts++": {"mean_diff": -1.0, "se_diff": 0.1}}}
+def _c2(diff):
+    return Evidence(values=[0.0], details={check._c2_key(M, r): diff(M, r) for M in C2_SIZES for r in C2_RIVALS})
 
 
-def _c2(per_m):
-    return Evidence(values=[0.0], details={"per_M": per_m, **_c2_decision_inputs(per_m)})
+def test_c2_mrmr_must_beat_every_rival_at_both_sizes():
+    assert RULE["C2"](_c2(lambda M, r: _shifted(-1.0, 40))).label == "supported"
+    one_loss = _c2(lambda M, r: _shifted(1.0, 40) if (M, r) == (50, "gp-IRT++") else _shifted(-1.0, 40))
+    assert RULE["C2"](one_loss).label == "not supported"
+    tie = _c2(lambda M, r: _shifted(0.0, 40, spread=1.0) if r == "Random++" else _shifted(-1.0, 40))
+    assert RULE["C2"](tie).label == "inconclusive"
+    # better, but by less than the margin of 0.1 pp with a tight interval: not the claimed lead
+    small = _c2(lambda M, r: _shifted(-0.02, 40, spread=0.01))
+    assert RULE["C2"](small).label == "not supported"
+    assert RULE["C2"](_c2(lambda M, r: _shifted(-1.0, 10))).label == "inconclusive"  # fewer than 16 cells
 
 
-def test_c2_rules():
-    good = {"30": _per_m(2.0, 2.0, 0.1, True, -0.5, 0.1), "50": _per_m(2.0, 2.0, 0.1, True, -0.5, 0.1)}
-    assert RULE["C2"](_c2(good)).label == "supported"
-    within = dict(good, **{"30": _per_m(2.09, 2.0, 0.1, True, -0.5, 0.1)})  # 0.09 behind, SE 0.1
-    assert RULE["C2"](_c2(within)).label == "supported"
-    worse = dict(good, **{"50": _per_m(2.5, 2.0, 0.1, False, 0.5, 0.1)})  # Random++ ahead by 5 SE
-    assert RULE["C2"](_c2(worse)).label == "not supported"
-    tau_lost = dict(good, **{"50": _per_m(2.0, 2.0, 0.1, False, -0.5, 0.1)})
-    assert RULE["C2"](_c2(tau_lost)).label == "inconclusive"
-    behind = dict(good, **{"30": _per_m(2.5, 2.0, 0.1, True, -0.5, 0.1)})  # best other > 1 SE ahead
-    assert RULE["C2"](_c2(behind)).label == "inconclusive"
-    assert RULE["C2"](_c2({"30": good["30"]})).label == "inconclusive"
-    few = {"30": good["30"], "50": _per_m(2.5, 2.0, 0.1, False, 0.5, 0.1, n_cells=1)}  # too few before refuting
-    assert RULE["C2"](_c2(few)).label == "inconclusive"
+def test_c3_c7_ratio_interval():
+    for cid in ("C3", "C7"):
+        assert RULE[cid](Evidence(values=[30.0, 28.0, 33.0, 31.0, 29.0])).label == "supported"
+        assert RULE[cid](Evidence(values=[4.6, 4.7, 4.5, 4.8, 4.6])).label == "not supported"
+        assert RULE[cid](Evidence(values=[2.0, 50.0, 3.0, 40.0, 10.0])).label == "inconclusive"
+        assert RULE[cid](Evidence(values=[30.0, 28.0])).label == "inconclusive"
 
 
-def _c3(*ratios):
-    return Evidence(values=list(ratios), details={"log10_ratio": [math.log10(r) for r in ratios]})
+def _c4(mrmr, anchor, rand, n=12):
+    rng = np.random.default_rng(0)
+    noise = lambda: list(0.01 * rng.standard_normal(n))  # noqa: E731
+    m, a, r = (np.add(v, noise()) for v in (np.full(n, mrmr), np.full(n, anchor), np.full(n, rand)))
+    return Evidence(values=list(m - a), details={"phi_mrmr": list(m), "phi_anchor": list(a), "phi_random": list(r),
+                                                "abs_phi_random": list(np.abs(r))})
 
 
-def test_c3_geometric_mean_rule():
-    assert RULE["C3"](_c3(20.0, 8.0)).label == "supported"  # geometric mean 12.6
-    assert RULE["C3"](_c3(5.0, 8.0)).label == "not supported"  # 6.3
-    assert RULE["C3"](_c3(100.0, 0.9)).label == "not supported"  # arithmetic mean 50, geometric 9.5
-    assert RULE["C3"](_c3(10.0)).label == "supported"
+def test_c4_paired_intervals_with_margin():
+    assert RULE["C4"](_c4(0.3, 0.2, 0.0)).label == "supported"
+    assert RULE["C4"](_c4(0.2, 0.3, 0.0)).label == "not supported"
+    assert RULE["C4"](_c4(0.21, 0.2, 0.0)).label == "not supported"  # 0.01 ahead: under the 0.02 margin
+    assert RULE["C4"](_c4(0.3, 0.2, 0.1)).label == "not supported"  # random is not ~0
+    assert RULE["C4"](_c4(0.3, 0.2, 0.0, n=4)).label == "inconclusive"
 
 
-def _c4(phi, n_seeds=3):
-    details = {"n_seeds": n_seeds, **(_c4_decision_inputs(phi) if n_seeds >= 2 else {})}
-    return Evidence(values=[phi["mRMR"] - phi["AnchorPts"]] if n_seeds >= 2 else [], details=details)
+def test_c5_interval_with_margin():
+    assert RULE["C5"](Evidence(values=_shifted(-0.8, 40))).label == "supported"
+    assert RULE["C5"](Evidence(values=_shifted(0.5, 40))).label == "not supported"
+    assert RULE["C5"](Evidence(values=_shifted(-0.1, 40, spread=1.0))).label == "inconclusive"
 
 
-def test_c4_rules():
-    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": 0.2, "Random": 0.01})).label == "supported"
-    assert RULE["C4"](_c4({"mRMR": 0.1, "AnchorPts": 0.2, "Random": 0.01})).label == "not supported"
-    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": -0.1, "Random": 0.01})).label == "not supported"
-    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": 0.2, "Random": -0.06})).label == "not supported"
-    assert RULE["C4"](_c4({"mRMR": 0.3, "AnchorPts": 0.2, "Random": 0.01}, n_seeds=1)).label == "inconclusive"
+def test_c6_every_peer_must_be_beaten_and_c8_is_an_equivalence():
+    beaten = {check._c6_key(p): _shifted(-0.8, 40) for p in PEERS}
+    assert RULE["C6"](Evidence(values=[0.0], details=beaten)).label == "supported"
+    lost = dict(beaten, **{check._c6_key("bp:PCA"): _shifted(0.8, 40)})
+    assert RULE["C6"](Evidence(values=[0.0], details=lost)).label == "not supported"
+    same = {check._c8_key(a, b): _shifted(0.0, 40, spread=0.2) for a, b in C8_PAIRS}
+    assert RULE["C8"](Evidence(values=[0.0], details=same)).label == "supported"
+    off = dict(same, **{check._c8_key("AnchorPts", "bp:AnchorPts"): _shifted(2.0, 40, spread=0.2)})
+    assert RULE["C8"](Evidence(values=[0.0], details=off)).label == "not supported"
 
 
 def test_absent_correctness_matrices_skip_every_claim(monkeypatch, tmp_path):
@@ -90,59 +98,14 @@ def test_absent_correctness_matrices_skip_every_claim(monkeypatch, tmp_path):
     monkeypatch.setattr(check, "effbench_names", absent)
     ctx = CheckContext(scale="quick", seeds=[0, 1], device="cpu", out_dir=tmp_path, show_progress=False)
     records = measure_claims(PAPER, ctx)
-    assert [r["verdict"] for r in records] == ["skipped"] * 6
+    # claims decided at quick are skipped with the fetch command; those decided at full are not run at quick
+    assert [r["verdict"] for r in records] == ["skipped" if "quick" in c.scales else "inconclusive" for c in CLAIMS]
     assert not any(r.get("error") for r in records)
 
 
-# ---- protocol 2026-12-01: benchpred peers, random split, MI estimators
-def test_random_split_is_a_disjoint_half():
-
-    src, tgt = check.random_split(11, 3)
-    assert len(src) == 5 and len(tgt) == 6 and set(src).isdisjoint(tgt) and sorted([*src, *tgt]) == list(range(11))
-    assert (check.random_split(11, 3)[0] == src).all() and not (check.random_split(11, 4)[0] == src).all()
-
-
-def test_binned_relevance_matches_counting_mi():
-    import numpy as np
-
-    rng = np.random.default_rng(0)
-    S = (rng.random((40, 7)) < 0.4).astype(float)
-    y = S.mean(1) + 0.01 * rng.random(40)
-    ours = check.binned_relevance(S, y, bins=4)
-    edges = np.quantile(y, [0.25, 0.5, 0.75])
-    b = [int(sum(v >= e for e in edges)) for v in y]
-    for j in range(S.shape[1]):
-        mi = 0.0
-        for u in (0, 1):
-            for v in set(b):
-                puv = sum(1 for i in range(40) if S[i, j] == u and b[i] == v) / 40
-                pu = sum(1 for i in range(40) if S[i, j] == u) / 40
-                pv = b.count(v) / 40
-                if puv > 0:
-                    mi += puv * math.log(puv / (pu * pv))
-        assert ours[j] == pytest.approx(mi, abs=1e-12)
-
-
-def test_mrmr_binned_picks_the_most_relevant_first_and_no_repeats():
-    import numpy as np
-
-    rng = np.random.default_rng(1)
-    S = (rng.random((30, 12)) < 0.5).astype(float)
-    idx = check.mrmr_binned(S, 5)
-    assert idx[0] == int(np.argmax(check.binned_relevance(S, S.mean(1)))) and len(set(idx.tolist())) == 5
-
-
-def test_c5_c6_rules():
-    assert RULE["C5"](Evidence(values=[-1.0, -1.2, -0.9, -1.1])).label == "supported"
-    assert RULE["C5"](Evidence(values=[1.0, 1.2, 0.9, 1.1])).label == "not supported"
-    assert RULE["C6"](Evidence(values=[-1.0, 1.0, 0.1, -0.2])).label == "inconclusive"
-
-
-def test_without_benchpred_c5_still_runs_and_c6_has_no_evidence(monkeypatch, tmp_path):
-    """benchpred cannot be installed beside torch 2 (it pins torch < 2 through py-irt): CI has none."""
+def test_without_benchpred_c6_and_c8_name_the_missing_peers(monkeypatch, tmp_path):
     from neurips26.claims import lookup, run_checks
     from neurips26.data.testing import require_dataset
-    from neurips26.effbench import check
 
     require_dataset("effbench/correctness")
     monkeypatch.setattr(check, "_benchpred_version", lambda: "not installed")
@@ -150,5 +113,6 @@ def test_without_benchpred_c5_still_runs_and_c6_has_no_evidence(monkeypatch, tmp
     claims = {c["id"]: c for c in runs[0].record["claims"]}
     assert runs[0].claim_errors == 0, [c.get("error") for c in claims.values()]
     assert claims["C5"]["measured"]["n"] > 0
-    assert claims["C6"]["verdict"] == "inconclusive"
-    assert any("benchpred is not installed" in note for note in runs[0].record["notes"])
+    for cid in ("C6", "C8"):
+        assert claims[cid]["verdict"] == "inconclusive"
+    assert any("benchpred not installed" in note or "--no-deps benchpred" in note for note in runs[0].record["notes"])

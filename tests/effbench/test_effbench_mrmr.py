@@ -127,7 +127,8 @@ def test_continuous_mode_runs_with_ksg():
     ({"mi": "lnc"}, None, "mi must"),
     ({"mi_k": 0}, None, "mi_k"),
     ({"mi": "ross"}, "half", "0/1"),
-    ({}, "nan", "NaN"),
+    ({}, "nan", "no answer at all"),  # one NaN is a missing answer; a model without any is refused
+    ({}, "inf", "inf"),
     ({}, "1d", "2D"),
 ])
 def test_bad_input_raises_naming_the_argument(kwargs, X, match):
@@ -136,7 +137,10 @@ def test_bad_input_raises_naming_the_argument(kwargs, X, match):
         S = S * 0.5
     elif X == "nan":
         S = S.copy()
-        S[2, 3] = np.nan
+        S[2, :] = np.nan
+    elif X == "inf":
+        S = S.copy()
+        S[2, 3] = np.inf
     elif X == "1d":
         S = S[:, 0]
     with pytest.raises((ValueError, TypeError), match=match):

@@ -16,6 +16,7 @@ anchor points, tinyBenchmarks IRT), which live in :mod:`neurips26.effbench.basel
 """
 
 from .baselines import (
+                        AIPWPredictor,
                         AnchorPointsSelector,
                         GPIRTPredictor,
                         IRTSelector,
@@ -26,17 +27,25 @@ from .baselines import (
                         k_medoids,
 )
 from .irt import IRTParams, estimate_ability, fit_irt_2pl
-from .metrics import binned_split, evaluate, evaluate_split, nogueira_stability
-from .mi import jitter_target, ksg_mi, plugin_mi_binary, ross_mi
+from .metrics import binned_split, evaluate, evaluate_split, nogueira_stability, random_split, stress_split
+from .mi import (
+                 binned_relevance,
+                 jitter_target,
+                 ksg_mi,
+                 masked_columns,
+                 plugin_mi_binary,
+                 plugin_mi_binary_masked,
+                 ross_mi,
+)
 from .mrmr import MRMRSelector
 from .pipeline import BenchmarkPredictor, EfficientBenchmark, make_predictor, make_selector
 from .regress import KRRPredictor, MeanPredictor, RidgePredictor, kernel_ridge_loo, poly_kernel, ridge_loo
 
 __all__ = [
-    "AnchorPointsSelector", "BenchmarkPredictor", "EfficientBenchmark", "GPIRTPredictor", "IRTParams",
+    "AIPWPredictor", "AnchorPointsSelector", "BenchmarkPredictor", "EfficientBenchmark", "GPIRTPredictor", "IRTParams",
     "IRTSelector", "KRRPredictor", "LassoSelector", "LinearPredictor", "MRMRSelector", "MeanPredictor",
     "RandomSelector", "RidgePredictor", "anchor_points", "binned_split", "estimate_ability", "evaluate",
     "evaluate_split", "fit_irt_2pl", "jitter_target", "k_medoids", "kernel_ridge_loo", "ksg_mi",
     "make_predictor", "make_selector", "nogueira_stability", "plugin_mi_binary", "poly_kernel", "ridge_loo",
-    "ross_mi",
+    "ross_mi", "binned_relevance", "masked_columns", "plugin_mi_binary_masked", "random_split", "stress_split",
 ]

@@ -7,10 +7,12 @@ import numbers
 import numpy as np
 
 
-def check_matrix(S, *, name: str = "S", binary: bool | None = None, min_rows: int = 1) -> np.ndarray:
+def check_matrix(S, *, name: str = "S", binary: bool | None = None, min_rows: int = 1,
+                 allow_nan: bool = False) -> np.ndarray:
     """Validate a score matrix ``(models, questions)`` and return it as float64.
 
     ``binary=True`` requires entries in {0, 1}; ``False`` requires [0, 1]; ``None`` accepts either.
+    ``allow_nan``: ``NaN`` marks a missing answer (inf is still refused; the domain check reads the others).
     """
     if isinstance(S, (str, bytes)) or S is None:
         raise TypeError(f"{name} must be a 2-D array of scores (models, questions), got {type(S).__name__}")
@@ -22,10 +24,20 @@ def check_matrix(S, *, name: str = "S", binary: bool | None = None, min_rows: in
         raise ValueError(f"{name} must be 2-D (models, questions), got shape {arr.shape}")
     if arr.shape[0] < min_rows or arr.shape[1] < 1:
         raise ValueError(f"{name} needs at least {min_rows} models and 1 question, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        bad = np.argwhere(~np.isfinite(arr))[0]
-        raise ValueError(f"{name} has a NaN/inf entry at (model {bad[0]}, question {bad[1]}); "
+    bad_cells = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
+    if bad_cells.any():
+        bad = np.argwhere(bad_cells)[0]
+        what = "an inf" if allow_nan else "a NaN/inf"
+        raise ValueError(f"{name} has {what} entry at (model {bad[0]}, question {bad[1]}); "
                          "impute or drop it first")
+    if allow_nan:
+        seen = ~np.isnan(arr)
+        if not seen.any(1).all():
+            raise ValueError(f"{name}: model {int(np.argmin(seen.any(1)))} has no answer at all (every entry "
+                             "NaN); drop it")
+        arr = arr.copy()
+        check_matrix(np.where(seen, arr, 0.0), name=name, binary=binary, min_rows=min_rows)
+        return arr
     if binary:
         off = ~((arr == 0) | (arr == 1))
         if off.any():
@@ -69,11 +81,12 @@ def check_target(y, n_rows: int, *, name: str = "y") -> np.ndarray:
 
 # -- the scikit-learn contract: check_array / validate_data, then the answer-matrix domain ------------------
 def sk_check(X, y=None, *, name: str = "X", min_samples: int = 1, y_required: bool = False,
-             estimator=None, binary: bool | None = None, scores01: bool = False):
+             estimator=None, binary: bool | None = None, scores01: bool = False, allow_nan: bool = False):
     """Validate like scikit-learn (sparse, complex, empty, 1-D, non-finite refused; a ``(M, 1)`` ``y`` is
     raveled with a ``DataConversionWarning``) and then the domain: ``binary=True`` 0/1 entries, ``scores01``
     entries in [0, 1]. Mutates nothing (``validate_data(..., reset=True)`` is the caller's commit step).
 
+    ``allow_nan``: ``NaN`` entries of ``X`` are missing answers (kept; inf still refused).
     Returns ``X`` ``(M, N)`` float64, or ``(X, y)`` when ``y`` is given / required. Messages name ``name``.
     """
     from sklearn.utils import check_array, column_or_1d
@@ -83,11 +96,11 @@ def sk_check(X, y=None, *, name: str = "X", min_samples: int = 1, y_required: bo
         raise ValueError(f"{name_est} requires y to be passed, but the target y is None")
     try:
         arr = check_array(X, dtype=np.float64, ensure_min_samples=min_samples, input_name=name,
-                          estimator=estimator)
+                          estimator=estimator, ensure_all_finite="allow-nan" if allow_nan else True)
     except ValueError as err:
         raise ValueError(err if name in str(err) else f"{name}: {err}") from err
     if binary or scores01:
-        check_matrix(arr, name=name, binary=True if binary else False, min_rows=min_samples)
+        check_matrix(arr, name=name, binary=True if binary else False, min_rows=min_samples, allow_nan=allow_nan)
     if y is None:
         return arr
     try:
@@ -104,18 +117,20 @@ def commit_features(estimator, X) -> None:
     validate_data(estimator, X, reset=True, skip_check_array=True)
 
 
-def check_predict_input(estimator, X, *, name: str = "X", scores01: bool = False) -> np.ndarray:
+def check_predict_input(estimator, X, *, name: str = "X", scores01: bool = False,
+                        allow_nan: bool = False) -> np.ndarray:
     """``check_is_fitted`` (``NotFittedError``), then ``validate_data(reset=False)`` (column count and
     feature names as at fit time) and the domain check."""
     from sklearn.utils.validation import check_is_fitted, validate_data
 
     check_is_fitted(estimator)
     try:
-        arr = validate_data(estimator, X, reset=False, dtype=np.float64)
+        arr = validate_data(estimator, X, reset=False, dtype=np.float64,
+                            ensure_all_finite="allow-nan" if allow_nan else True)
     except ValueError as err:
         raise ValueError(err if name in str(err) else f"{name}: {err}") from err
     if scores01:
-        check_matrix(arr, name=name, binary=False)
+        check_matrix(arr, name=name, binary=False, allow_nan=allow_nan)
     return arr
 
 

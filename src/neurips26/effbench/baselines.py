@@ -84,6 +84,69 @@ class RandomSelector(_Selector):
 
 
 # ----------------------------------------------------------------------------------------------------
+# AIPW (Zhang & Hardt): a random coreset, per-model regression across questions, a debiasing residual
+
+
+class AIPWPredictor(RegressorMixin, BaseEstimator):
+    r"""Augmented inverse-propensity-weighted estimate of a model's score on the questions it did not run.
+
+    For one target model with answers ``s_j`` on the random coreset ``C`` (``n`` questions), a ridge
+    regression *across questions* maps the source models' answers on a question, ``z_j = S[:, j]``
+    ``(M,)``, to the target's answer on it: fitted on ``j in C``, it predicts ``g(z_j)`` for the
+    ``N_r`` remaining questions ``R``. The estimate adds the mean coreset residual, shrunk by the
+    prediction-powered weight ``1 / (1 + n / N_r)``:
+
+    .. math:: \hat\mu = rac{1}{N_r}\sum_{j \in R} g(z_j) + rac{1}{1 + n/N_r}\,rac1n\sum_{j\in C}(s_j - g(z_j)).
+
+    This is benchpred 1.0.0's ``AIPWPred`` (``Ridge(alpha=10)``, with an intercept), solved for every
+    target model at once: with the coreset design ``Z = S[:, C]^T`` ``(n, M)`` centred over questions,
+    ``W = (Z_c^T Z_c + lpha I)^{-1} Z_c^T (Y - ar Y)`` holds one coefficient vector per target.
+    Like benchpred, it estimates the mean over the *remaining* questions (the coreset's own answers are
+    not averaged in).
+
+    Args:
+        source: ``(M, N)`` source answers in [0, 1]; coreset: ``(n,)`` question indices, ``1 <= n < N``;
+        alpha: ridge penalty (benchpred: 10).
+    ``fit`` only checks; ``predict(X)`` takes the ``(m, n)`` coreset answers and returns ``(m,)``.
+    """
+
+    def __init__(self, *, source: np.ndarray, coreset: np.ndarray, alpha: float = 10.0):
+        self.source = source
+        self.coreset = coreset
+        self.alpha = alpha
+
+    def _checked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        S = check_matrix(self.source, name="source", binary=False, min_rows=1)
+        core = check_indices(self.coreset, name="coreset", n=S.shape[1])
+        if not 1 <= np.unique(core).size == core.size < S.shape[1]:
+            raise ValueError(f"coreset must hold 1 to {S.shape[1] - 1} distinct questions, got {core.size} "
+                             f"({np.unique(core).size} distinct)")
+        check_real(self.alpha, name="alpha", positive=True)
+        rest = np.setdiff1d(np.arange(S.shape[1]), core)
+        return S, core, rest
+
+    def fit(self, X=None, y=None) -> AIPWPredictor:
+        _, core, _ = self._checked()
+        self.n_features_in_ = core.size
+        return self
+
+    def predict(self, X) -> np.ndarray:
+        S, core, rest = self._checked()
+        Y = check_matrix(X, name="X", binary=False).T  # [n, m]: one column per target model
+        if Y.shape[0] != core.size:
+            raise ValueError(f"X must have {core.size} columns (the coreset), got {Y.shape[0]}")
+        Z, Z_rest = S[:, core].T, S[:, rest].T  # [n, M], [N_r, M]: questions as samples
+        z_bar, y_bar = Z.mean(0), Y.mean(0)  # [M], [m]
+        Zc = Z - z_bar
+        # W = (Zc^T Zc + alpha I)^{-1} Zc^T (Y - y_bar): [M, m]
+        W = np.linalg.solve(Zc.T @ Zc + self.alpha * np.eye(Zc.shape[1]), Zc.T @ (Y - y_bar))
+        fit_core = Zc @ W + y_bar  # [n, m]
+        pred_rest = (Z_rest - z_bar) @ W + y_bar  # [N_r, m]
+        n, n_rest = core.size, rest.size
+        return pred_rest.mean(0) + (Y - fit_core).mean(0) / (1 + n / n_rest)
+
+
+# ----------------------------------------------------------------------------------------------------
 # Anchor points (Vivek et al., EACL 2024): k-medoids on question-question correlation distance
 
 

@@ -45,6 +45,58 @@ def binned_split(acc, n_source: int, *, bins: int = 10,
     return src, np.setdiff1d(np.arange(acc.size), src)
 
 
+def random_split(n_models: int, *, rng: np.random.Generator | int | None = None,
+                 source_fraction: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
+    """The standard split of Zhang & Hardt's benchmark-prediction protocol: a uniformly random
+    ``source_fraction`` of the models as sources (rounded down, at least 1), the rest as targets.
+
+    Returns ``(source_idx, target_idx)``, both sorted.
+    """
+    n_models = _positive_int(n_models, "n_models", low=2)
+    if isinstance(source_fraction, bool) or not isinstance(source_fraction, float | int) \
+            or not 0.0 < float(source_fraction) < 1.0:
+        raise ValueError(f"source_fraction must lie in (0, 1), got {source_fraction!r}")
+    rng = _generator(rng)
+    n_source = min(n_models - 1, max(1, int(n_models * float(source_fraction))))
+    perm = rng.permutation(n_models)
+    return np.sort(perm[:n_source]), np.sort(perm[n_source:])
+
+
+def stress_split(acc, *, top_fraction: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
+    """Zhang & Hardt's extrapolation stress test: the ``top_fraction`` best models (by full accuracy) are
+    the targets, every weaker model is a source, so each target is stronger than every source.
+
+    Args:
+        acc: ``(M,)`` full-benchmark accuracies. Ties at the cut go to the sources (stable sort).
+    Returns:
+        ``(source_idx, target_idx)``, both sorted.
+    """
+    try:
+        acc = np.asarray(acc, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"acc must be a 1-D array of accuracies; {err}") from err
+    if acc.ndim != 1 or acc.size < 2 or not np.all(np.isfinite(acc)):
+        raise ValueError(f"acc must be a finite 1-D array of at least 2 accuracies, got shape {acc.shape}")
+    if isinstance(top_fraction, bool) or not isinstance(top_fraction, float | int) \
+            or not 0.0 < float(top_fraction) < 1.0:
+        raise ValueError(f"top_fraction must lie in (0, 1), got {top_fraction!r}")
+    n_top = min(acc.size - 1, max(1, int(round(acc.size * float(top_fraction)))))
+    order = np.argsort(acc, kind="stable")  # weakest first
+    return np.sort(order[:-n_top]), np.sort(order[-n_top:])
+
+
+def _positive_int(value, name: str, *, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
+    return int(value)
+
+
+def _generator(rng) -> np.random.Generator:
+    if rng is not None and not isinstance(rng, np.random.Generator | int | np.integer):
+        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
 def evaluate(y_true, y_pred, *, prefix: str = "") -> dict[str, float]:
     """Error and rank agreement of predicted full scores (fractions in [0, 1]).
 

@@ -15,9 +15,28 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
 from ._validation import check_matrix, check_predict_input, commit_features, is_binary, resolve_budget, sk_check
-from .mi import jitter_target, ksg_mi, plugin_mi_binary, ross_mi
+from .mi import (
+                 binned_relevance,
+                 jitter_target,
+                 ksg_mi,
+                 masked_columns,
+                 plugin_mi_binary,
+                 plugin_mi_binary_masked,
+                 ross_mi,
+)
 
 _EPS = 1e-10  # the MIQ denominator guard of the official code
+
+
+def _jitter_columns(S: np.ndarray, random_state: int | None) -> np.ndarray:
+    """Each graded column scaled and jittered as :func:`jitter_target` does (ties break the kNN estimators),
+    on its answered entries only; ``NaN`` stays ``NaN``. ``(M, N) -> (M, N)``."""
+    out = np.full_like(S, np.nan)
+    for j in range(S.shape[1]):
+        seen = ~np.isnan(S[:, j])
+        if seen.any():
+            out[seen, j] = jitter_target(S[seen, j], random_state)
+    return out
 
 
 class MRMRSelector(SelectorMixin, BaseEstimator):
@@ -26,8 +45,9 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
     Args:
         n_questions: how many questions: an int count, or a float fraction in (0, 1] of all questions.
         mi: relevance/redundancy estimator. ``"ross"``: binary answers (kNN MI of a 0/1 question with
-            the continuous score; plug-in 2x2 MI between questions); ``"ksg"``: continuous answers in
-            [0, 1] (KSG for both); ``"auto"``: ``ross`` when every entry is 0/1, else ``ksg``.
+            the continuous score; plug-in 2x2 MI between questions); ``"ksg"``: graded answers in
+            [0, 1] (KSG for both); ``"auto"``: ``ross`` when every answered entry is 0/1, else ``ksg``;
+            ``"binned"``: plug-in MI with the score cut into 10 quantile bins (the naive reference).
         scheme: ``"MIQ"`` (relevance / mean redundancy, default), ``"MID"`` (difference) or ``"MI"``
             (relevance only).
         mi_k: neighbours of the kNN estimators (the paper sweeps 3..9).
@@ -35,10 +55,10 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
 
     Attributes after ``fit``: ``selected_`` (ordered question indices, ``(n,)``), ``relevance_``
     (``(N,)`` nats), ``scores_`` (the mRMR score at which each pick was made), ``n_features_in_``,
-    ``n_select_``, ``binary_``.
+    ``n_select_``, ``binary_``, ``missing_`` (whether ``X`` had missing answers).
     """
 
-    def __init__(self, n_questions: int | float = 0.1, *, mi: Literal["auto", "ross", "ksg"] = "auto",
+    def __init__(self, n_questions: int | float = 0.1, *, mi: Literal["auto", "ross", "ksg", "binned"] = "auto",
                  scheme: Literal["MIQ", "MID", "MI"] = "MIQ", mi_k: int = 3, random_state: int | None = 0):
         self.n_questions = n_questions
         self.mi = mi
@@ -48,34 +68,51 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
 
     def fit(self, X, y=None) -> MRMRSelector:
         """``X``: ``(M models, N questions)`` scores in [0, 1] (array or DataFrame; column names are kept
-        as ``feature_names_in_``); ``y``: ``(M,)`` target, default ``X.mean(1)``."""
-        if self.mi not in ("auto", "ross", "ksg"):
-            raise ValueError(f"mi must be 'auto', 'ross' or 'ksg', got {self.mi!r}")
+        as ``feature_names_in_``), ``NaN`` where a model has no answer; ``y``: ``(M,)`` target, default the
+        mean of each model's answered questions.
+
+        Missing answers are masked, never imputed: each relevance ``I(X_j; y)`` reads the models that answered
+        question ``j``, each redundancy ``I(X_j; X_s)`` the models that answered both (pairwise deletion)."""
+        if self.mi not in ("auto", "ross", "ksg", "binned"):
+            raise ValueError(f"mi must be 'auto', 'ross', 'ksg' or 'binned', got {self.mi!r}")
         if self.scheme not in ("MIQ", "MID", "MI"):
             raise ValueError(f"scheme must be 'MIQ', 'MID' or 'MI', got {self.scheme!r}")
         if isinstance(self.mi_k, bool) or not isinstance(self.mi_k, (int, np.integer)) or self.mi_k < 1:
             raise ValueError(f"mi_k must be a positive int, got {self.mi_k!r}")
         checked = sk_check(X, y, name="X", min_samples=2, estimator=self,
-                           binary=True if self.mi == "ross" else None, scores01=True)
+                           binary=True if self.mi in ("ross", "binned") else None, scores01=True, allow_nan=True)
         S, target = checked if y is not None else (checked, None)
-        binary = self.mi == "ross" or (self.mi == "auto" and is_binary(S))
+        missing = bool(np.isnan(S).any())
+        if missing and self.mi == "binned":
+            raise ValueError("X has missing answers (NaN); mi='binned' needs complete answers: use mi='auto'")
+        binary = self.mi in ("ross", "binned") or (self.mi == "auto" and is_binary(np.nan_to_num(S)))
         if not binary:
-            S = check_matrix(S, name="X", binary=False, min_rows=self.mi_k + 1)
+            S = check_matrix(S, name="X", binary=False, min_rows=self.mi_k + 1, allow_nan=True)
         n_models, n_total = S.shape
         n = resolve_budget(self.n_questions, n_total)
-        target = S.mean(1) if target is None else target
+        target = np.nanmean(S, axis=1) if target is None else target
         y_j = jitter_target(target, self.random_state)
+        k = self.mi_k
 
-        # relevance r_j = I(S[:, j]; y): Ross kNN for 0/1 questions, KSG for continuous ones
-        if binary:
-            relevance = ross_mi(S, y_j, k=self.mi_k)
+        # relevance r_j = I(S[:, j]; y): Ross kNN for 0/1 questions, KSG for graded ones, plug-in on binned y
+        # for the naive reference; each column on the models that answered it
+        if self.mi == "binned":
+            relevance = binned_relevance(S, target)
+        elif binary:
+            relevance = masked_columns(lambda A, b: ross_mi(A, b, k=k), S, y_j)
         else:
-            S_j = np.column_stack([jitter_target(S[:, j], self.random_state) for j in range(n_total)])
-            relevance = ksg_mi(S_j, y_j, k=self.mi_k)
-        constant = np.ptp(S, axis=0) == 0
+            S_j = _jitter_columns(S, self.random_state)
+            relevance = masked_columns(lambda A, b: ksg_mi(A, b, k=k), S_j, y_j, min_rows=k + 1)
+        with np.errstate(invalid="ignore"):  # an all-NaN column is constant
+            constant = ~(np.nanmax(S, axis=0) > np.nanmin(S, axis=0))
         relevance[constant] = 0.0
 
         # running redundancy sums R_j = sum_{s in selected} I(S[:, j]; S[:, s])
+        def redundancy(pick: int) -> np.ndarray:
+            if binary:
+                return plugin_mi_binary_masked(S, S[:, pick]) if missing else plugin_mi_binary(S, S[:, pick])
+            return masked_columns(lambda A, b: ksg_mi(A, b, k=k), S_j, S_j[:, pick], min_rows=k + 1)
+
         redundancy_sum = np.zeros(n_total)
         available = np.ones(n_total, dtype=bool)
         selected: list[int] = []
@@ -99,10 +136,7 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
             scores.append(float(score[pick]))
             available[pick] = False
             if step + 1 < n and self.scheme != "MI":
-                if binary:
-                    redundancy_sum += plugin_mi_binary(S, S[:, pick])
-                else:
-                    redundancy_sum += ksg_mi(S_j, S_j[:, pick], k=self.mi_k)
+                redundancy_sum += redundancy(pick)
         commit_features(self, X)
         self.selected_ = np.asarray(selected, dtype=np.int64)
         self.relevance_ = relevance
@@ -110,6 +144,7 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
         self.n_features_in_ = n_total
         self.n_select_ = n
         self.binary_ = binary
+        self.missing_ = missing
         return self
 
     def _get_support_mask(self) -> np.ndarray:
@@ -121,7 +156,7 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
     def transform(self, X):
         """``(m, N)`` -> ``(m, n)``: the picked columns **in pick order** (``X[:, selected_]``), not in
         index order as ``SelectorMixin`` would; ``get_feature_names_out`` follows the same order."""
-        arr = check_predict_input(self, X, scores01=True)
+        arr = check_predict_input(self, X, scores01=True, allow_nan=True)
         return arr[:, self.selected_]
 
     def inverse_transform(self, X):
@@ -143,6 +178,7 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.positive_only = True  # answers are scores in [0, 1]
+        tags.input_tags.allow_nan = True  # NaN = a missing answer, masked
         return tags
 
     @classmethod

@@ -32,6 +32,24 @@ _OUTSIDE_01_CHECKS_BENCH: tuple[str, ...] = _OUTSIDE_01_CHECKS + (
 FEW_SOURCE_MODELS = 20
 
 
+def _masks_missing(selector) -> bool:
+    """Whether a selector declares (scikit-learn tag ``allow_nan``) that it reads NaN as a missing answer."""
+    try:
+        return bool(selector.__sklearn_tags__().input_tags.allow_nan)
+    except AttributeError:
+        return False
+
+
+def _column_fill(X: np.ndarray) -> np.ndarray:
+    """Per-column mean of the answered entries of ``X`` ``(M, n)``; a column nobody answered gets the mean of
+    every answer (0.5 when there is none). Returns ``(n,)``."""
+    seen = ~np.isnan(X)
+    overall = float(np.nanmean(X)) if seen.any() else 0.5
+    with np.errstate(invalid="ignore", divide="ignore"):
+        col = np.nansum(X, axis=0) / seen.sum(0)
+    return np.where(seen.any(0), col, overall)
+
+
 def atomic_write(target: Path, write) -> None:
     """``write(binary file)`` into a temporary file beside ``target``, fsync, then ``os.replace`` it onto
     ``target``: a reader sees the old file or the complete new one, never a partial one."""
@@ -107,8 +125,10 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         Every input is checked before anything is set; a refit replaces every fitted attribute."""
         import time
 
-        checked = sk_check(S_source, y, name="S_source", min_samples=2, estimator=self, scores01=True)
-        S, target = checked if y is not None else (checked, checked.mean(1))
+        checked = sk_check(S_source, y, name="S_source", min_samples=2, estimator=self, scores01=True,
+                           allow_nan=True)
+        # y_m = the mean of model m's answered questions (NaN = no answer)
+        S, target = checked if y is not None else (checked, np.nanmean(checked, axis=1))
         if not isinstance(self.clip, (bool, np.bool_)):
             raise TypeError(f"clip must be True or False, got {self.clip!r}")
         ids = None
@@ -130,10 +150,18 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
                           UserWarning, stacklevel=2)
         start = time.perf_counter()
         selector = MRMRSelector() if self.selector is None else clone(self.selector)
+        if np.isnan(S).any() and not _masks_missing(selector):
+            bad = np.argwhere(np.isnan(S))[0]
+            raise ValueError(f"S_source has a missing answer (NaN) at (model {bad[0]}, question {bad[1]}); "
+                             f"{type(selector).__name__} needs complete answers: impute them first, or use "
+                             "MRMRSelector, which masks them")
         selector.fit(S, target)
         select_seconds = time.perf_counter() - start
         coreset = np.asarray(selector.selected_, dtype=np.int64)
-        X = S[:, coreset]
+        # a missing coreset answer is filled with the question's mean over the source models that answered it
+        # (inferred; the selection itself masks, see MRMRSelector), and so is one missing at predict time
+        fill = _column_fill(S[:, coreset])
+        X = np.where(np.isnan(S[:, coreset]), fill, S[:, coreset])
         if isinstance(self.predictor, str) and self.predictor == "native":
             predictor = selector.native_predictor()
         elif isinstance(self.predictor, str):
@@ -149,6 +177,7 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         self.select_seconds_ = select_seconds
         self.selector_ = selector
         self.coreset_ = coreset
+        self.fill_ = fill
         self.predictor_ = predictor
         self.fit_seconds_ = time.perf_counter() - start
         self.n_questions_total_ = S.shape[1]
@@ -160,7 +189,7 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
     def predict(self, X) -> np.ndarray:
         """``(m, N)`` answers on all questions, as given to ``fit`` (only the coreset is read) ->
         ``(m,)`` predicted full scores."""
-        arr = check_predict_input(self, X, scores01=True)
+        arr = check_predict_input(self, X, scores01=True, allow_nan=True)
         return self._predict_coreset(arr[:, self.coreset_])
 
     def predict_full(self, S_target) -> np.ndarray:
@@ -170,26 +199,31 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
     def predict_from_coreset(self, X_coreset) -> np.ndarray:
         """``(m, n)`` answers on ``coreset_`` only (in that order) -> ``(m,)`` predicted full scores."""
         self._check_fitted()
-        X = sk_check(X_coreset, name="X_coreset", scores01=True)
+        X = sk_check(X_coreset, name="X_coreset", scores01=True, allow_nan=True)
         if X.shape[1] != self.coreset_.size:
             raise ValueError(f"X_coreset must have {self.coreset_.size} columns (the coreset, in coreset_ order), "
                              f"got {X.shape[1]}; use predict for all {self.n_questions_total_} questions")
         return self._predict_coreset(X)
 
     def _predict_coreset(self, X: np.ndarray) -> np.ndarray:
+        fill = getattr(self, "fill_", None)  # models saved before missing answers were supported have none
+        if np.isnan(X).any():
+            X = np.where(np.isnan(X), fill if fill is not None else np.nan, X)
         pred = np.asarray(self.predictor_.predict(X), dtype=np.float64)
         return np.clip(pred, 0.0, 1.0) if self.clip else pred
 
     def score(self, X, y=None, sample_weight=None) -> float:
         """R^2 of ``predict(X)`` against ``y`` (default ``X.mean(1)``, the full-benchmark scores)."""
         if y is None:
-            y = sk_check(X, name="X", scores01=True).mean(1)
+            y = np.nanmean(sk_check(X, name="X", scores01=True, allow_nan=True), axis=1)
         return super().score(X, y, sample_weight=sample_weight)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = False  # y defaults to the row means
         tags.input_tags.positive_only = True  # answers are scores in [0, 1]
+        # NaN = a missing answer, masked in mRMR selection (other selectors refuse it)
+        tags.input_tags.allow_nan = isinstance(self.selector, MRMRSelector) or self.selector is None
         return tags
 
     @classmethod
@@ -233,6 +267,8 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
                                   "pass overwrite=True (CLI: --force) to replace it")
         p = self.predictor_
         arrays: dict[str, np.ndarray] = {"coreset": self.coreset_}
+        if getattr(self, "fill_", None) is not None:
+            arrays["fill"] = self.fill_
         if isinstance(p, KRRPredictor):
             meta = {"kind": "krr", "degree": p.degree, "gamma": p.gamma_, "coef0": p.coef0, "alpha": p.alpha_}
             arrays.update(dual_coef=p.dual_coef_, X_fit=p.X_fit_)
@@ -285,6 +321,7 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         bench = cls(predictor=kind, clip=bool(meta["clip"]))
         bench.coreset_ = data["coreset"].astype(np.int64)
         bench.predictor_ = p
+        bench.fill_ = data["fill"] if "fill" in data else None
         bench.n_questions_total_ = bench.n_features_in_ = int(meta["n_questions_total"])
         if meta.get("question_ids") is not None:
             bench.question_ids_ = list(meta["question_ids"])
