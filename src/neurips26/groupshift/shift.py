@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from .homotopy import Gram, follow_primitive
 from .partition import as_partition
 from .solver import (
     Problem,
@@ -58,6 +59,7 @@ from .solver import (
 )
 
 Key = tuple[int, ...]
+STRATEGIES = ("path", "endpoint")
 
 
 def _group_test(key: Key, grad: dict[int, float], w: np.ndarray, weight: float, alpha: float, p: float,
@@ -76,7 +78,8 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
                weights: Any = "auto", old_weights: Any = "auto", loss: str = "squared",
                fit_intercept: bool = False, intercept_old: float = 0.0, old_dual_scale: float | None = None,
                old_group_scores: np.ndarray | None = None, tol: float = 1e-8, max_epochs: int = 50_000,
-               p0: int = 10, lipschitz_cache: dict | None = None, newton: bool = True) -> tuple[np.ndarray, dict]:
+               p0: int = 10, lipschitz_cache: dict | None = None, strategy: str = "path",
+               newton: bool = True) -> tuple[np.ndarray, dict]:
     """Move ``w_old`` (optimal for ``old_groups``) to the optimum for ``new_groups``; local work, global certificate.
 
     Args:
@@ -92,8 +95,13 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
             the global gap is computed exactly without a full pass (``O(n + d)``); without them one ``n·d`` pass.
         tol: stop when the duality gap ``<= tol · P(0)``.
         lipschitz_cache: dict ``group tuple -> ‖X_g‖²/n`` shared with the old fit (unchanged groups reuse it).
-        newton: for p = 2 and squared loss, move the support with Newton steps on the KKT system before BCD
-            (``False``: local working-set BCD only; an ablation).
+        strategy: ``"path"`` (default): the primitives one by one, each by its own update: its closed-form
+            certificate, else (p = 2, squared loss) the homotopy of that primitive
+            (:func:`~neurips26.groupshift.homotopy.follow_primitive`), else a local BCD solve on the support plus
+            the primitive's groups. ``"endpoint"`` (the earlier variant): certify every new group at ``w_old``,
+            then one active-set Newton (p = 2, squared) or working-set BCD solve on the support plus all failing
+            groups, straight at ``t = 1``.
+        newton: ``strategy="endpoint"`` only: use the Newton endpoint step (``False``: BCD only; an ablation).
     Returns:
         ``(w_new [d], info)``; ``info`` has ``intercept``, ``dual_gap``, ``primal``, ``tol_abs``, ``n_epochs``,
         ``n_flops``, ``n_full_passes``, ``primitives`` (list of :class:`Primitive`), ``log`` (one dict per primitive
@@ -106,6 +114,8 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     p0 = validate_int(p0, "p0", 1)
     fit_intercept = validate_flag(fit_intercept, "fit_intercept")
     newton = validate_flag(newton, "newton")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     validate_cache(lipschitz_cache)
     if isinstance(intercept_old, bool) or not isinstance(intercept_old, int | float | np.integer | np.floating) \
             or not math.isfinite(intercept_old):
@@ -167,79 +177,180 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     def budget(key: Key) -> float:
         return 0.5 * tol_abs * len(key) / d
 
-    log: list[dict] = []
+    # The per-primitive closed-form test at w_old (the log of the endpoint variant; the path strategy
+    # re-tests each primitive at the then-current w).
+    endpoint_log: list[dict] = []
     for prim in primitives:
         results = [_group_test(t, grad, w, weight_of(t), alpha, p, s_old, budget(t)) for t in prim.targets]
-        log.append({"kind": prim.kind, "source_sizes": [len(s) for s in prim.sources],
-                    "target_sizes": [len(t) for t in prim.targets],
-                    "closed_form": all(r[0] for r in results),
-                    "target_scores": [r[1] for r in results], "target_fy": [r[2] for r in results]})
-
-    # Working set: new groups that fail the certificate, plus the support of w_old.
+        endpoint_log.append({"kind": prim.kind, "source_sizes": [len(s) for s in prim.sources],
+                             "target_sizes": [len(t) for t in prim.targets],
+                             "closed_form": all(r[0] for r in results), "update": "closed_form" if
+                             all(r[0] for r in results) else "endpoint",
+                             "target_scores": [r[1] for r in results], "target_fy": [r[2] for r in results]})
     key_pos = {key: k for k, key in enumerate(new_part.keys())}
     failed = [key_pos[key] for key in sorted(new_keys - old_keys)
               if not _group_test(key, grad, w, weight_of(key), alpha, p, s_old, budget(key))[0]]
     res = None
     if not failed and old_group_scores is not None:
-        # Every new group certified and w is unchanged, so ρ is unchanged: the global gap of G' is exact from
-        # the old per-group scores (unchanged groups) and the new groups' scores, with O(n + d) work:
-        #   c = 1 / max(1, max_g s_g),  gap = F(z) + λ Σ_g ω_g ‖w_g‖_p - D(c ρ / n).
-        scores = np.empty(new_part.n_groups)
-        old_pos = {key: k for k, key in enumerate(old_part.keys())}
-        for k, key in enumerate(new_part.keys()):
-            scores[k] = (old_group_scores[old_pos[key]] if key in old_pos else
-                         _group_test(key, grad, w, weight_of(key), alpha, p, s_old, budget(key))[1])
-        c = 1.0 / max(1.0, float(scores.max()))
-        primal = fit.value(z, yc) + prob.penalty(w)
-        dual = fit.dual(c * rho / n, yc)
-        prob.flops += 4 * n
-        if primal - dual <= tol_abs:
-            res = SolveResult(coef=w, intercept=b, dual_gap=primal - dual, primal=primal, dual=dual,
-                              tol_abs=tol_abs, n_epochs=0, n_flops=prob.flops, n_full_passes=0, n_outer=0,
-                              working_set_size=0, converged=True, dual_scale=float(scores.max()),
-                              extra={"scores": scores})
+        res = _certify_unchanged(prob, fit, w, z, b, rho, yc, old_part, new_part, old_group_scores, grad,
+                                 weight_of, alpha, p, s_old, budget, tol_abs)
     newton_info: dict = {"used": False}
-    shattered = False
-    if res is None and failed:
+    log = endpoint_log
+    if res is None and failed and strategy == "path":
+        w, z, b, log = _shift_along_primitives(prob, fit, Xc, yc, w, z, b, old_part, primitives, weight_of,
+                                               alpha, p, loss, s_old, budget, tol, max_epochs, p0)
+        support = np.flatnonzero(_group_norms(w, new_part.labels_, new_part.n_groups, 2.0)).tolist()
+        # the global certificate: one check on the support, one full pass; BCD repairs what the local
+        # updates could not see (a rest group that activated along a path)
+        res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=support, z0=z)
+    elif res is None and failed:
         new_norms = _group_norms(w, new_part.labels_, new_part.n_groups, 2.0)
         seed = sorted(set(failed) | set(np.flatnonzero(new_norms).tolist()))
         n_cols = sum(new_part.groups[k].size for k in seed)
-        # Step 3 (p = 2, squared loss): the endpoint t = 1 of the primitives' homotopy by active-set Newton on
-        # the smooth KKT system of the seed groups. Cost rule (set after seeing ~100-epoch BCD solves on our
-        # cases): only when its n|A|² + |A|³ flops are at most those of 100 local BCD epochs (2n|A| each),
-        # i.e. |A| + |A|²/n <= 200.
+        # endpoint variant (p = 2, squared loss): t = 1 by active-set Newton on the smooth KKT system of the
+        # seed groups. Size rule (set after seeing ~100-epoch BCD solves on our cases; kept as it was for this
+        # labelled variant): only when its n|A|² + |A|³ flops are at most those of 100 local BCD epochs.
         if newton and p == 2.0 and loss == "squared" and n_cols + n_cols ** 2 / n <= 200:
             w_newton, newton_info = _active_set_newton(prob, w, seed)
             if w_newton is not None:
                 nz = np.flatnonzero(w_newton)
                 z_newton = Xc[:, nz] @ w_newton[nz]
                 prob.flops += n * nz.size
-                # local check/BCD on the seed groups (dropped ones included), then the global certificate
                 res = prob.solve(w_newton, 0.0, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=seed,
                                  z0=z_newton)
         if res is None:
-            # Policy (added after seeing warm starts from a shattered support lose to cold solves on random
-            # repartitions): when the old support spreads over more than twice as many new groups, the old
-            # optimum is no useful start; solve from zero on G' (still certified by the same global gap).
-            old_active = int(np.count_nonzero(_group_norms(w, old_part.labels_, old_part.n_groups, 2.0)))
-            shattered = len(seed) > 2 * max(old_active, 1)
-            if shattered:
-                res = prob.solve(None, b, tol=tol, max_epochs=max_epochs, p0=p0)
-            else:
-                res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=failed, z0=z)
+            res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, ws_init=failed, z0=z)
     if res is None:
         # every primitive certified: w_old is kept; one full pass certifies (or seeds the working set).
         res = prob.solve(w, b, tol=tol, max_epochs=max_epochs, p0=p0, z0=z)
     intercept = from_centred_intercept(res.intercept, res.coef, x_mean, y_mean, loss)
+    updates = [entry["update"] for entry in log]
     info = {"intercept": intercept, "dual_gap": res.dual_gap, "primal": res.primal, "tol_abs": res.tol_abs,
             "n_epochs": res.n_epochs, "n_flops": res.n_flops, "n_full_passes": res.n_full_passes,
             "n_outer": res.n_outer, "converged": res.converged, "dual_scale": res.dual_scale,
             "primitives": primitives, "log": log, "n_primitives": len(primitives),
             "n_closed_form": int(sum(entry["closed_form"] for entry in log)),
+            "n_homotopy": updates.count("homotopy"), "n_local_bcd": updates.count("bcd"),
             "n_failed_groups": len(failed), "certified_without_solve": (not failed) and res.n_epochs == 0,
             "working_set_size": res.working_set_size, "group_scores": res.extra.get("scores"),
-            "newton": newton_info, "shattered_support_cold_start": shattered}
+            "newton": newton_info, "strategy": strategy}
     return res.coef, info
+
+
+def _certify_unchanged(prob, fit, w, z, b, rho, yc, old_part, new_part, old_group_scores, grad, weight_of, alpha,
+                       p, s_old, budget, tol_abs) -> SolveResult | None:
+    """Every new group certified and ``w`` unchanged, so ``ρ`` is unchanged: the global gap of G' is exact from
+    the old per-group scores (unchanged groups) and the new groups' scores, with ``O(n + d)`` work:
+    ``c = 1 / max(1, max_g s_g)``, ``gap = F(z) + λ Σ_g ω_g ‖w_g‖_p - D(c ρ / n)``."""
+    n = yc.size
+    scores = np.empty(new_part.n_groups)
+    old_pos = {key: k for k, key in enumerate(old_part.keys())}
+    for k, key in enumerate(new_part.keys()):
+        scores[k] = (old_group_scores[old_pos[key]] if key in old_pos else
+                     _group_test(key, grad, w, weight_of(key), alpha, p, s_old, budget(key))[1])
+    c = 1.0 / max(1.0, float(scores.max()))
+    primal = fit.value(z, yc) + prob.penalty(w)
+    dual = fit.dual(c * rho / n, yc)
+    prob.flops += 4 * n
+    if primal - dual > tol_abs:
+        return None
+    return SolveResult(coef=w, intercept=b, dual_gap=primal - dual, primal=primal, dual=dual, tol_abs=tol_abs,
+                       n_epochs=0, n_flops=prob.flops, n_full_passes=0, n_outer=0, working_set_size=0,
+                       converged=True, dual_scale=float(scores.max()), extra={"scores": scores})
+
+
+def _shift_along_primitives(prob: Problem, fit, Xc: np.ndarray, yc: np.ndarray, w: np.ndarray, z: np.ndarray,
+                            b: float, old_part, primitives, weight_of, alpha: float, p: float, loss: str,
+                            s_old: float, budget, tol: float, max_epochs: int, p0: int):
+    """The ``"path"`` strategy: each primitive by its own update, in order. Returns ``(w, z, b, log)``.
+
+    Per primitive, at the current ``w`` (optimal for the current intermediate partition):
+    1. closed-form certificate of its targets (``n·|targets|`` flops from the maintained ``z``): pass -> keep ``w``;
+    2. else, p = 2 and squared loss: follow its homotopy ``P_t`` (predictor-corrector with events) in Gram space
+       on the support plus the primitive's columns (the Gram matrix grows incrementally and is shared by all
+       primitives);
+    3. else (p != 2, logistic, or an abandoned path): working-set BCD on the sub-problem made of the current
+       nonzero groups plus the targets, certified by that sub-problem's own duality gap.
+    All work is added to ``prob.flops``.
+    """
+    n = yc.size
+    current: dict[Key, float] = {key: weight_of(key) for key in old_part.keys()}
+    use_path = p == 2.0 and loss == "squared"
+    gram = Gram(Xc, yc) if use_path else None
+    log: list[dict] = []
+    for prim in primitives:
+        cols = np.array(sorted(j for t in prim.targets for j in t), dtype=np.int64)
+        rho = fit.rho(z, yc)
+        grad = dict(zip(cols.tolist(), (-(Xc[:, cols].T @ rho) / n).tolist()))
+        prob.flops += n * cols.size
+        results = [_group_test(t, grad, w, weight_of(t), alpha, p, s_old, budget(t)) for t in prim.targets]
+        entry: dict[str, Any] = {"kind": prim.kind, "source_sizes": [len(s) for s in prim.sources],
+                                 "target_sizes": [len(t) for t in prim.targets],
+                                 "closed_form": all(r[0] for r in results), "update": "closed_form",
+                                 "target_scores": [r[1] for r in results], "target_fy": [r[2] for r in results]}
+        for src in prim.sources:
+            del current[src]
+        if not entry["closed_form"]:
+            w_new = None
+            rest = [key for key in current if any(w[j] != 0.0 for j in key)]
+            if use_path:
+                pieces = prim.targets if prim.kind == "split" else prim.sources
+                union = prim.sources[0] if prim.kind == "split" else prim.targets[0]
+                piece_w = [weight_of(pc) if prim.kind == "split" else weight_of(pc) for pc in pieces]
+                union_w = weight_of(union)
+                before = gram.flops
+                gram.add(np.concatenate([np.array(union)] + [np.array(k) for k in rest]).astype(np.int64))
+                w_new, pinfo = follow_primitive(gram, w, prim.kind, [np.array(pc) for pc in pieces], piece_w,
+                                                union_w, [(np.array(k), current[k]) for k in rest], alpha)
+                prob.flops += gram.flops - before + pinfo.flops
+                entry.update({"update": "homotopy", "path_steps": pinfo.steps, "events": len(pinfo.events_t),
+                              "activations": pinfo.activations, "deactivations": pinfo.deactivations,
+                              "newton_iterations": pinfo.newton_iterations})
+                if w_new is None:
+                    entry["path_abandoned"] = pinfo.reason
+            if w_new is None:
+                w_new, b, epochs = _local_solve(prob, Xc, yc, w, b, rest + list(prim.targets),
+                                                [current[k] for k in rest] + [weight_of(t) for t in prim.targets],
+                                                alpha, p, loss, tol, max_epochs, p0)
+                entry.update({"update": "bcd", "epochs": epochs})
+            delta = w_new - w
+            moved = np.flatnonzero(delta)
+            z = Xc[:, np.flatnonzero(w_new)] @ w_new[np.flatnonzero(w_new)] + b if loss == "logistic" \
+                else z + Xc[:, moved] @ delta[moved]
+            prob.flops += n * (np.count_nonzero(w_new) if loss == "logistic" else moved.size)
+            w = w_new
+        for t in prim.targets:
+            current[t] = weight_of(t)
+        log.append(entry)
+    return w, z, b, log
+
+
+def _local_solve(prob: Problem, Xc: np.ndarray, yc: np.ndarray, w: np.ndarray, b: float, keys: list[Key],
+                 weights: list[float], alpha: float, p: float, loss: str, tol: float, max_epochs: int, p0: int
+                 ) -> tuple[np.ndarray, float, int]:
+    """BCD on the sub-problem of the groups ``keys`` (every other group held at zero), warm from ``w``.
+
+    The sub-problem has the same ``y`` and hence the same ``P(0)``, so its own duality gap ``<= tol·P(0)``
+    certifies the restricted optimum. Lipschitz constants are shared with ``prob``'s cache (keys remapped).
+    Returns ``(w_new [d], b, epochs)``; flops are added to ``prob.flops``.
+    """
+    cols = np.concatenate([np.array(k, dtype=np.int64) for k in keys])
+    local = {int(j): i for i, j in enumerate(cols.tolist())}
+    sub_keys = [tuple(local[j] for j in k) for k in keys]
+    from .partition import GroupPartition
+
+    sub_part = GroupPartition([np.array(k, dtype=np.int64) for k in sub_keys], cols.size)
+    order = {k: i for i, k in enumerate(sub_part.keys())}
+    sub_w = np.array([weights[sub_keys.index(k)] for k in sub_part.keys()]) if len(order) else np.zeros(0)
+    cache = {tuple(local[j] for j in k): v for k, v in prob.lip.items() if all(j in local for j in k)}
+    sub = Problem(Xc[:, cols], yc, sub_part, sub_w, alpha, p, loss, fit_intercept=prob.fit_b, lipschitz_cache=cache)
+    res = sub.solve(w[cols], b, tol=tol, max_epochs=max_epochs, p0=p0)
+    prob.flops += sub.flops
+    for k, v in cache.items():
+        prob.lip.setdefault(tuple(int(cols[j]) for j in k), v)
+    out = w.copy()
+    out[cols] = res.coef
+    return out, float(res.intercept), int(res.n_epochs)
 
 
 def _active_set_newton(prob: Problem, w: np.ndarray, groups: list[int], max_iter: int = 60
