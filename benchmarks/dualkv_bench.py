@@ -67,18 +67,21 @@ def _kernel_level(args: argparse.Namespace) -> None:
         [tuple(int(x) for x in s.split(",")) for s in args.shapes]
     rows = [_kernel_bench(n, p, 2048, device=torch.device("cuda"), reps=args.reps, warmup=args.warmup,
                           log=lambda m: None) for n, p in shapes]
-    arms = ("dualkv", "replicated_sdpa", "flex", "prefix_grouper")
-    print("attention fwd+bwd, bf16, H=32, Hk=8, d=128, R=2048 (ms / peak GB; None = OOM)")
-    print(f"{'N':>3} {'P':>6} {'rho':>5} | " + " ".join(f"{a:>22}" for a in arms) + " | rep/dk flex/dk pg/dk")
+    import math
+
+    def geo(xs: list[float] | None) -> str:
+        return f"{math.exp(sum(map(math.log, xs)) / len(xs)):.2f}" if xs else "OOM"
+
+    def gb(r: dict, a: str) -> str:
+        return f"{r[f'peak_{a}_gb']:.1f}" if r.get(f"peak_{a}_gb") is not None else "OOM"
+
+    print("attention fwd+bwd, bf16, H=32, Hk=8, d=128, R=2048: peer time / DualKV time (geometric mean of "
+          "interleaved pairs), flex/dk from medians, peak GB")
+    print(f"{'N':>3} {'P':>6} {'rho':>5} | {'rep/dk':>6} {'pg/dk':>6} {'flex/dk':>7} | {'dk GB':>6} {'pg GB':>6}")
     for r in rows:
-        cells = " ".join(f"{str(round(r[f'time_{a}_ms'], 1)) + ' / ' + str(round(r[f'peak_{a}_gb'], 1)):>22}"
-                         if r.get(f"time_{a}_ms") else f"{'OOM':>22}" for a in arms)
-
-        def ratio(a: str, r: dict = r) -> str:
-            return f"{r[f'time_{a}_ms'] / r['time_dualkv_ms']:.2f}" if r.get(f"time_{a}_ms") else "  -"
-
-        print(f"{r['N']:>3} {r['P']:>6} {r['rho']:>5.2f} | {cells} | {ratio('replicated_sdpa'):>6} "
-              f"{ratio('flex'):>7} {ratio('prefix_grouper'):>5}")
+        flex = f"{r['time_flex_ms'] / r['time_dualkv_ms']:.2f}" if r.get("time_flex_ms") else "-"
+        print(f"{r['N']:>3} {r['P']:>6} {r['rho']:>5.2f} | {geo(r.get('ratio_replicated_sdpa')):>6} "
+              f"{geo(r.get('ratio_prefix_grouper')):>6} {flex:>7} | {gb(r, 'dualkv'):>6} {gb(r, 'prefix_grouper'):>6}")
 
 
 def _trl_level(args: argparse.Namespace) -> None:

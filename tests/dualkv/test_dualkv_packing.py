@@ -164,3 +164,11 @@ def test_batch_to_device_keeps_layout():
     c = b.to("cpu")
     assert isinstance(c, SharedPromptBatch) and torch.equal(c.input_ids, b.input_ids)
     assert c.response_slices == b.response_slices and c.sequence_table()["seq_len"].tolist() == [3, 1, 4, 2]
+
+
+def test_example_program_runs_and_is_exact():
+    import runpy
+    from pathlib import Path
+
+    out = runpy.run_path(str(Path(__file__).parents[2] / "examples" / "dualkv.py"))
+    assert out["gap"] < 1e-5 and out["batch"].num_tokens == 295

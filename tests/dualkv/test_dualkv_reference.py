@@ -325,3 +325,23 @@ def test_backend_dispatch_goes_through_nn_backend(monkeypatch):
     monkeypatch.setattr("neurips26.nn.backend.triton_available", lambda: False)
     with pytest.raises(RuntimeError, match="needs the triton package"):
         attention._resolve_backend("triton", cpu)
+
+
+def test_gpu_bench_code_path_runs_on_cpu_at_a_tiny_shape():
+    """The gpu-scale measurement (never run here: no device) exercised on CPU with the torch backend, so a
+    GPU run fails for GPU reasons only: per-pair ratios for both peers, the FlexAttention metric, and the
+    claim's evidence built from the result (CUDA memory absent on CPU: named as missing)."""
+    from types import SimpleNamespace
+
+    from neurips26.dualkv import check
+
+    res = check._kernel_bench(3, 16, 8, device=torch.device("cpu"), h=4, hk=2, d=16, dtype=torch.float32, reps=2,
+                              warmup=0, backend="torch", log=lambda *_: None)
+    assert len(res["ratio_replicated_sdpa"]) == len(res["ratio_prefix_grouper"]) == 2
+    assert all(r > 0 for r in res["ratio_replicated_sdpa"] + res["ratio_prefix_grouper"])
+    assert res.get("time_flex_ms", 1.0) > 0 or "flex_unsupported" in res
+    ctx = SimpleNamespace(cache=lambda key, fn: [dict(res, N=28, P=4096), dict(res, N=16, P=16384)])
+    ev = check.measure_c7(ctx)
+    assert ev.missing == ("memory",) and len(ev.values) == 2
+    ev6 = check.measure_c6(ctx)
+    assert not ev6.missing and ev6.details["n28_p4096"] == res["ratio_replicated_sdpa"]

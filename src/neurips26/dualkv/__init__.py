@@ -9,7 +9,9 @@ the replicated layout (the prompt's gradient is the sum of the N copies' gradien
 How: :func:`pack_shared_prompt` builds the layout and position ids (restarting at P per response);
 :func:`dualkv_attention` is the attention (PyTorch reference or Triton kernel with fp32 accumulation of
 prompt K/V gradients); :func:`response_logprobs` reads the responses' token log-probs (token 0 from the last
-prompt row). Paper: Gai, Zhang, Song, Wang, Karypis, arXiv 2605.15422 (2026).
+prompt row). Sliding windows, Gemma-2 soft-capping and GPT-OSS attention sinks are applied per region with
+the packing's logical positions; :mod:`.hf`, :mod:`.trl` and :mod:`.verl` plug it into transformers, TRL's
+``GRPOTrainer`` and veRL's actor. Paper: Gai, Zhang, Song, Wang, Karypis, arXiv 2605.15422 (2026).
 """
 
 from .attention import (
@@ -18,6 +20,7 @@ from .attention import (
     dualkv_attention,
     dualkv_attention_fn,
     dualkv_decoded_attention,
+    prompt_attention_reference,
 )
 from .baselines import build_flex_block_mask
 from .packing import (
@@ -47,6 +50,7 @@ __all__ = [
     "dualkv_decoded_attention",
     "dualkv_attention_fn",
     "decoded_attention_reference",
+    "prompt_attention_reference",
     "DualKVAttention",
     "build_flex_block_mask",
     "verify_equivalence",
