@@ -1,80 +1,101 @@
-"""Side by side: exact NE of linear anonymous games, ours vs peers (not run in CI).
+"""Side by side: exact NE of linear anonymous games, ours vs Gambit, nashpy and support enumeration (not run in CI).
 
-    .venv/bin/python benchmarks/anongames_bench.py [--ns 2 4 6 8 10 100 1000 10000] [--kind hard] [--timeout 30]
+    .venv/bin/python benchmarks/anongames_bench.py [--repeats 7] [--no-write]
 
-Methods (each on the same seeded game per n; every returned profile is checked with exact regrets):
-  sweep      solve_exact, O(n log n) (ours)
-  scan       the naive per-piece scan (same path, every point evaluated from scratch)
-  enum       support enumeration over 3^n patterns (all NE; n <= 10)
-  gambit-*   pygambit solvers on the n*2^n normal form, subprocess + timeout (only if pygambit is installed)
-  nashpy     support enumeration for n = 2 (only if nashpy is installed)
-Times are wall clock on whatever machine runs this; the ratio column (time / time of ours at that n)
-is the comparable number. Shared machines make absolute times noisy.
+On the shared harness (:mod:`neurips26.bench`: 1 thread, process clock, interleaved pairs, ratio intervals);
+writes ``results/anongames/bench.json``. Every comparison is on the same seeded hard game (no pure NE):
+
+* Gambit (pygambit, the real package), in this process on the ``n 2^n`` normal form, at the sizes where its
+  solvers finish in seconds (the claim check's C2 runs every solver in a subprocess with a timeout up to
+  n = 12); ``enumpoly`` (exact, all NE), ``logit`` (numerical path following) and ``gnm``.
+* nashpy's support enumeration at n = 2 (the real package).
+* our support enumeration over 3^n patterns (all NE; independent of the path), n = 8.
+* the naive scan of the same path (checks the sweep's bookkeeping; not an independent method), n = 1000.
+
+Beside each time, every row records what the peer returned: the number of equilibria, the largest exact
+regret among them (our exact arithmetic on the peer's profiles) and whether ours is among them
+(every coordinate within 1e-6). A scaling fit of our time over n = 10 .. 1e5 closes the table.
 """
 
 from __future__ import annotations
 
-import argparse
-import time
+import sys
 from fractions import Fraction
 
 from neurips26.anongames import LinearAnonymousGame, enumerate_equilibria, solve_exact
-from neurips26.anongames.baselines import gambit_available, gambit_solve, nashpy_equilibria
+from neurips26.anongames.baselines import gambit_available, nashpy_equilibria
+from neurips26.bench import Bench, timed
+
+MATCH_TOL = 1e-6
 
 
-def _timed(fn):
-    t0 = time.perf_counter()
-    out = fn()
-    return out, time.perf_counter() - t0
+def _fresh(game: LinearAnonymousGame) -> LinearAnonymousGame:
+    """A copy without cached thresholds, so every timed solve does the whole work."""
+    return LinearAnonymousGame(game.a, game.b)
+
+
+def _agreement(game: LinearAnonymousGame, theirs: list[list[float]]) -> dict:
+    mine = [float(x) for x in solve_exact(game).profile]
+    clipped = [[min(max(float(x), 0.0), 1.0) for x in eq] for eq in theirs]
+    return {"peer_equilibria": len(theirs),
+            "peer_max_exact_regret": max((float(game.max_regret([Fraction(x) for x in eq])) for eq in clipped),
+                                         default=None),
+            "peer_contains_ours": any(max(abs(x - y) for x, y in zip(mine, eq)) <= MATCH_TOL for eq in clipped)}
+
+
+def _gambit_profiles(result, g) -> list[list[float]]:
+    players = list(g.players)
+    return [[float(eq[list(p.strategies)[1]]) for p in players] for eq in result.equilibria]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--ns", type=int, nargs="+", default=[2, 4, 6, 8, 10, 100, 1000, 10_000])
-    parser.add_argument("--kind", default="hard")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--timeout", type=float, default=30.0, help="seconds per Gambit solver call")
-    parser.add_argument("--gambit", nargs="*", default=["enumpure", "enumpoly", "simpdiv", "logit", "gnm"])
-    args = parser.parse_args()
+    bench = Bench("anongames", description="exact NE of hard linear anonymous games (no pure NE): solve_exact "
+                  "(O(n log n)) against Gambit on the normal form, nashpy, support enumeration and the naive scan",
+                  argv=sys.argv[1:])
+    if gambit_available():
+        import pygambit
 
+        solvers = {"enumpoly": ([4, 6], pygambit.nash.enumpoly_solve),
+                   "logit": ([4, 6, 8], pygambit.nash.logit_solve), "gnm": ([4, 6], pygambit.nash.gnm_solve)}
+        for solver, (ns, solve) in solvers.items():
+            for n in ns:
+                game = LinearAnonymousGame.random(n, 0, "hard")
+                g = game.to_gambit()
+                row = bench.compare(f"n = {n}, Gambit {solver}", ours=lambda gm=game: solve_exact(_fresh(gm)),
+                                    peer=lambda gg=g, fn=solve: fn(gg), peer_name=f"pygambit {solver}_solve",
+                                    peer_kind="real")
+                row.update(_agreement(game, _gambit_profiles(solve(g), g)))
+    else:
+        print("(pygambit not installed: Gambit rows skipped; pip install pygambit to add them)")
     try:
         import nashpy  # noqa: F401
-        have_nashpy = True
     except ImportError:
-        have_nashpy = False
-    rows = []
-    for n in args.ns:
-        game = LinearAnonymousGame.random(n, args.seed, args.kind)
-        res, t_ours = _timed(lambda g=game: solve_exact(LinearAnonymousGame(g.a, g.b)))
-        rows.append((n, "sweep (ours)", t_ours, "exact, regret " + str(game.max_regret(res.profile))))
-        if n <= 3000:
-            scan, t = _timed(lambda g=game: solve_exact(g, method="scan"))
-            rows.append((n, "naive scan", t, "exact, regret " + str(game.max_regret(scan.profile))))
-        if n <= 10:
-            eqs, t = _timed(lambda g=game: list(enumerate_equilibria(g)))
-            ok = all(game.max_regret(e) == 0 for e in eqs)
-            rows.append((n, "support enum (all NE)", t, f"{len(eqs)} patterns, all exact: {ok}"))
-        if have_nashpy and n == 2:
-            eqs, t = _timed(lambda g=game: nashpy_equilibria(g))
-            worst = max((float(game.max_regret([Fraction(x) for x in e])) for e in eqs), default=None)
-            rows.append((n, "nashpy support_enumeration", t, f"{len(eqs)} NE, max regret {worst:.2g}"))
-        if gambit_available() and n <= 16:
-            for solver in args.gambit:
-                out = gambit_solve(game, solver, timeout_s=args.timeout)
-                note = out["status"]
-                if out["status"] == "ok":
-                    note = f"{len(out['equilibria'])} NE, our exact regret {out.get('max_regret_exact')}"
-                rows.append((n, f"gambit {solver}", out["seconds"], note))
-    if not gambit_available():
-        print("(pygambit not installed: Gambit rows skipped; pip install pygambit to add them)")
-    if not have_nashpy:
         print("(nashpy not installed: nashpy row skipped)")
-    ours = {n: t for n, m, t, _ in rows if m == "sweep (ours)"}
-    print(f"{'n':>6}  {'method':<28} {'time (s)':>10} {'ratio':>10}  result")
-    for n, method, t, note in rows:
-        ts = f"{t:.4g}" if t is not None else "-"
-        ratio = f"{t / ours[n]:.3g}x" if t is not None and ours.get(n) else "-"
-        print(f"{n:>6}  {method:<28} {ts:>10} {ratio:>10}  {note}")
+    else:
+        game = LinearAnonymousGame.random(2, 0, "hard")
+        row = bench.compare("n = 2, nashpy", ours=lambda: solve_exact(_fresh(game)),
+                            peer=lambda: nashpy_equilibria(game), peer_name="nashpy support_enumeration",
+                            peer_kind="real")
+        row.update(_agreement(game, nashpy_equilibria(game)))
+    game = LinearAnonymousGame.random(8, 0, "hard")
+    row = bench.compare("n = 8, all NE by support", ours=lambda: solve_exact(_fresh(game)),
+                        peer=lambda: list(enumerate_equilibria(game)), peer_name="support enumeration (3^n)",
+                        peer_kind="ours")
+    row.update(_agreement(game, [[float(x) for x in eq] for eq in enumerate_equilibria(game)]))
+    game = LinearAnonymousGame.random(1000, 0, "hard")
+    row = bench.compare("n = 1000, same path", ours=lambda: solve_exact(_fresh(game)),
+                        peer=lambda: solve_exact(_fresh(game), method="scan"), peer_name="naive scan",
+                        peer_kind="ours")
+    row.update(_agreement(game, [[float(x) for x in solve_exact(game, method="scan").profile]]))
+    sizes = [10, 100, 1000, 10_000, 100_000]
+    games = {n: LinearAnonymousGame.random(n, 0, "hard") for n in sizes}
+    bench.scaling("solve_exact CPU time in n (hard games)", sizes=sizes,
+                  time_of=lambda n: min(timed(lambda: solve_exact(_fresh(games[int(n)]))) for _ in range(3)),
+                  claimed="polynomial in n (ours: O(n log n) -> slope about 1)")
+    for r in bench.rows:
+        print(f"  {r['name']}: peer returned {r.get('peer_equilibria')} NE, max exact regret "
+              f"{r.get('peer_max_exact_regret')}, contains ours: {r.get('peer_contains_ours')}")
+    bench.write()
 
 
 if __name__ == "__main__":
