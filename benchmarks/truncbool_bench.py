@@ -7,7 +7,8 @@ truncated MLE (enumeration + Newton, n ≤ 16). Also GD against L-BFGS for the s
 interleaved, 1 thread). Data: band ``|x| ≤ ⌊n/4⌋``, ``z* ∼ U[-1, 1]^n``, exact samples, m = 4000. An SGD run
 that spends its oracle budget (``--cap``) without reaching the target is a failure: its calls are a lower bound.
 
-    .venv/bin/python benchmarks/truncbool_bench.py [--ns 8 16 24 32 48 64] [--m 4000] [--seeds 3] [--lr 3]
+    .venv/bin/python benchmarks/truncbool_bench.py [--ns 8 16 24 32 48 64] [--m 4000] [--seeds 3]
+        [--lr-ball 10] [--lr-free 3]
         [--target 0.5] [--steps 2000] [--cap 20000000] [--out results/truncbool/bench.json]
 
 Prints one row per n with medians over seeds; writes every row to ``--out`` (JSON).
@@ -66,8 +67,8 @@ def one(n: int, m: int, seed: int, args) -> dict:
     row["pl_time"] = _first(errs, np.cumsum(times), args.target, float(np.sum(times)))[0]
     row["pl_err"] = errs[-1]
     alpha = 10.0 ** math.floor(lm / math.log(10) - 1e-12)
-    for key, a in (("ball", alpha), ("free", None)):
-        sgd = TruncatedMLESGD(S, lr=args.lr, n_steps=args.steps, alpha=a, max_oracle_calls=args.cap,
+    for key, a, lr in (("ball", alpha, args.lr_ball), ("free", None, args.lr_free)):
+        sgd = TruncatedMLESGD(S, lr=lr, n_steps=args.steps, alpha=a, max_oracle_calls=args.cap,
                               on_limit="stop", random_state=seed)
         total = measure.time_once(lambda sgd=sgd: sgd.fit(X), "process")
         tr = sgd.trajectory_
@@ -94,7 +95,8 @@ def main() -> None:
     ap.add_argument("--ns", type=int, nargs="+", default=[8, 16, 24, 32, 48, 64])
     ap.add_argument("--m", type=int, default=4000)
     ap.add_argument("--seeds", type=int, default=3)
-    ap.add_argument("--lr", type=float, default=3.0, help="SGD η_0 (the value C2's tuning chose, 2026-12-01)")
+    ap.add_argument("--lr-ball", type=float, default=10.0, help="η_0 of the ball form (C2's tuning chose it)")
+    ap.add_argument("--lr-free", type=float, default=3.0, help="η_0 of the ball-free form (C2's tuning chose it)")
     ap.add_argument("--target", type=float, default=0.5)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--cap", type=int, default=2 * 10**7)
