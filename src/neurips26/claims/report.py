@@ -188,7 +188,8 @@ def validate_record(data: Any, path: Path) -> dict[str, Any]:
     check.choice(data, "status", "status", STATUSES)
     check.number(data, "duration_s", "duration_s")
     check.number(data, "cpu_s", "cpu_s", required=False)
-    for key in ("title", "refusal", "error", "traceback"):
+    check.string(data, "title", "title", required=False)
+    for key in ("refusal", "error", "traceback"):
         check.string(data, key, key, required=False, nullable=True)
     for i, note in enumerate(check.array(data, "notes", "notes")):
         if not isinstance(note, str):
@@ -260,7 +261,8 @@ def load_records(run_dir: Path) -> list[dict[str, Any]]:
 
 def _plots(record: dict[str, Any]) -> list[dict[str, str]]:
     """Plots as ``{"path", "caption"}`` (v1 records held bare paths)."""
-    return [p if isinstance(p, dict) else {"path": str(p), "caption": ""} for p in record.get("plots", [])]
+    return [{"path": p["path"], "caption": p.get("caption", "")} if isinstance(p, dict)
+            else {"path": str(p), "caption": ""} for p in record.get("plots", [])]
 
 
 def _measured(claim: dict[str, Any]) -> str:
