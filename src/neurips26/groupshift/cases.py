@@ -110,54 +110,63 @@ def _support(w: np.ndarray, part: GroupPartition) -> set[int]:
 
 
 def run_case(X: np.ndarray, y: np.ndarray, old: GroupPartition, new: GroupPartition, lam_rel: float, *,
-             p: float = 2.0, loss: str = "squared", tol: float = 1e-9, ablation: bool = False) -> dict[str, Any]:
-    """Fit on ``old`` at ``λ = lam_rel · λ_max(new)``, then move to ``new`` by cold, warm and groupshift.
+             p: float = 2.0, loss: str = "squared", tol: float = 1e-9) -> dict[str, Any]:
+    """Fit on ``old`` at ``λ = lam_rel · λ_max(new)``, then move to ``new`` by every method (flops, one run each).
 
-    Returns flops, epochs, wall seconds, objective, gap per method, plus certificate statistics. With
-    ``ablation``, also groupshift without the Newton step (local working-set BCD only).
+    Arms: ``cold`` (retrain from zero, same BCD), ``warm`` (same solver from ``w_old``), ``path`` (groupshift,
+    primitive by primitive: the method), ``endpoint`` (groupshift's endpoint variant) and, for p = 2 and the
+    squared loss, ``cold_newton`` (retrain from zero with BCD, then the same active-set Newton endpoint step).
+    Returns per-arm flops, epochs, objective and gap, plus certificate statistics, and ``state``: what a timing
+    needs to re-run each arm (not JSON; callers pop it).
     """
     fit_b = loss == "logistic"
     lam = lam_rel * group_lambda_max(X, y, new, p, loss=loss, fit_intercept=fit_b)
     cache: dict = {}
     first = solve_group_l1(X, y, old, lam, p, loss=loss, fit_intercept=fit_b, tol=tol, lipschitz_cache=cache)
     out: dict[str, Any] = {"lambda": lam, "lam_rel": lam_rel, "p": p, "loss": loss, "d": X.shape[1],
-                           "n": X.shape[0], "old_support": len(_support(first.coef, old))}
-    t = time.perf_counter()
-    cold = cold_refit(X, y, new, lam, p, loss=loss, fit_intercept=fit_b, tol=tol)
-    out["cold"] = {"wall_s": time.perf_counter() - t, "flops": cold.n_flops, "epochs": cold.n_epochs,
-                   "primal": cold.primal, "gap": cold.dual_gap, "tol_abs": cold.tol_abs}
-    t = time.perf_counter()
-    warm = warm_refit(X, y, first.coef, new, lam, p, loss=loss, fit_intercept=fit_b, tol=tol,
-                      lipschitz_cache=dict(cache))
-    out["warm"] = {"wall_s": time.perf_counter() - t, "flops": warm.n_flops, "epochs": warm.n_epochs,
-                   "primal": warm.primal, "gap": warm.dual_gap, "tol_abs": warm.tol_abs}
-    t = time.perf_counter()
-    w, info = groupshift(X, y, first.coef, old, new, lam, p, loss=loss, fit_intercept=fit_b,
-                         intercept_old=first.intercept, old_dual_scale=first.dual_scale,
-                         old_group_scores=first.extra["scores"], tol=tol, lipschitz_cache=dict(cache))
-    out["groupshift"] = {"wall_s": time.perf_counter() - t, "flops": info["n_flops"], "epochs": info["n_epochs"],
-                         "primal": info["primal"], "gap": info["dual_gap"], "tol_abs": info["tol_abs"],
-                         "n_primitives": info["n_primitives"], "n_closed_form": info["n_closed_form"],
-                         "certified_without_solve": bool(info["certified_without_solve"])}
-    if ablation:
+                           "n": X.shape[0], "old_support": len(_support(first.coef, old)),
+                           "old_converged": bool(first.converged)}
+
+    def shift(strategy: str):
+        return groupshift(X, y, first.coef, old, new, lam, p, loss=loss, fit_intercept=fit_b,
+                          intercept_old=first.intercept, old_dual_scale=first.dual_scale,
+                          old_group_scores=first.extra["scores"], tol=tol, lipschitz_cache=dict(cache),
+                          strategy=strategy)
+
+    arms = {
+        "cold": lambda: cold_refit(X, y, new, lam, p, loss=loss, fit_intercept=fit_b, tol=tol),
+        "warm": lambda: warm_refit(X, y, first.coef, new, lam, p, loss=loss, fit_intercept=fit_b, tol=tol,
+                                   lipschitz_cache=dict(cache)),
+        "path": lambda: shift("path"),
+        "endpoint": lambda: shift("endpoint"),
+    }
+    if p == 2.0 and loss == "squared":
+        arms["cold_newton"] = lambda: cold_newton_refit(X, y, new, lam, tol=tol)
+    coefs = {}
+    for name, run in arms.items():
         t = time.perf_counter()
-        _, info_nn = groupshift(X, y, first.coef, old, new, lam, p, loss=loss, fit_intercept=fit_b,
-                                intercept_old=first.intercept, old_dual_scale=first.dual_scale,
-                                old_group_scores=first.extra["scores"], tol=tol, lipschitz_cache=dict(cache),
-                                newton=False)
-        out["groupshift_no_newton"] = {"wall_s": time.perf_counter() - t, "flops": info_nn["n_flops"],
-                                       "epochs": info_nn["n_epochs"], "primal": info_nn["primal"],
-                                       "gap": info_nn["dual_gap"], "tol_abs": info_nn["tol_abs"]}
-        out["speedup_vs_cold_no_newton"] = cold.n_flops / info_nn["n_flops"]
-        if p == 2.0 and loss == "squared":
-            cn = cold_newton_refit(X, y, new, lam, tol=tol)
-            out["cold_newton"] = {"flops": cn.n_flops, "epochs": cn.n_epochs, "primal": cn.primal, "gap": cn.dual_gap}
-            out["speedup_vs_cold_newton"] = cn.n_flops / info["n_flops"]
-    out["rel_obj_diff"] = abs(info["primal"] - cold.primal) / abs(cold.primal)
-    out["certified"] = bool(info["converged"] and info["dual_gap"] <= info["tol_abs"])
-    out["same_support"] = _support(w, new) == _support(cold.coef, new)
-    out["speedup_vs_cold"] = cold.n_flops / info["n_flops"]
-    out["speedup_vs_warm"] = warm.n_flops / info["n_flops"]
-    out["coef_groupshift"] = w
-    out["coef_cold"] = cold.coef
+        res = run()
+        wall = time.perf_counter() - t
+        if isinstance(res, tuple):
+            w, info = res
+            out[name] = {"wall_s": wall, "flops": info["n_flops"], "epochs": info["n_epochs"],
+                         "primal": info["primal"], "gap": info["dual_gap"], "tol_abs": info["tol_abs"],
+                         "converged": bool(info["converged"] and info["dual_gap"] <= info["tol_abs"]),
+                         "n_primitives": info["n_primitives"], "n_closed_form": info["n_closed_form"],
+                         "n_homotopy": info["n_homotopy"], "n_local_bcd": info["n_local_bcd"],
+                         "certified_without_solve": bool(info["certified_without_solve"])}
+        else:
+            w = res.coef
+            out[name] = {"wall_s": wall, "flops": res.n_flops, "epochs": res.n_epochs, "primal": res.primal,
+                         "gap": res.dual_gap, "tol_abs": res.tol_abs,
+                         "converged": bool(res.converged and res.dual_gap <= res.tol_abs)}
+        coefs[name] = w
+    cold = out["cold"]
+    out["rel_obj_diff"] = max(abs(out[m]["primal"] - cold["primal"]) / abs(cold["primal"]) for m in arms)
+    out["same_support"] = all(_support(coefs[m], new) == _support(coefs["cold"], new) for m in arms)
+    out["all_converged"] = all(out[m]["converged"] for m in arms)
+    for m in arms:
+        if m != "path":
+            out[f"ratio_{m}"] = out[m]["flops"] / out["path"]["flops"]
+    out["state"] = {"arms": arms, "first": first, "lam": lam}
     return out
