@@ -6,10 +6,12 @@ partition ``G`` to the optimum for a new partition ``G'``.
 Why: groupings change (domain knowledge, upstream features); retraining from scratch throws away the old
 optimum, and a plain warm start still pays for global passes it does not need.
 How: ``G -> G'`` is decomposed through the meet of the two partitions into binary splits then pairwise merges
-(:meth:`GroupPartition.transition_to`). Each primitive's new groups are tested in closed form (dual feasibility
-and the group's Fenchel-Young gap, on the changed coordinates only); when all pass, the coefficients are kept
-as they are; otherwise active-set Newton (p = 2) or working-set BCD re-solves locally. Every run ends with the
-global duality gap ``<= tol · P(0)``: the proof that the new optimum was recovered. Parts marked inferred in
+(:meth:`GroupPartition.transition_to`), applied one by one. Each primitive's new groups are tested in closed form
+(dual feasibility and the group's Fenchel-Young gap); when they pass, the coefficients are kept; otherwise the
+primitive's homotopy is followed (p = 2, squared loss: predictor-corrector on its closed-form dynamics, with
+events) or a local working-set solve runs. Every run ends with the global duality gap ``<= tol · P(0)``: the
+proof that the new optimum was recovered. Estimators re-partition through ``set_params(groups=...)`` +
+``fit`` under ``warm_start`` (Pipeline- and clone-safe). Parts marked inferred in
 README.md are our reconstruction (the paper's text and code were not found).
 """
 
