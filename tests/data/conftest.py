@@ -28,6 +28,19 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.flush()
             self.close_connection = True
             return
+        if path.startswith("/slow/"):  # the body in 64 KiB pieces, 10 ms apart (a kill lands mid-transfer)
+            body = self.files.get(path.removeprefix("/slow"), b"")
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            try:
+                for start in range(0, len(body), 1 << 16):
+                    self.wfile.write(body[start:start + (1 << 16)])
+                    self.wfile.flush()
+                    time.sleep(0.01)
+            except OSError:  # the client was killed
+                pass
+            return
         if path == "/trickle":
             self.send_response(200)
             self.send_header("Content-Length", "100000")
@@ -52,7 +65,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class LocalServer:
-    """``url(path)`` on 127.0.0.1; ``files[path] = bytes`` serves them; ``silent_url`` never answers."""
+    """``url(path)`` on 127.0.0.1; ``files[path] = bytes`` serves them (``/slow/<path>`` in timed pieces);
+    ``silent_url`` never answers."""
 
     def __init__(self) -> None:
         self.files: dict[str, bytes] = {}
