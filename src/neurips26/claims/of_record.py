@@ -75,6 +75,14 @@ def save_of_record(record: dict[str, Any], run_dir: Path, root: Path | None = No
     return write_json_atomic(target, copy, overwrite=True)
 
 
+def _read_json(path: Path) -> Any:
+    """A committed JSON file, or ``ValueError`` naming it when it does not decode."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{path} is not valid JSON: {err}") from err
+
+
 def load_of_record(slug: str, scale: str, root: Path | None = None) -> dict[str, Any] | None:
     """The committed record of ``slug`` at ``scale``, or None when there is none.
 
@@ -83,10 +91,7 @@ def load_of_record(slug: str, scale: str, root: Path | None = None) -> dict[str,
     path = record_path(slug, scale, root)
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from err
+    data = _read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: a record must be a JSON object, got {type(data).__name__}")
     for key, want in (("slug", slug), ("scale", scale)):
@@ -231,10 +236,7 @@ def load_bench(slug: str, root: Path | None = None) -> dict[str, Any] | None:
     path = (root or results_root()) / slug / "bench.json"
     if not path.is_file():
         return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ValueError(f"{path} is not valid JSON: {err}") from err
+    data = _read_json(path)
     if not isinstance(data, dict) or data.get("slug") != slug or data.get("kind") != "bench":
         raise ValueError(f"{path}: not a benchmark record of {slug} (fields 'kind'/'slug')")
     return data
