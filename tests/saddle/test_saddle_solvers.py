@@ -179,3 +179,49 @@ def test_torch_backend_matches_numpy_solution():
         r = solve(g, torch.zeros(6, dtype=torch.float64), torch.zeros(6, dtype=torch.float64), tol=1e-8)
         assert r.converged and isinstance(r.x, torch.Tensor)
         np.testing.assert_allclose(np.concatenate([r.x.numpy(), r.y.numpy()]), z, atol=1e-7 * np.linalg.norm(z))
+
+
+# --- the accelerated primal-dual peer (issue 43) ---------------------------------------------------------------
+
+
+def test_apd_reaches_the_linear_solve_saddle_point():
+    from neurips26.saddle import accelerated_primal_dual
+
+    for seed in range(3):
+        g = QuadraticGame.random(12, 0.2, 30.0, 0.5, 10.0, 2.0, seed=seed)
+        r = accelerated_primal_dual(g, np.zeros(12), np.zeros(12), tol=1e-9)
+        x_star, y_star = np.linalg.solve(g.operator_matrix(), -np.concatenate([g.a, g.c])).reshape(2, 12)
+        assert r.converged
+        np.testing.assert_allclose(np.concatenate([r.x, r.y]), np.concatenate([x_star, y_star]), atol=1e-7)
+
+
+def test_apd_counts_two_rounds_and_one_call_per_agent_per_iteration():
+    from neurips26.saddle import accelerated_primal_dual
+
+    g = QuadraticGame.random(6, 0.2, 5.0, 0.2, 5.0, 1.0, seed=0)
+    r = accelerated_primal_dual(g, np.zeros(6), np.zeros(6), max_rounds=10, tol=1e-300)
+    assert (r.rounds, r.calls, r.iterations) == (10, {"x": 5, "y": 5}, 5)
+
+
+def test_apd_calls_grow_like_the_square_root_of_L_xx():
+    # the accelerated rate: calls(L_xx = 1000)/calls(L_xx = 10) ≈ √100 = 10, where EG's grow ≈ 100×
+    from neurips26.saddle import accelerated_primal_dual
+
+    calls = []
+    for L in (10.0, 1000.0):
+        g = QuadraticGame.random(10, 0.1, L, 0.1, L, 1.0, seed=0)
+        r = accelerated_primal_dual(g, np.zeros(10), np.zeros(10))
+        assert r.converged
+        calls.append(r.max_calls)
+    assert 5 <= calls[1] / calls[0] <= 20, calls
+
+
+def test_apd_refuses_a_zero_modulus_and_a_bad_scale():
+    from neurips26.saddle import accelerated_primal_dual
+
+    g = QuadraticGame.random(4, 0.0, 2.0, 0.5, 2.0, 1.0)  # μ_x at round-off: 0
+    with pytest.raises(ValueError, match="mu_x"):
+        accelerated_primal_dual(g, np.zeros(4), np.zeros(4))
+    with pytest.raises(ValueError, match="step_scale"):
+        accelerated_primal_dual(QuadraticGame.random(4, 0.1, 1.0, 0.1, 1.0, 1.0), np.zeros(4), np.zeros(4),
+                                step_scale=-1.0)

@@ -12,13 +12,22 @@ How (our reconstruction, inferred from the abstract): forward–backward–forwa
 its own proximal problem min_x f(x, y_k) + ‖x − x_k‖²/(2η_x) locally by Nesterov AGD (no communication,
 O(√(L_xx/L_xy)) calls), the players exchange the half-iterates, correct with the difference of cross gradients,
 and exchange again: 2 rounds per iteration, step θ/L_xy. :func:`decoupled_method` is the method;
-:mod:`.baselines` has Extragradient, optimistic GDA, GDA and decoupled SGDA on the same :class:`CostCounter`;
+:mod:`.baselines` has Extragradient, optimistic GDA, GDA, decoupled SGDA and an accelerated primal–dual method on the
+same :class:`CostCounter`;
 :mod:`.problems` the quadratic, bilinear, chain hard-instance, N-player and DRO-logistic problems;
 :mod:`.distributed` runs the method as two ``torch.distributed`` (gloo) processes; :class:`.players.DecoupledPlayer` is
 the method as a ``torch.optim`` optimizer for two ``nn.Module`` players.
 """
 
-from .baselines import decoupled_sgda, extragradient, extragradient_vi, gda, jacobian_bound, optimistic_gda
+from .baselines import (
+    accelerated_primal_dual,
+    decoupled_sgda,
+    extragradient,
+    extragradient_vi,
+    gda,
+    jacobian_bound,
+    optimistic_gda,
+)
 from .counter import CostCounter, SaddleResult
 from .decoupled import (
     agd_prox,
@@ -29,7 +38,7 @@ from .decoupled import (
     default_steps,
     fit_lower_bound_constant,
 )
-from .players import DecoupledPlayer
+from .players import DecoupledPlayer, estimate_constants
 from .problems import (
     BilinearGame,
     ChainHardInstance,
@@ -51,6 +60,7 @@ __all__ = [
     "QuadraticGame",
     "SaddleProblem",
     "SaddleResult",
+    "accelerated_primal_dual",
     "agd_prox",
     "chain_matrix",
     "communication_lower_bound",
@@ -59,6 +69,7 @@ __all__ = [
     "decoupled_method_vi",
     "decoupled_sgda",
     "default_steps",
+    "estimate_constants",
     "extragradient",
     "extragradient_vi",
     "fit_lower_bound_constant",

@@ -9,8 +9,9 @@ Protocol (fixed before the record runs, 2026-12-01, issue 43):
 
 * **Equal tuning.** In every cell each arm is tuned with ``claims.tune_arms`` over 8 configurations on a
   *validation* instance (seed 1000, never a test seed): ours and EG over the step factors 2^{1.5, 1, …, −2}×
-  their default, Decoupled SGDA over K ∈ {1, 5, 20, 100} local steps × {2, 1}× its default step. The score is
-  rounds (C1, C3, C6) or the busiest agent's calls (C2); a configuration that has not converged once it passes
+  their default, Decoupled SGDA over K ∈ {1, 5, 20, 100} local steps × {2, 1}× its default step, the accelerated
+  primal–dual method (APD) over the step scales 2^{3, 2.5, …, −0.5} (its stability edge lies higher). The score
+  is rounds (C1, C3, C6) or the busiest agent's calls (C2); a configuration that has not converged once it passes
   the arm's best so far stops there and scores as not converged (2·10⁶), for every arm alike. The chosen
   configuration then runs once per test seed.
 * **Preconditions.** A comparison is decided only when every arm converged on every test seed at its tuned
@@ -30,7 +31,15 @@ import numpy as np
 
 from neurips26.claims import CheckContext, Claim, Evidence, Paper, Precondition, Verdict, measure, rules, tune_arms
 
-from .baselines import decoupled_sgda, extragradient, extragradient_vi, gda, jacobian_bound, optimistic_gda
+from .baselines import (
+    accelerated_primal_dual,
+    decoupled_sgda,
+    extragradient,
+    extragradient_vi,
+    gda,
+    jacobian_bound,
+    optimistic_gda,
+)
 from .counter import CostCounter, SaddleResult
 from .decoupled import decoupled_method, decoupled_method_vi, default_steps
 from .problems import ChainHardInstance, DROLogistic, MultiPlayerQuadraticGame, QuadraticGame
@@ -41,11 +50,13 @@ NOT_CONVERGED = 2.0 * MAX_ROUNDS  # tuning score of a configuration that did not
 VALIDATION_SEED = 1000
 STEP_FACTORS = tuple(2.0 ** (1.5 - k / 2) for k in range(8))  # 2.83, 2, 1.41, …, 0.25: 8 configurations
 DSGDA_GRID = tuple({"local_steps": k, "factor": f} for k in (100, 20, 5, 1) for f in (2.0, 1.0))  # 8 as well
+APD_FACTORS = tuple(2.0 ** (3 - k / 2) for k in range(8))  # 8, 5.66, …, 0.71: its stability edge is near 3-6
 
 # criteria (fixed before running)
 ROUNDS_SLOPE_MAX, ROUNDS_SLOPE_REFUTE = 0.2, 0.8   # C1: ours' rounds vs L_xx, per seed
 EG_SLOPE_MIN = 0.8                                 # C1/C3 precondition: EG's rounds grow ≈ like L_xx
 CALLS_RATIO_MIN = 1.5                              # C2: calls(EG)/calls(ours) >= 1.5 (interval)
+APD_RATIO_MIN = 1.0                                # C2c: calls(APD)/calls(ours) >= 1 (interval)
 ROUNDS_RATIO_MIN = 5.0                             # C3/C6: rounds(EG)/rounds(ours) >= 5 at L_xx/L_xy >= 100
 PEER_RATIO_MIN = 1.0                               # C3b: rounds(DSGDA)/rounds(ours) >= 1 (interval)
 LB_SLOPE_MAX = 0.2                                 # C4: ratio to the span bound grows slower than κ^0.2
@@ -104,11 +115,17 @@ def run_dsgda(g: Any, cfg: dict, cap: int = MAX_ROUNDS) -> SaddleResult:
                           max_rounds=cap)
 
 
+def run_apd(g: Any, cfg: dict, cap: int = MAX_ROUNDS) -> SaddleResult:
+    return accelerated_primal_dual(g, *_start(g), step_scale=cfg["factor"], tol=TOL, max_rounds=cap)
+
+
 ARMS: dict[str, tuple[Callable[..., SaddleResult], Any]] = {
     "ours": (run_ours, [{"factor": f} for f in STEP_FACTORS]),
     "eg": (run_eg, [{"factor": f} for f in STEP_FACTORS]),
     "dsgda": (run_dsgda, list(DSGDA_GRID)),
+    "apd": (run_apd, [{"factor": f} for f in APD_FACTORS]),
 }
+PROPORTIONAL = ("eg", "apd")  # arms whose calls are proportional to their rounds
 
 
 def _score(r: SaddleResult, objective: str) -> float:
@@ -121,14 +138,14 @@ def _tuned_arms(ctx: CheckContext, make: Callable[[int], Any], arms: tuple[str, 
                 label: str) -> dict[str, dict]:
     """tune_arms on the validation instance ``make(VALIDATION_SEED)``: each arm's best configuration for
     ``objective``. A configuration stops once its rounds pass the arm's best converged rounds so far (then it
-    cannot be the best for rounds; for calls, only EG's calls are proportional to its rounds, so the early stop
-    is used for EG alone there)."""
+    cannot be the best for rounds; for calls, only EG's and APD's calls are proportional to their rounds, so the
+    early stop is used for them alone there)."""
     g = make(VALIDATION_SEED)
 
     def train_eval(arm: str) -> Callable[[dict, str], float]:
         fn = ARMS[arm][0]
         best = {"rounds": MAX_ROUNDS}
-        early = objective == "rounds" or arm == "eg"
+        early = objective == "rounds" or arm in PROPORTIONAL
 
         def evaluate(cfg: dict, split: str) -> float:
             r = fn(g, cfg, best["rounds"] if early else MAX_ROUNDS)
@@ -172,7 +189,7 @@ def _sweep(ctx: CheckContext) -> list[dict]:
     cells = []
     for L in ctx.progress(s.lxx_ours, desc="saddle Q: L_xx sweep"):
         make = _q(ctx, L)
-        arms = ("ours", "eg", "dsgda") if L in s.lxx_peers else ("ours",)
+        arms = ("ours", "eg", "dsgda", "apd") if L in s.lxx_peers else ("ours",)
         cell: dict[str, Any] = {"L_xx": L}
         for objective in ("rounds", "calls"):
             if len(arms) > 1:
@@ -192,9 +209,10 @@ def _sweep(ctx: CheckContext) -> list[dict]:
 
 def _plot_sweep(ctx: CheckContext, cells: list[dict]) -> None:
     fig, axes = ctx.figure(1, 2, figsize=(10, 3.8))
-    names = {"ours": "Decoupled (ours)", "eg": "Extragradient", "dsgda": "Decoupled SGDA (best K)"}
+    names = {"ours": "Decoupled (ours)", "eg": "Extragradient", "dsgda": "Decoupled SGDA (best K)",
+             "apd": "accelerated primal-dual"}
     for ax, objective in zip(axes, ("rounds", "calls")):
-        for arm, style in (("ours", "o-"), ("eg", "s--"), ("dsgda", "^:")):
+        for arm, style in (("ours", "o-"), ("eg", "s--"), ("dsgda", "^:"), ("apd", "d-.")):
             pts = [(c["L_xx"], [row[objective] for row in c[objective]["runs"][arm]]) for c in cells
                    if arm in c[objective]["runs"]]
             if not pts:
@@ -282,6 +300,16 @@ def measure_c2_converged(ctx: CheckContext) -> Evidence:
     return _all_converged(_cells(ctx), "calls", ("ours", "eg"), _setting(ctx).lxx_peers)
 
 
+def measure_c2c(ctx: CheckContext) -> Evidence:
+    vals, units = _ratios(_cells(ctx), "calls", "apd", "ours")
+    return Evidence(values=vals, unit="calls(APD)/calls(ours), busiest agent, per (L_xx, test seed)",
+                    details={"units": units}, allow_missing=True)
+
+
+def measure_c2c_converged(ctx: CheckContext) -> Evidence:
+    return _all_converged(_cells(ctx), "calls", ("ours", "apd"), _setting(ctx).lxx_peers)
+
+
 def measure_c3(ctx: CheckContext) -> Evidence:
     vals, units = _ratios(_cells(ctx), "rounds", "eg", "ours", min_lxx=100.0)
     return Evidence(values=vals, unit="rounds(EG)/rounds(ours) per (L_xx >= 100·L_xy, test seed)",
@@ -292,8 +320,9 @@ def measure_c3b(ctx: CheckContext) -> Evidence:
     cells = _cells(ctx)
     vals, units = _ratios(cells, "rounds", "dsgda", "ours", min_lxx=100.0)
     chain = ctx.cache("chain", lambda: _chain(ctx))
+    apd, _ = _ratios(cells, "rounds", "apd", "ours", min_lxx=100.0)
     return Evidence(values=vals, unit="rounds(Decoupled SGDA)/rounds(ours) per (L_xx >= 100·L_xy, test seed)",
-                    details={"units": units,
+                    details={"units": units, "apd_over_ours_rounds": apd,
                              "dsgda_configs": [c["rounds"]["configs"].get("dsgda") for c in cells],
                              "on_H_dsgda_converged_configs": [row["dsgda_converged_configs"] for row in chain]},
                     allow_missing=True)
@@ -527,6 +556,14 @@ CLAIMS = (
           rule=rules.ratio_at_least(CALLS_RATIO_MIN, min_n=3, test="t"), measure=measure_c2b,
           scales=("quick", "full", "gpu"), compares_trained=True, tuning=TUNING,
           preconditions=(_converged("ours and EG", measure_c2b_converged),)),
+    Claim(id="C2c", statement="The oracle-cost improvement is not matched by the accelerated primal-dual method "
+                              "for bilinearly coupled games (what 'first' would mean on quadratic games).",
+          paper_value="first strict improvement over EG's oracle cost (abstract); APD's known cost ≈ √(L_xx/μ) + "
+                      "L_xy/μ vs our derivation √(L_xx·L_xy)/μ",
+          metric="calls(APD)/calls(ours) per (L_xx ∈ peers' grid, test seed), each arm tuned for calls",
+          rule=rules.ratio_at_least(APD_RATIO_MIN, min_n=3, test="t"), measure=measure_c2c,
+          scales=("quick", "full", "gpu"), compares_trained=True, tuning=TUNING,
+          preconditions=(_converged("ours and APD", measure_c2c_converged),)),
     Claim(id="C3", statement="Far fewer communication rounds than Extragradient when local smoothness dominates "
                              "(L_xx/L_xy >= 100).",
           paper_value="a gap between EG and the lower bound (abstract)",
