@@ -13,13 +13,23 @@ object the call was made on is exactly as it was before (a failed call changes n
         est = fitted_estimator()
         check_bad_inputs(est.fit, case, target=est)
 
-Snapshots copy numpy arrays, torch tensors (parameters and buffers of modules included), containers and
-plain attributes (``__dict__``) deeply; objects it cannot copy are compared by identity.
+Snapshots copy numpy arrays, torch tensors, containers and plain attributes (``__dict__``) deeply; objects it
+cannot copy are compared by identity. A module's snapshot holds, for the module and every submodule: its
+train/eval mode, every buffer (running statistics, and non-persistent caches such as rotary tables), its
+plain attributes (caches kept as attributes, counters), and the keys of its hooks; an optimizer's holds its
+state and parameter groups.
+
+Strict mode (``NEURIPS26_BADINPUT_STRICT=1``, or ``check_bad_inputs(..., strict=True)``) also requires the
+global RNGs (torch, numpy's legacy generator, ``random``) and torch's global module hooks unchanged (a refused
+call must not draw a random number) and every parameter's ``.grad`` as it was (present or absent, its shape).
+It is opt-in while the calls it still flags are fixed by their papers (the list is in issue 34's notes).
 """
 
 from __future__ import annotations
 
 import copy
+import os
+import random
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -71,14 +81,57 @@ def snapshot(obj: Any, _depth: int = 0, _seen: set[int] | None = None) -> Any:
         return (type(obj).__name__, [snapshot(v, _depth + 1, seen) for v in items])
     if torch is not None and isinstance(obj, torch.nn.Module):
         return ("module", {k: _tensor_state(v) for k, v in obj.state_dict(keep_vars=True).items()},
-                snapshot({k: v for k, v in vars(obj).items()
-                          if k not in ("_parameters", "_buffers", "_modules")}, _depth + 1, seen))
+                {name: _module_own_state(sub, _depth + 1, seen) for name, sub in obj.named_modules()})
     if hasattr(obj, "__dict__") and not isinstance(obj, type):
         return ("object", type(obj).__name__, snapshot(vars(obj), _depth + 1, seen))
     try:
         return ("copy", copy.deepcopy(obj))
     except Exception:
         return ("ref", id(obj))
+
+
+def strict_default() -> bool:
+    """Whether strict mode is on for this run (``NEURIPS26_BADINPUT_STRICT=1``)."""
+    return os.environ.get("NEURIPS26_BADINPUT_STRICT", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+_STRICT = [strict_default()]  # snapshot() reads it; check_bad_inputs(strict=...) sets it for one call
+
+
+#: torch's own bookkeeping in a module's ``__dict__``: read separately (tensors) or as hook keys
+_MODULE_INTERNALS = ("_parameters", "_buffers", "_modules", "_non_persistent_buffers_set")
+
+
+def _module_own_state(module: Any, depth: int, seen: set[int]) -> Any:
+    """One module without its children: mode, every buffer (persistent or not), hook keys, plain attributes."""
+    attrs = vars(module)
+    hooks = {k: list(v.keys()) for k, v in attrs.items() if "hook" in k and isinstance(v, dict)}
+    plain = {k: v for k, v in attrs.items() if k not in _MODULE_INTERNALS and k not in hooks and k != "training"}
+    buffers = {k: (None if v is None else _tensor_state(v)) for k, v in module._buffers.items()}
+    grads = {k: (None if p is None or p.grad is None else ("grad", tuple(p.grad.shape)))
+             for k, p in module._parameters.items()} if _STRICT[0] else {}
+    return ("module-own", ("value", module.training), ("dict", {k: ("value", tuple(v)) for k, v in hooks.items()}),
+            ("dict", buffers), ("dict", grads), snapshot(plain, depth, seen))
+
+
+def global_state() -> Any:
+    """The process-wide state a call must not touch: the RNGs and torch's global module hooks."""
+    state: dict[str, Any] = {"random": ("copy", random.getstate()),
+                             "numpy": ("copy", _np_legacy_state())}
+    if torch is not None:
+        from torch.nn.modules import module as _torch_module
+
+        state["torch"] = _tensor_state(torch.get_rng_state())
+        state["torch hooks"] = ("value", tuple(len(getattr(_torch_module, name, {})) for name in (
+            "_global_forward_hooks", "_global_forward_pre_hooks", "_global_backward_hooks",
+            "_global_backward_pre_hooks", "_global_buffer_registration_hooks",
+            "_global_module_registration_hooks", "_global_parameter_registration_hooks")))
+    return ("dict", state)
+
+
+def _np_legacy_state() -> tuple:
+    name, keys, pos, has_gauss, gauss = np.random.get_state()
+    return (name, keys.tobytes(), pos, has_gauss, gauss)
 
 
 def _equal(a: Any, b: Any) -> bool:
@@ -127,10 +180,25 @@ def assert_unchanged(before: Any, target: Any, what: str = "") -> None:
 
 
 def check_bad_inputs(call: Callable[..., Any], case: BadInput, *, target: Any = None,
-                     targets: Sequence[Any] = ()) -> BaseException:
-    """Call ``call(*case.args, **case.kwargs)`` and assert the error contract; returns the exception."""
+                     targets: Sequence[Any] = (), strict: bool | None = None) -> BaseException:
+    """Call ``call(*case.args, **case.kwargs)`` and assert the error contract; returns the exception.
+
+    ``strict``: also require the global RNGs, torch's global hooks and every ``.grad`` unchanged (default:
+    ``NEURIPS26_BADINPUT_STRICT``; see the module docstring).
+    """
+    strict = strict_default() if strict is None else bool(strict)
+    previous, _STRICT[0] = _STRICT[0], strict
+    try:
+        return _check(call, case, target=target, targets=targets, strict=strict)
+    finally:
+        _STRICT[0] = previous
+
+
+def _check(call: Callable[..., Any], case: BadInput, *, target: Any, targets: Sequence[Any],
+           strict: bool) -> BaseException:
     watched = [t for t in ([target] if target is not None else []) + list(targets)]
     before = [snapshot(t) for t in watched]
+    globals_before = global_state() if strict else None
     try:
         call(*case.args, **case.kwargs)
     except case.exc as err:
@@ -142,6 +210,11 @@ def check_bad_inputs(call: Callable[..., Any], case: BadInput, *, target: Any = 
             raise AssertionError(f"[{case.id}] the message does not match {case.match!r}: {message!r}") from err
         for t, b in zip(watched, before):
             assert_unchanged(b, t, f"{type(t).__name__} after [{case.id}]")
+        if globals_before is not None:
+            after = global_state()
+            if not _equal(globals_before, after):
+                raise AssertionError(f"[{case.id}] a failed call changed the process's global state: "
+                                     f"{_diff(globals_before, after, 'global')}") from err
         return err
     except BaseException as err:
         raise AssertionError(f"[{case.id}] expected {case.exc}, got {type(err).__name__}: {err}") from err
