@@ -450,27 +450,31 @@ def _plot_c3(ctx: CheckContext, Ws: list[int], table: dict) -> None:
 
 
 # ------------------------------------------------------------------------------------ claims
+B_LABEL = "the per-seed slope b"
 C1_RULE = rules.provided(
     rules.on("log10_min_mass", rules.threshold("<=", LOG10_MASS_NEEDED, stat="value", min_n=1)),
     rules.decisive(
         rules.all_of(
-            rules.on("b_per_seed", rules.better(margin=B_SUPPORT[0], min_n=3, test="t")),  # b > -0.55
+            rules.on("b_per_seed", rules.better(margin=B_SUPPORT[0], min_n=3, test="t", label=B_LABEL)),  # b > -0.55
             # oriented: -b > 0.45, i.e. b < -0.45 (the criterion sentence reads "below -0.45")
-            rules.on("b_per_seed", rules.better(margin=-B_SUPPORT[1], min_n=3, test="t", higher_is_better=False)),
+            rules.on("b_per_seed", rules.better(margin=-B_SUPPORT[1], min_n=3, test="t", higher_is_better=False,
+                                                label=B_LABEL)),
             rules.on("spread", rules.threshold("<", SPREAD_MAX, stat="value", min_n=1)),
             rules.on("n_exponent", rules.threshold("<", N_EXPONENT_REFUTE, stat="value", min_n=1))),
         rules.any_of(
-            rules.on("b_per_seed", rules.better(margin=B_REFUTE, min_n=3, test="t")),      # b wholly above -0.4
+            rules.on("b_per_seed", rules.better(margin=B_REFUTE, min_n=3, test="t", label=B_LABEL)),  # b above -0.4
             rules.on("n_exponent", rules.threshold(">=", N_EXPONENT_REFUTE, stat="value", min_n=1)))))
 
 C2_RULE = rules.all_of(
-    rules.ratio_at_least(CALL_RATIO_MIN, min_n=6),
-    rules.on("growth_gap", rules.better(margin=GROWTH_MARGIN, min_n=3, test="t")),
+    rules.ratio_at_least(CALL_RATIO_MIN, min_n=6, label="the per-cell ratio SGD calls / ours"),
+    rules.on("growth_gap", rules.better(margin=GROWTH_MARGIN, min_n=3, test="t",
+                                        label="the per-seed slope of ln calls in n, SGD minus ours")),
     rules.on("efficiency", rules.threshold("<=", EFFICIENCY_MAX, stat="max", min_n=1)))
 
 C3_RULE = rules.provided(
     rules.on("censored", rules.threshold("<=", 0, stat="value", min_n=1)),
-    rules.on("slope_gap_per_seed", rules.better(margin=SLOPE_GAP_MIN, min_n=3, test="t")))
+    rules.on("slope_gap_per_seed", rules.better(margin=SLOPE_GAP_MIN, min_n=3, test="t",
+                                                label="the per-seed slope gap (exact MLE on parity - cube)")))
 
 CLAIMS = (
     Claim(id="C1",

@@ -80,7 +80,9 @@ class TruncatedBooleanProduct(BaseEstimator):
         (flip-feasibility rate under the truncated law), n_informative_ ``N_i [n]``, stderr_ ``[n]``,
         blocks_ ``[B, r]``, block_informative_ ``N_B [B]``, n_oracle_calls_ (membership questions, the
         ``m`` checks of the input included), n_iter_, converged_, n_clipped_ (identified coordinates at
-        ``±W``), unidentifiable_ (indices with ``N_i = 0``), n_features_in_.
+        ``±W``), unidentifiable_ (indices nothing pins: NaN estimates), null_space_ ``[k, n]`` (orthonormal
+        flat directions of the loss; ``⟨c, z⟩`` is identified iff ``c`` is orthogonal to them), identified_
+        ``bool [n]`` (coordinate identified on its own), n_features_in_.
     """
 
     def __init__(self, oracle: Any = None, block_order: int = 1, width_bound: float = 8.0, solver: str = "gd",
