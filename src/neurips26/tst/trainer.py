@@ -89,6 +89,13 @@ def check_tst_model(model: nn.Module, schedule: TSTSchedule, superpose_inputs: b
     if not callable(get_emb) or not isinstance(get_emb(), nn.Embedding):
         raise TypeError("model must have get_input_embeddings() returning an nn.Embedding "
                         f"(got {type(base).__name__})")
+    # one non-finite row poisons every bag mean that contains its token, and with untied embeddings a row the
+    # batches never touch would stay NaN unseen: refuse it by name, before any step
+    _check_finite_embedding(get_emb().weight, "input")
+    get_out = getattr(base, "get_output_embeddings", None)
+    out = get_out() if callable(get_out) else None
+    if isinstance(getattr(out, "weight", None), torch.Tensor) and out.weight is not get_emb().weight:
+        _check_finite_embedding(out.weight, "output")
     params = _forward_params(base)
     if "input_ids" not in params:
         raise TypeError(f"model.forward must accept input_ids=..., {type(base).__name__}.forward has "
@@ -99,6 +106,15 @@ def check_tst_model(model: nn.Module, schedule: TSTSchedule, superpose_inputs: b
                         f"position_ids= (Hugging Face convention); {type(base).__name__}.forward has "
                         f"{sorted(params)}")
     return params
+
+
+def _check_finite_embedding(weight: torch.Tensor, which: str) -> None:
+    bad = ~torch.isfinite(weight.detach())
+    if bad.any():
+        token = int(bad.nonzero()[0, 0])
+        raise ValueError(f"model: the {which} embedding weight holds {int(bad.sum())} NaN/inf value(s) (first in "
+                         f"row {token}, token id {token}); TST averages embeddings over bags, so a non-finite row "
+                         "poisons every bag holding that token: reload or re-initialise the model")
 
 
 def tst_row_len(schedule: TSTSchedule, step: int, context_len: int, *, superpose_inputs: bool = True,
