@@ -346,3 +346,13 @@ def test_better_label_names_the_values_and_margin_is_on_the_oriented_scale():
     assert "the per-seed slope b lies below -0.45" in rule.criterion
     assert rule(Evidence([-0.50, -0.52, -0.51])).label == "supported"
     assert rule(Evidence([-0.30, -0.31, -0.32])).label == "not supported"
+
+
+def test_each_decides_every_group_and_combines():
+    rule = rules.each("per_d", rules.ratio_at_least(10.0, min_n=3, test="t"))
+    good = Evidence([1.0], details={"per_d": {"2": [900, 950, 940], "8": [400, 460, 420]}})
+    mixed = Evidence([1.0], details={"per_d": {"2": [900, 950, 940], "8": [2.0, 2.1, 1.9]}})
+    assert rule(good).label == "supported" and "per_d[8]" in rule(good).reason
+    assert rule(mixed).label == "not supported"
+    assert rule(Evidence([1.0])).label == "inconclusive"
+    assert rule.criterion.startswith("for every group of per_d:")

@@ -595,6 +595,38 @@ def on(key: str, rule: Rule) -> Rule:
 
 
 @dataclass(frozen=True, repr=False)
+class _Each(Rule):
+    key: str
+    rule: Rule
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        return f"for every group of {self.key}: {self.rule.criterion}"
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        groups = evidence.details.get(self.key)
+        if not isinstance(groups, dict) or not groups:
+            return Verdict("inconclusive", f"{self.key}: no groups measured")
+        verdicts = {}
+        for name, raw in groups.items():
+            values = list(raw) if isinstance(raw, list | tuple | np.ndarray) else [raw]
+            verdicts[name] = self.rule(Evidence(values=values, unit=evidence.unit, allow_missing=True))
+        labels = [v.label for v in verdicts.values()]
+        label = ("supported" if all(x == "supported" for x in labels) else
+                 "not supported" if "not supported" in labels else "inconclusive")
+        return Verdict(label, "; ".join(f"{self.key}[{name}]: {v.label}: {v.reason}" for name, v in verdicts.items()))
+
+
+def each(key: str, rule: Rule) -> Rule:
+    """Apply ``rule`` to every group of ``evidence.details[key]`` (a dict group -> number or list of numbers,
+    e.g. one entry per dimension d): supported when every group is, not supported when any group is not,
+    inconclusive otherwise; the reason lists every group's verdict."""
+    if not isinstance(key, str) or not key:
+        raise ValueError(f"key must be a non-empty string, got {key!r}")
+    return _Each(key, _check_rules([rule])[0])
+
+
+@dataclass(frozen=True, repr=False)
 class _Custom(Rule):
     text: str
     decide: Callable[[Evidence], Verdict]
@@ -622,5 +654,5 @@ def custom(criterion: str, decide: Callable[[Evidence], Verdict], *, min_n: int 
     return _Custom(criterion, decide, _check_min_n(min_n, "custom"))
 
 
-__all__ = ["REQUIRED", "Rule", "all_of", "any_of", "at_least", "better", "beyond_se", "custom", "decisive", "on",
-           "provided", "ratio_at_least", "threshold"]
+__all__ = ["REQUIRED", "Rule", "all_of", "any_of", "at_least", "better", "beyond_se", "custom", "decisive", "each",
+           "on", "provided", "ratio_at_least", "threshold"]
