@@ -162,22 +162,29 @@ RECORD = {
 
 
 @FUZZ
-@given(record=broken_json(RECORD), other=st.booleans())
-def test_fuzz_report_records(record, other, scratch, capsys):
+@given(record=broken_json(RECORD), other=st.booleans(), compare=st.booleans())
+def test_fuzz_report_records(record, other, compare, scratch, capsys):
     with tempfile.TemporaryDirectory(dir=scratch) as name:
-        run = Path(name) / "run"
+        run, previous = Path(name) / "run", Path(name) / "previous"
         run.mkdir()
-        (run / "groupshift.json").write_bytes(record)
+        previous.mkdir()
+        # the broken record is in the run reported, or in the run it is compared with (--compare)
+        (previous if compare else run).joinpath("groupshift.json").write_bytes(record)
+        if compare:
+            (run / "groupshift.json").write_text(json.dumps(RECORD))
         if other:  # a second, valid record beside the broken one
-            (run / "tst.json").write_text(json.dumps({**RECORD, "paper_id": "P01", "slug": "tst"}))
-        before = _listing(run)
-        rc, out, err = _call(["report", str(run)], capsys)
+            (previous if compare else run).joinpath("tst.json").write_text(
+                json.dumps({**RECORD, "paper_id": "P01", "slug": "tst"}))
+        before = _listing(Path(name))
+        argv = ["report", str(run)] + (["--compare", str(previous)] if compare else [])
+        rc, out, err = _call(argv, capsys)
         if rc == 0:
             assert (run / "report.md").is_file() and (run / "report.html").is_file() and "wrote" in out
-            assert _listing(run) == sorted(before + ["report.html", "report.md"])
+            assert _listing(Path(name)) == sorted(before + ["run/report.html", "run/report.md"])
+            assert ("claim(s) differ" in out) == compare
         else:
             _assert_refused(rc, out, err, "neurips26 report: ")
-            assert _listing(run) == before
+            assert _listing(Path(name)) == before
 
 
 @pytest.mark.parametrize("where", ["groupshift.json", "report.md", "report.html"])
@@ -329,6 +336,22 @@ def test_fuzz_effbench_select_matrix(body, mi_k, scratch, capsys):
         else:
             _assert_refused(rc, out, err, "neurips26 effbench: error: ")
             assert not out_dir.exists()  # nothing half-written
+
+
+def test_effbench_select_removes_the_temporaries_of_a_killed_select(effbench_model, scratch, capsys):
+    _, S = effbench_model
+    out = scratch / "m"
+    out.mkdir()
+    stale = [out / ".predictor.npz.k1l2m3.tmp", out / ".coreset.json.zz9.tmp"]
+    keep = out / ".notes.abc.tmp"
+    for path in stale + [keep]:
+        path.write_bytes(b"partial")
+    np.savez(scratch / "src.npz", x=S)
+    rc, out_text, err = _call(["effbench", "select", "--matrix", str(scratch / "src.npz"), "--budget", "3",
+                               "--out", str(out)], capsys)
+    assert rc == 0, err
+    assert sorted(p.name for p in out.iterdir()) == [".notes.abc.tmp", "coreset.json", "predictor.json",
+                                                       "predictor.npz"]
 
 
 def _model_json(model: Path) -> dict:

@@ -254,3 +254,18 @@ def test_check_keeps_the_temporaries_of_a_live_run_and_removes_those_of_a_dead_o
         (tmp_path / name / ".tst.json.abc.tmp").write_text("partial")
     _clean_stale_temp_files(tmp_path)
     assert (tmp_path / "live" / ".tst.json.abc.tmp").exists() and not (tmp_path / "dead" / ".tst.json.abc.tmp").exists()
+
+
+def test_list_shows_an_unreadable_record_of_record_in_its_row(monkeypatch, capsys):
+    from neurips26.claims import of_record
+
+    def bad(slug, scale, root=None):
+        if slug == "groupshift" and scale == "quick":
+            return {"slug": "groupshift", "scale": "quick", "claims": [{"verdict": "maybe"}], "start_time": 3,
+                    "seeds": [0], "cpu_s": 1.0, "source_sha256": "x"}
+        return None
+
+    monkeypatch.setattr(of_record, "load_of_record", bad)
+    assert main(["list"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if " groupshift " in line)
+    assert "unreadable (" in row and "\n" not in row

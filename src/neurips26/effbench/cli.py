@@ -140,6 +140,22 @@ def parse_budget(text: str, n_questions: int) -> int | float:
     return value
 
 
+MODEL_FILES = ("predictor.json", "predictor.npz", "coreset.json")
+
+
+def _remove_stale_temporaries(out_dir: Path) -> None:
+    """Delete the ``.<file>.*.tmp`` a ``select`` killed mid-write left in ``--out`` (one writer per folder)."""
+    if not out_dir.is_dir():
+        return
+    for name in MODEL_FILES:
+        for tmp in out_dir.glob(f".{name}.*.tmp"):
+            try:
+                if tmp.is_file() and not tmp.is_symlink():
+                    tmp.unlink()
+            except OSError:
+                continue
+
+
 def _cmd_select(args) -> int:
     from .mrmr import MRMRSelector
     from .pipeline import EfficientBenchmark, atomic_write, make_predictor
@@ -174,6 +190,7 @@ def _cmd_select(args) -> int:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)
         bench = EfficientBenchmark(selector, predictor).fit(S, question_ids=ids)
+    _remove_stale_temporaries(out_dir)
     try:
         out = bench.save(out_dir, overwrite=args.force)
     except OSError as err:
