@@ -210,11 +210,28 @@ def test_force_fetch_that_fails_leaves_the_corrupt_copy_and_no_temporaries(isola
 
 
 def test_a_claim_whose_data_is_corrupt_is_skipped_with_the_fix(isolated, tmp_path, monkeypatch):
-    from neurips26.claims.runner import _is_data_miss
+    """``check`` on a paper whose dataset is a damaged file: its claim is skipped with the --force fix, the others
+    run (not 'inconclusive BadZipFile')."""
+    from neurips26.claims import Claim, Evidence, Paper, rules
+    from neurips26.claims import runner as runner_module
+    from neurips26.claims.catalog import lookup
 
     entry = _register(monkeypatch, "fake/npz", "fake/arrays.npz", GOOD_NPZ, npz_arrays=ARRAYS)
     (tmp_path / "env" / "fake").mkdir()
-    (tmp_path / "env" / entry.relpath).write_bytes(b"PK\x03\x04")
-    with pytest.raises(CorruptDataError) as info:
-        data.dataset_path("fake/npz")
-    assert _is_data_miss(info.value)
+    (tmp_path / "env" / entry.relpath).write_bytes(_flip(GOOD_NPZ, len(GOOD_NPZ) // 2))
+
+    def needs_data(ctx):
+        arrays = registry.read_dataset("fake/npz", lambda p: dict(np.load(p, allow_pickle=False)))
+        return Evidence([float(arrays["a"].sum())])
+
+    paper = Paper(id="P12", slug="effbench", default_seeds={"quick": 1}, claims=(
+        Claim("C1", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=needs_data),
+        Claim("C2", "s", "p", "m", rule=rules.threshold(">", 0, min_n=1), measure=lambda ctx: Evidence([1.0]))))
+    monkeypatch.setattr(runner_module, "load_paper", lambda name: paper)
+    run_dir, runs = runner_module.run_checks([lookup("effbench")], scale="quick", out_root=tmp_path / "runs",
+                                             show_progress=False)
+    by_id = {claim["id"]: claim for claim in json.loads((run_dir / "effbench.json").read_text())["claims"]}
+    assert by_id["C1"]["verdict"] == "skipped" and "error" not in by_id["C1"]
+    assert by_id["C1"]["fix"] == "neurips26 data fetch fake/npz --force"
+    assert "is corrupt" in by_id["C1"]["reason"] and entry.sha256 in by_id["C1"]["reason"]
+    assert by_id["C2"]["verdict"] == "supported" and runs[0].claim_errors == 0
