@@ -198,7 +198,7 @@ def _gambit_side_by_side(ctx: CheckContext, ns: list[int], timeout_s: float) -> 
                                    "equilibria": len(res["equilibria"])}
             if res["status"] == "ok" and res["equilibria"]:
                 mine = [float(Fraction(v)) for v in ours[n]["profile"]]
-                theirs = [[min(max(float(x), 0.0), 1.0) for x in e["profile"]] for e in res["equilibria"]]
+                theirs = [[min(max(float(Fraction(x)), 0.0), 1.0) for x in e["profile"]] for e in res["equilibria"]]
                 row["our_exact_regret_of_theirs_max"] = max(
                     float(game.max_regret([Fraction(x) for x in eq])) for eq in theirs)
                 row["contains_our_ne"] = any(max(abs(x - y) for x, y in zip(mine, eq)) <= GAMBIT_MATCH_TOL
