@@ -6,7 +6,10 @@ import math
 from fractions import Fraction
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from _strategies import FAST
 from neurips26.anongames import (
     GameFileError,
     LinearAnonymousGame,
@@ -193,3 +196,27 @@ def test_gambit_max_regret_of_our_equilibrium_is_zero():
         assert gambit_max_regret(game, [Fraction(0)] * 5) > 0
         g2 = LinearAnonymousGame.random(5, seed, "ties")
         assert gambit_pure_count(g2) == len(brute_force_pure(g2))
+
+
+# ---------------------------------------------------------------------------------------- fuzz
+_PIECES = st.sampled_from(['NFG', '1', 'R', 'D', '"t"', '{', '}', '"1"', '"2"', '2', '3', '0', '-1', '1/2', '0.5',
+                           '1/0', 'nan', 'x', ',', '""', '\n', '"a\\"b"', '1e9999'])
+
+
+@FAST
+@given(st.lists(_PIECES, max_size=40).map(" ".join))
+def test_fuzz_nfg_reader_fails_only_with_game_file_errors(text):
+    try:
+        u1, u0 = loads_nfg_tables(text)
+    except GameFileError:
+        return
+    assert len(u1) == len(u0) >= 1
+
+
+@FAST
+@given(st.text(max_size=200))
+def test_fuzz_nfg_reader_on_arbitrary_text(text):
+    try:
+        loads_nfg_tables("NFG 1 R " + text)
+    except GameFileError:
+        pass
