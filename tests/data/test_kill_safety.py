@@ -190,3 +190,18 @@ def test_a_killed_report_leaves_each_file_whole_and_the_next_report_cleans_up(de
     write_report(run)  # the next start
     assert _temporaries(run) == [] and sorted(p.name for p in run.iterdir()) == ["groupshift.json", "report.html",
                                                                                  "report.md"]
+
+
+def test_the_tokenizer_cache_cleans_dead_writers_and_rebuilds_a_damaged_file(tmp_path):
+    from neurips26.nn.tokenizer import train_bpe_tokenizer
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".bpe-x.json.{int(dead.stdout)}.abc123.part"
+    stale.write_text("{half a tokenizer")
+    text = "to be or not to be, that is the question " * 50
+    first = train_bpe_tokenizer(text, vocab_size=300, cache_dir=tmp_path)
+    assert not stale.exists() and first.path.is_file() and _temporaries(tmp_path) == []
+    first.path.write_text('{"version": "1.0", "trunc')  # damaged on disk
+    again = train_bpe_tokenizer(text, vocab_size=300, cache_dir=tmp_path)
+    assert again.path == first.path and again.encode("to be") == first.encode("to be")
+    assert json.loads(again.path.read_text())["model"]["type"] == "BPE"

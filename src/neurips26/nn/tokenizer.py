@@ -9,7 +9,9 @@ processes (DDP ranks, claim-check seeds) share one file:
 
 with ``cache_dir`` defaulting to ``$NEURIPS26_CACHE/tokenizers`` or ``~/.cache/neurips26/tokenizers``
 (``$XDG_CACHE_HOME`` respected). The file is written to a temporary name and moved into place with
-``os.replace``, so a reader never sees half a file and concurrent writers cannot corrupt it.
+``os.replace``, so a reader never sees half a file and concurrent writers cannot corrupt it; the temporary's
+name carries the writer's pid, and a write finds and removes those of writers that were killed. A cached file
+that does not load (damaged on disk) is trained again and replaced.
 
     tok = train_bpe_tokenizer(text, vocab_size=2048)
     ids = tok.encode("To be, or not to be")          # list[int]
@@ -136,8 +138,11 @@ def train_bpe_tokenizer(corpus: str | Sequence[str], vocab_size: int = 2048, *, 
             f"-tok{tokenizers.__version__}.json")
     folder = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path = folder / name
-    if use_cache and path.exists():
-        return BPETokenizer.from_file(path)
+    if use_cache and path.is_file():
+        try:
+            return BPETokenizer.from_file(path)
+        except Exception:  # noqa: BLE001 - tokenizers raises a bare Exception for a damaged file: rebuild the cache
+            pass
 
     tok = Tokenizer(models.BPE())
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
@@ -148,7 +153,10 @@ def train_bpe_tokenizer(corpus: str | Sequence[str], vocab_size: int = 2048, *, 
     if not use_cache:
         return BPETokenizer(tok)
     folder.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".tmp")
+    from neurips26.data.integrity import clean_stale_temporaries, temp_prefix
+
+    clean_stale_temporaries(folder)  # the temporaries of writers that were killed
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=temp_prefix(name), suffix=".part")
     os.close(fd)
     try:
         tok.save(tmp)
