@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-
 # a strong-convexity modulus below ROUNDOFF × (the problem's largest constant) is eigenvalue round-off: zero
 ROUNDOFF = 1e-10
 
