@@ -356,3 +356,18 @@ def test_each_decides_every_group_and_combines():
     assert rule(mixed).label == "not supported"
     assert rule(Evidence([1.0])).label == "inconclusive"
     assert rule.criterion.startswith("for every group of per_d:")
+
+
+def test_slope_interval_equals_scipy_linregress_and_the_rule_decides_on_it():
+    x = np.array([10, 100, 1000, 1e4])
+    y = np.array([170.0, 300.0, 480.0, 560.0])
+    ours = stats.slope_interval(x, y)
+    fit = sps.linregress(np.log(x), np.log(y))
+    half = sps.t.ppf(0.975, 2) * fit.stderr
+    assert (ours.estimate, ours.low, ours.high) == pytest.approx((fit.slope, fit.slope - half, fit.slope + half))
+    ev = Evidence([1.0], details={"L": x.tolist(), "rounds": y.tolist()})
+    assert rules.slope("L", "rounds", at_most=1.0, min_n=3)(ev).label == "supported"
+    assert rules.slope("L", "rounds", at_most=0.05, min_n=3)(ev).label == "not supported"
+    assert rules.slope("L", "rounds", at_most=0.2, min_n=3)(ev).label == "inconclusive"
+    with pytest.raises(ValueError, match="at_most"):
+        rules.slope("L", "rounds", min_n=3)

@@ -595,6 +595,61 @@ def on(key: str, rule: Rule) -> Rule:
 
 
 @dataclass(frozen=True, repr=False)
+class _Slope(Rule):
+    x: str
+    y: str
+    at_most: float | None
+    at_least: float | None
+    min_n: int
+    log: bool
+    alpha: float
+
+    @property
+    def criterion(self) -> str:  # type: ignore[override]
+        what = f"the {'log-log ' if self.log else ''}slope of {self.y} in {self.x}"
+        bounds = " and ".join(b for b in (f"below {_fmt(self.at_most)}" if self.at_most is not None else "",
+                                          f"above {_fmt(self.at_least)}" if self.at_least is not None else "") if b)
+        return (f"the {100 * (1 - self.alpha):.0f}% t interval of {what} lies {bounds} (points >= {self.min_n}); "
+                "not supported when it lies wholly beyond a bound; inconclusive when it spans one")
+
+    def __call__(self, evidence: Evidence) -> Verdict:
+        for key in (self.x, self.y):
+            if key not in evidence.details:
+                return Verdict("inconclusive", f"{key}: not measured")
+        x, y = (np.asarray(evidence.details[k], dtype=float).ravel() for k in (self.x, self.y))
+        if (few := _too_few(min(len(x), len(y)), self.min_n)) is not None:
+            return few
+        interval = stats.slope_interval(x, y, log=self.log, alpha=self.alpha)
+        said = f"slope = {interval.text()}"
+        wrong = ((self.at_most is not None and interval.low > self.at_most)
+                 or (self.at_least is not None and interval.high < self.at_least))
+        if wrong:
+            return Verdict("not supported", f"{said}: wholly beyond the bound")
+        inside = ((self.at_most is None or interval.high < self.at_most)
+                  and (self.at_least is None or interval.low > self.at_least))
+        return Verdict("supported" if inside else "inconclusive", said + ("" if inside else ": spans a bound"))
+
+
+def slope(x: str, y: str, *, at_most: float | None = None, at_least: float | None = None, min_n: int = REQUIRED,
+          log: bool = True, alpha: float = 0.05) -> Rule:
+    """A scaling exponent decided on its interval: the least-squares slope of ``details[y]`` on ``details[x]``
+    (log-log by default) with its t interval must lie below ``at_most`` and/or above ``at_least`` (supported),
+    is not supported when it lies wholly beyond a bound, inconclusive when it spans one
+    (:func:`neurips26.claims.stats.slope_interval`)."""
+    if at_most is None and at_least is None:
+        raise ValueError("slope: give at_most= and/or at_least=")
+    for name, key in (("x", x), ("y", y)):
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"slope: {name} must name an entry of evidence.details, got {key!r}")
+    min_n = _check_min_n(min_n, "slope")
+    if min_n < 3:
+        raise ValueError(f"slope: a slope interval needs min_n >= 3 points, got {min_n}")
+    bounds = [None if b is None else _check_bound(n, b) for n, b in (("at_most", at_most), ("at_least", at_least))]
+    stats._check_alpha(alpha)
+    return _Slope(x, y, bounds[0], bounds[1], min_n, bool(log), float(alpha))
+
+
+@dataclass(frozen=True, repr=False)
 class _Each(Rule):
     key: str
     rule: Rule
@@ -655,4 +710,4 @@ def custom(criterion: str, decide: Callable[[Evidence], Verdict], *, min_n: int 
 
 
 __all__ = ["REQUIRED", "Rule", "all_of", "any_of", "at_least", "better", "beyond_se", "custom", "decisive", "each",
-           "on", "provided", "ratio_at_least", "threshold"]
+           "on", "provided", "ratio_at_least", "slope", "threshold"]

@@ -180,5 +180,28 @@ def log_ratio_interval(a: object, b: object | None = None, *, paired: bool = Tru
                     f"{inner.method}, log scale", inner.n)
 
 
+def slope_interval(x: object, y: object, *, log: bool = True, alpha: float = 0.05) -> Interval:
+    r"""Least-squares slope of ``y`` on ``x`` (of $\log y$ on $\log x$ with ``log=True``: a scaling exponent) and
+    its t interval $\hat b \pm t_{1-\alpha/2,\,n-2}\,\mathrm{se}(\hat b)$, $n \ge 3$ points."""
+    xa, ya = _as_1d("x", x), _as_1d("y", y)
+    alpha = _check_alpha(alpha)
+    if xa.size != ya.size:
+        raise ValueError(f"x and y must have the same length, got {xa.size} and {ya.size}")
+    if xa.size < 3:
+        raise ValueError(f"a slope interval needs at least 3 points, got {xa.size}")
+    if log:
+        if np.any(xa <= 0) or np.any(ya <= 0):
+            raise ValueError("a log-log slope needs positive x and y")
+        xa, ya = np.log(xa), np.log(ya)
+    if float(np.ptp(xa)) == 0.0:
+        raise ValueError("x must take at least two distinct values")
+    from scipy import stats
+
+    fit = stats.linregress(xa, ya)
+    half = float(stats.t.ppf(1 - alpha / 2, xa.size - 2) * fit.stderr)
+    return Interval(float(fit.slope), float(fit.slope) - half, float(fit.slope) + half, 1 - alpha,
+                    "t (OLS slope" + (", log-log)" if log else ")"), int(xa.size))
+
+
 __all__ = ["Interval", "N_BOOT", "TESTS", "difference_interval", "log_ratio_interval", "mcnemar_interval",
-           "mean_interval"]
+           "mean_interval", "slope_interval"]
