@@ -92,16 +92,39 @@ def test_the_intact_npz_and_the_same_arrays_rewritten_are_accepted(isolated, tmp
     assert data.dataset_path("fake/npz") == target
 
 
+def test_a_decoder_library_error_named_in_errors_is_corrupt_data_too(isolated, tmp_path, monkeypatch):
+    class LibraryError(Exception):
+        pass
+
+    def decode(path):
+        raise LibraryError("header too short")
+
+    _register(monkeypatch, "fake/d", "fake/t.safetensors", b"\x08\x00")
+    (tmp_path / "env" / "fake").mkdir()
+    (tmp_path / "env" / "fake" / "t.safetensors").write_bytes(b"\x08\x00")
+    with pytest.raises(LibraryError):
+        registry.read_dataset("fake/d", decode)
+    with pytest.raises(CorruptDataError, match="LibraryError: header too short"):
+        registry.read_dataset("fake/d", decode, errors=(LibraryError,))
+
+
 @pytest.mark.parametrize("relpath, body, decode, bad", [
     ("fake/t.json", b'{"a": [1, 2]}', lambda p: json.loads(p.read_text(encoding="utf-8")), b'{"a": [1, '),
     ("fake/t.txt", "caf\u00e9\n".encode(), lambda p: p.read_text(encoding="utf-8"), b"caf\xe9\n"),
     ("fake/t.npz", GOOD_NPZ, lambda p: dict(np.load(p, allow_pickle=False)), GOOD_NPZ[:-7]),
     ("fake/t.jbl", pickle.dumps([1, 2, 3]), lambda p: pickle.loads(p.read_bytes()), pickle.dumps([1, 2, 3])[:-3]),
-    ("fake/t.pt", b"PK\x03\x04" + b"\0" * 40, lambda p: __import__("zipfile").ZipFile(p).namelist(), b"PK\x03\x04"),
+    ("fake/t.zip", b"PK\x03\x04" + b"\0" * 40, lambda p: __import__("zipfile").ZipFile(p).namelist(), b"PK\x03\x04"),
+    ("fake/t.pt", b"", lambda p: __import__("torch").load(p, weights_only=True), None),
 ])
 def test_read_dataset_turns_a_decoding_failure_into_corrupt_data(relpath, body, decode, bad, isolated, tmp_path,
                                                                  monkeypatch):
     # the digest pins the damaged bytes, so only the decoder can notice (e.g. a file verified and then read)
+    if bad is None:  # a torch checkpoint cut in the middle
+        import torch
+
+        buffer = io.BytesIO()
+        torch.save({"w": torch.ones(100)}, buffer)
+        bad = buffer.getvalue()[: len(buffer.getvalue()) // 2]
     entry = _register(monkeypatch, "fake/d", relpath, bad)
     target = tmp_path / "env" / relpath
     target.parent.mkdir(parents=True)

@@ -39,11 +39,12 @@ _CHUNK = 1 << 20
 
 #: Everything decoding a damaged cached file raises: ``OSError`` (short reads), ``ValueError`` (numpy's
 #: header checks, ``json.JSONDecodeError``, ``UnicodeDecodeError``), ``zipfile.BadZipFile`` and ``zlib.error``
-#: (neither of the first two), ``EOFError``, pickle errors, ``struct.error``, and the ``KeyError``/``IndexError``/
-#: ``TypeError`` a parser raises on a structure cut in the middle.
+#: (neither of the first two), ``EOFError``, pickle errors, ``struct.error``, the ``KeyError``/``IndexError``/
+#: ``TypeError`` a parser raises on a structure cut in the middle, and ``RuntimeError`` (``torch.load``'s
+#: "PytorchStreamReader failed reading zip archive").
 DECODE_ERRORS: tuple[type[BaseException], ...] = (
     OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error, pickle.UnpicklingError, struct.error,
-    KeyError, IndexError, TypeError, OverflowError, MemoryError)
+    KeyError, IndexError, TypeError, OverflowError, MemoryError, RuntimeError)
 
 
 @lru_cache(maxsize=256)

@@ -116,21 +116,23 @@ def verify_dataset(entry: Dataset, root: Path) -> None:
                           actual=getattr(exc, "actual", None)) from exc
 
 
-def read_dataset(name: str, decode: Callable[[Path], T], *, verify: bool = True) -> T:
+def read_dataset(name: str, decode: Callable[[Path], T], *, verify: bool = True,
+                 errors: tuple[type[BaseException], ...] = ()) -> T:
     """``decode(path)`` of dataset ``name``'s verified path; a decoding failure is a :class:`CorruptDataError`.
 
     The one way loaders read cached files: ``decode`` should only read and decode (checks of the caller's
     arguments belong outside it, so that a wrong argument stays a ``ValueError``; a decoder reading several
     files of a folder names the one that failed by setting ``data_file`` on the exception). Whatever a damaged file
     makes the decoder raise (:data:`~neurips26.data.integrity.DECODE_ERRORS`: ``BadZipFile``, ``EOFError``,
-    ``UnicodeDecodeError``, JSON errors, ...) becomes a ``CorruptDataError`` naming the file and the fix.
+    ``UnicodeDecodeError``, JSON errors, ``torch.load``'s ``RuntimeError``, ...) becomes a ``CorruptDataError``
+    naming the file and the fix; ``errors`` adds a decoder library's own types (``safetensors.SafetensorError``).
     """
     path = dataset_path(name, verify=verify)
     try:
         return decode(path)
     except CorruptDataError:
         raise
-    except DECODE_ERRORS as exc:
+    except DECODE_ERRORS + tuple(errors) as exc:
         entry = get_dataset(name)
         filename = getattr(exc, "data_file", None) or getattr(exc, "filename", None)
         where = Path(filename) if isinstance(filename, str | Path) and str(filename) else path
