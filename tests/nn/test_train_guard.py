@@ -158,3 +158,18 @@ def test_train_lm_restores_a_given_optimizer_and_the_mode_on_a_nan_loss():
         train_lm(model, iter(batches), steps=2, lr=1e-2, optimizer=opt, loss_fn=loss_fn)
     assert not model.training
     _assert_same(model, opt, saved)
+
+
+def test_a_failed_fit_restores_the_gradients_as_they_were():
+    import torch
+    from torch import nn
+
+    from neurips26.nn.train import NonFiniteLossError, TrainingGuard
+
+    model = nn.Linear(3, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(NonFiniteLossError):
+        with TrainingGuard(model, opt, where="fit") as guard:
+            model(torch.ones(1, 3)).sum().backward()  # a step's worth of gradient, then a NaN loss
+            guard.check_loss(torch.tensor(float("nan")))
+    assert all(p.grad is None for p in model.parameters())

@@ -175,7 +175,8 @@ class TrainingGuard:
                 loss.backward(); optimizer.step()
 
     On entry it snapshots, **once per fit** (not per step: one copy of the weights in all instead of one per
-    step), the model's ``state_dict`` (parameters and persistent buffers, cloned), each optimizer's
+    step), the model's ``state_dict`` (parameters and persistent buffers, cloned), the parameters' ``.grad``, each
+    optimizer's
     ``state_dict`` (deep-copied: Adam's moments are updated in place) and the ``training`` flag of every
     submodule. If the block exits with any exception (the guard's own :class:`NonFiniteLossError`, an error in
     the loss, ``KeyboardInterrupt``), it copies the weights back into the same parameter tensors (so
@@ -209,6 +210,8 @@ class TrainingGuard:
         with torch.no_grad():
             self._saved = {k: v.detach().clone() for k, v in self.model.state_dict().items()}
         self._modes = [(m, m.training) for m in self.model.modules()]
+        # gradients too: a failed fit must not leave the caller's .grad half-accumulated (usually None here)
+        self._grads = [(p, None if p.grad is None else p.grad.detach().clone()) for p in self.model.parameters()]
         self._saved_opt = []
         for opt in self._optimizers:
             self.watch(opt)
@@ -250,6 +253,8 @@ class TrainingGuard:
                 self.model.load_state_dict(self._saved)
         for opt, state in self._saved_opt:
             opt.load_state_dict(state)
+        for param, grad in getattr(self, "_grads", []):
+            param.grad = grad
         for module, mode in self._modes:
             module.training = mode  # the flag itself: a module's overridden train() may not round-trip
 
