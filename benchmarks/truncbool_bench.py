@@ -9,7 +9,7 @@ that spends its oracle budget (``--cap``) without reaching the target is a failu
 
     .venv/bin/python benchmarks/truncbool_bench.py [--ns 8 16 24 32 48 64] [--m 4000] [--seeds 3]
         [--lr-ball 10] [--lr-free 3]
-        [--target 0.5] [--steps 2000] [--cap 20000000] [--out results/truncbool/bench.json]
+        [--target 0.5] [--steps 2000] [--cap 20000000] [--out results/truncbool/bench_calls.json]
 
 Prints one row per n with medians over seeds; writes every row to ``--out`` (JSON).
 """
@@ -100,7 +100,7 @@ def main() -> None:
     ap.add_argument("--target", type=float, default=0.5)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--cap", type=int, default=2 * 10**7)
-    ap.add_argument("--out", type=Path, default=Path("results/truncbool/bench.json"))
+    ap.add_argument("--out", type=Path, default=Path("results/truncbool/bench_calls.json"))
     args = ap.parse_args()
     rows = [one(n, args.m, s, args) for n, s in tqdm([(n, s) for n in args.ns for s in range(args.seeds)],
                                                      desc="(n, seed)")]
