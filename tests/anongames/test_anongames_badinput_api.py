@@ -158,3 +158,31 @@ def test_poisson_binomial_is_the_brute_force_law():
             w *= q if x else 1 - q
         law[sum(bits)] += w
     assert poisson_binomial(probs) == law
+
+
+# ---------------------------------------------------------------------------------------- declared constraints
+@pytest.mark.parametrize("func, valid", [
+    (sequential_best_response, {"game": GAME, "eps": 0.1}),
+    (path_dynamics, {"game": GAME, "eps": 0.1}),
+    (dumps_nfg, {"game": GAME}),
+    (parse_gambit_profile, {"line": "NE,1,0", "n": 1}),
+    (minmax_curvature, {"game": GAME}),
+    (potential_hessian, {"game": GAME}),
+], ids=lambda x: getattr(x, "__name__", ""))
+def test_declared_constraints_refuse_every_generated_bad_call(func, valid):
+    """Each generated call replaces one declared argument by a refused value: the error names that argument."""
+    import inspect
+
+    from neurips26.constraints import bad_inputs
+
+    defaults = {k: p.default for k, p in inspect.signature(func).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+    base = defaults | valid
+    cases = bad_inputs(func, **valid)
+    assert cases
+    before = GAME.to_dict()
+    for kwargs, exc in cases:
+        (changed,) = [k for k in func.__constraints__ if kwargs[k] is not base.get(k)]
+        with pytest.raises(exc, match=changed):
+            func(**kwargs)
+    assert GAME.to_dict() == before

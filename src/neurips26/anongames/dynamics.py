@@ -51,8 +51,10 @@ from typing import Any, Literal
 
 import numpy as np
 
+from neurips26.constraints import Bool, Choice, Instance, Int, validate
+
 from .game import LinearAnonymousGame, as_fraction, as_profile
-from .solve import _check_game, _Path
+from .solve import _Path
 
 
 @dataclass(frozen=True)
@@ -100,24 +102,13 @@ def _check_step(step: Any, high: float | None = None) -> float | None:
     return value
 
 
-def _check_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name}: expected a bool, got {value!r}")
-    return value
-
-
-def _check_max_steps(max_steps: Any) -> int:
-    if isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0:
-        raise ValueError(f"max_steps: expected an int >= 0, got {max_steps!r}")
-    return max_steps
-
-
 def _max_regret_exact(game: LinearAnonymousGame, profile: list[Any], normalize: bool) -> Fraction:
     prof = [Fraction(x) for x in profile]
     regrets = game.normalized_regrets(prof) if normalize else game.regrets(prof)
     return max(regrets)
 
 
+@validate(game=Instance(LinearAnonymousGame), normalize=Bool(), max_steps=Int(low=0))
 def path_dynamics(game: LinearAnonymousGame, eps: float, *, step: float | None = None, normalize: bool = True,
                   max_steps: int = 10**8) -> DynamicsResult:
     """Walk the announced aggregate along Gamma until the excess changes sign (ours, O(1/eps)).
@@ -129,11 +120,8 @@ def path_dynamics(game: LinearAnonymousGame, eps: float, *, step: float | None =
         normalize: measure regret in normalised units (gains divided by ``N_i``).
         max_steps: safety cap (the walk always terminates well before on valid input).
     """
-    _check_game(game)
     eps_f = _check_eps(eps)
     step_f = _check_step(step)
-    _check_flag(normalize, "normalize")
-    _check_max_steps(max_steps)
     n = game.n
     path = _Path.build(game, "fraction")
     n_c = len(path.c_tau)
@@ -212,6 +200,8 @@ def _float_profile_on_path(game: LinearAnonymousGame, path: _Path, kind: str, k:
 RULES = ("max_regret", "round_robin", "substitutes_first")
 
 
+@validate(game=Instance(LinearAnonymousGame), rule=Choice(*RULES), max_steps=Int(low=0), normalize=Bool(),
+          detect_cycles=Bool())
 def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: float | None = None,
                              rule: Literal["max_regret", "round_robin", "substitutes_first"] = "max_regret",
                              max_steps: int = 10**6, start: str | Sequence[Any] = "zeros",
@@ -236,16 +226,10 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
     Returns:
         :class:`DynamicsResult`; ``steps`` counts single-player revisions.
     """
-    _check_game(game)
     eps_f = _check_eps(eps)
-    if rule not in RULES:
-        raise ValueError(f"rule: expected one of {RULES}, got {rule!r}")
     if isinstance(start, str) and start not in ("zeros", "ones", "half"):
         raise ValueError(f"start: expected 'zeros', 'ones', 'half' or n probabilities, got {start!r}")
     start_profile = None if isinstance(start, str) else as_profile(start, game.n, name="start")
-    _check_max_steps(max_steps)
-    _check_flag(normalize, "normalize")
-    _check_flag(detect_cycles, "detect_cycles")
     unit = eps_f / 2 if step is None else _check_step(step, 1.0)
     grid = math.ceil(1 / unit - 1e-12)
     n = game.n

@@ -27,13 +27,15 @@ from fractions import Fraction
 
 import numpy as np
 
+from neurips26.constraints import Instance, validate
+
 from .game import ONE, ZERO, LinearAnonymousGame
-from .solve import _check_game
 
 #: eigenvalues within this of 0 count as 0 (the Hessian has integer entries; its eigenvalues are far from it)
 EIG_TOL = 1e-9
 
 
+@validate(game=Instance(LinearAnonymousGame))
 def potential_hessian(game: LinearAnonymousGame) -> tuple[list[int], list[list[Fraction]]]:
     """``(players, H)``: the strategic players (C and U, by index) and the exact Hessian of Phi over them.
 
@@ -41,7 +43,6 @@ def potential_hessian(game: LinearAnonymousGame) -> tuple[list[int], list[list[F
         players: indices of the players with ``a_i != 0``, ascending (length ``k``).
         H: ``k x k`` nested list of Fractions, ``H[r][s] = d^2 Phi / dp_{players[r]} dp_{players[s]}``.
     """
-    _check_game(game)
     base = [(ONE if b > 0 else ZERO) if a == 0 else ZERO for a, b in zip(game.a, game.b)]
     players = [i for i in range(game.n) if game.a[i] != 0]
 
@@ -98,6 +99,7 @@ def _eigenvalues(hess: list[list[Fraction]], rows: list[int]) -> list[float]:
     return [float(x) for x in np.linalg.eigvalsh(block)]
 
 
+@validate(game=Instance(LinearAnonymousGame))
 def minmax_curvature(game: LinearAnonymousGame) -> MinMaxCurvature:
     """Eigenvalues of the Hessian of Phi on the complements' and on the substitutes' block."""
     players, hess = potential_hessian(game)

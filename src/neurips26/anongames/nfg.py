@@ -37,6 +37,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from neurips26.constraints import Instance, Int, validate
+
 from .game import LinearAnonymousGame, as_fraction, as_profile
 from .jsonio import GameFileError, read_text
 
@@ -113,14 +115,13 @@ class _Reader:
         return int(word)
 
 
+@validate(text=Instance(str), source=Instance(str))
 def parse_nfg(text: str, *, source: str = "<string>") -> tuple[str, list[str], list[list[Fraction]]]:
     """Parse a 2-strategy ``.nfg`` file: ``(title, player names, payoffs)``.
 
     ``payoffs[k][i]`` is player ``i``'s payoff at the ``k``-th profile (first player's strategy fastest;
     bit ``i`` of ``k`` is player ``i``'s action).
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text: expected a str, got {type(text).__name__}")
     reader = _Reader(_tokens(text, source), source)
     if reader.take("word", "the header 'NFG'") != "NFG":
         reader.pos -= 1
@@ -235,15 +236,12 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
+@validate(game=Instance(LinearAnonymousGame), title=Instance(str))
 def dumps_nfg(game: LinearAnonymousGame, *, title: str = "linear anonymous game") -> str:
     """The payoff-version ``.nfg`` text of ``game`` (exact rationals; ``n <= 16``).
 
     Strategy 1 of every player is action 0, strategy 2 is action 1, as in :meth:`~LinearAnonymousGame.to_gambit`.
     """
-    if not isinstance(game, LinearAnonymousGame):
-        raise TypeError(f"game: expected a LinearAnonymousGame, got {type(game).__name__}")
-    if not isinstance(title, str):
-        raise TypeError(f"title: expected a str, got {type(title).__name__}")
     n = game.n
     if n > MAX_WRITE_PLAYERS:
         raise ValueError(f"dumps_nfg: the file lists n*2^n payoffs; expected n <= {MAX_WRITE_PLAYERS}, got n={n}")
@@ -273,10 +271,9 @@ def format_gambit_profile(profile: Sequence[Any]) -> str:
     return "NE," + ",".join(f"{1 - p},{p}" for p in prof)
 
 
+@validate(line=Instance(str), n=Int(low=1))
 def parse_gambit_profile(line: str, n: int) -> list[Fraction]:
     """The inverse of :func:`format_gambit_profile`: ``p_i`` = Pr[player i plays its second strategy]."""
-    if not isinstance(line, str):
-        raise TypeError(f"line: expected a str, got {type(line).__name__}")
     parts = [x.strip() for x in line.strip().split(",")]
     if not parts or parts[0] != "NE":
         raise ValueError(f"line: expected 'NE,' followed by 2n probabilities, got {line[:40]!r}")
