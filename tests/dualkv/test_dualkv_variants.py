@@ -79,6 +79,43 @@ def test_variants_equal_dense_replicated_outputs_and_gradients(variant, dtype):
         torch.testing.assert_close(a.double(), r, rtol=0, atol=tol * 10 * max(1.0, float(r.abs().max())), msg=name)
 
 
+@pytest.mark.parametrize("window", [1, 2, 5, 30, None])
+def test_blocked_variants_cross_block_edges(monkeypatch, window):
+    """Blocks of 3 query rows (windows of 1, 2, 5 start and end inside blocks and inside the prompt): outputs and
+    the gradients of q, k, v and the sinks equal the dense replicated reference."""
+    import neurips26.dualkv.attention as att
+
+    monkeypatch.setattr(att, "_VARIANT_BLOCK", 3)
+    b = pack_shared_prompt(_groups(4, shapes=((10, (7, 1, 4)), (2, (5,)))))
+    gen = torch.Generator().manual_seed(4)
+    q, k, v = (torch.randn(b.num_tokens, n, 8, generator=gen, dtype=torch.float64).requires_grad_()
+               for n in (4, 2, 2))
+    sinks = torch.randn(4, generator=gen, dtype=torch.float64).requires_grad_()
+    out = dualkv_attention(q, k, v, b, sliding_window=window, softcap=3.0, sinks=sinks)
+    ref_leaves = [t.detach().clone().requires_grad_() for t in (q, k, v, sinks)]
+    ref = dense_variant_attention(*ref_leaves[:3], b, window=window, softcap=3.0, sinks=ref_leaves[3])
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+    w = torch.randn(out.shape, generator=gen, dtype=torch.float64)
+    for a, r in zip(torch.autograd.grad((out * w).sum(), (q, k, v, sinks)),
+                    torch.autograd.grad((ref * w).sum(), ref_leaves)):
+        torch.testing.assert_close(a, r, rtol=0, atol=1e-11)
+
+
+@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: "-".join(f"{k}{v[k]}" for k in v))
+def test_one_softmax_references_equal_dense(variant):
+    """The public per-call references (one joint softmax per region) against the dense replicated reference."""
+    b = pack_shared_prompt(_groups(5, shapes=((13, (6, 2, 9)),)))
+    gen = torch.Generator().manual_seed(5)
+    q, k, v = (torch.randn(b.num_tokens, n, 8, generator=gen, dtype=torch.float64) for n in (6, 2, 2))
+    sinks = torch.randn(6, generator=gen, dtype=torch.float64) if variant.get("sinks") else None
+    kw = dict(sliding_window=variant.get("window"), softcap=variant.get("softcap"), sinks=sinks)
+    p, dec = 13, slice(13, b.num_tokens)
+    got = torch.cat([prompt_attention_reference(q[:p], k[:p], v[:p], 8 ** -0.5, **kw),
+                     decoded_attention_reference(q[dec], k[:p], v[:p], k[dec], v[dec], [6, 2, 9], 8 ** -0.5, **kw)])
+    ref = dense_variant_attention(q, k, v, b, window=kw["sliding_window"], softcap=kw["softcap"], sinks=sinks)
+    torch.testing.assert_close(got, ref, rtol=0, atol=1e-12)
+
+
 def test_window_at_least_every_length_is_plain_causal():
     b = pack_shared_prompt(_groups())
     gen = torch.Generator().manual_seed(0)

@@ -31,8 +31,9 @@ Attention variants of Mistral/Gemma/GPT-OSS-style models (``sliding_window``, ``
   $p_j = e^{s_j} / (e^{b_h} + \sum_k e^{s_k})$, exactly once per row (in Call 1 for prompt rows, in Call 2 for
   response rows).
 
-These run on the PyTorch reference (one joint softmax per region, recomputed in backward); the Triton kernel
-refuses them by name.
+These run on the PyTorch path in blocks of query rows against the keys their window leaves visible (recomputed in
+backward; :func:`prompt_attention_reference` / :func:`decoded_attention_reference` are the one-softmax references);
+the Triton kernel refuses them by name.
 """
 
 from __future__ import annotations
@@ -405,18 +406,14 @@ def _dualkv_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: Shar
                   sinks: torch.Tensor | None = None) -> torch.Tensor:
     variants = sliding_window is not None or softcap is not None or sinks is not None
     extra = () if sinks is None else (sinks,)
-    pieces = []
+    pieces: list[torch.Tensor] = []
     for off, p, slices in zip(batch.group_offsets, batch.prompt_lens, batch.response_slices):
         ctx = slice(off, off + p)
         dec = slice(slices[0].start, slices[-1].stop)
         lens = [s.stop - s.start for s in slices]
         args = (q[dec], k[ctx], v[ctx], k[dec], v[dec])
-        if variants:  # joint softmax per region with the window/cap/sink, recomputed in backward
-            kw = dict(sliding_window=sliding_window, softcap=softcap)
-            prompt_fn = functools.partial(_with_sink(prompt_attention_reference, 3), scale=scale, **kw)
-            decoded_fn = functools.partial(_with_sink(decoded_attention_reference, 5), seq_lens=lens, scale=scale, **kw)
-            pieces.append(_recomputed(prompt_fn, q[ctx], k[ctx], v[ctx], *extra))
-            pieces.append(_recomputed(decoded_fn, *args, *extra))
+        if variants:  # blocks of query rows against their visible keys, recomputed in backward
+            pieces.extend(_variant_group(q, k, v, off, p, slices, scale, sliding_window, softcap, extra))
             continue
         pieces.append(_prompt_attention(q[ctx], k[ctx], v[ctx], scale))
         if q.device.type == "cpu" and q.dtype != torch.float64 and _USE_CPU_FLASH:
@@ -429,15 +426,79 @@ def _dualkv_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: Shar
     return torch.cat(pieces, dim=0)
 
 
-def _with_sink(reference: Callable[..., torch.Tensor], n: int) -> Callable[..., torch.Tensor]:
-    """``reference(*tensors[:n], sinks=tensors[n])``: the sink as an optional trailing positional tensor (the
-    recompute Function passes tensors positionally, so the sink's gradient flows)."""
+#: Query rows per recomputed block on the variants path: the live scores are ``[H, block, visible keys]``, so memory
+#: stays O(block · (P + R)) per head (O(block · W) with a window) instead of O(N · R · (P + R)).
+_VARIANT_BLOCK = 256
 
-    def call(*tensors: torch.Tensor, **kw: Any) -> torch.Tensor:
-        sinks = tensors[n] if len(tensors) > n else None
-        return reference(*tensors[:n], sinks=sinks, **kw)
 
-    return call
+def _block_attention(q_blk: torch.Tensor, q_pos: torch.Tensor, keys: torch.Tensor, values: torch.Tensor,
+                     k_pos: torch.Tensor, scale: float, window: int | None, softcap: float | None,
+                     sinks: torch.Tensor | None) -> torch.Tensor:
+    r"""Query rows of *one* replicated sequence against keys of that sequence, by logical position.
+
+    ``q_blk [b, H, d]`` at positions ``q_pos [b]``; ``keys, values [m, H_kv, d]`` at ``k_pos [m]``. Key $j$ is
+    visible to query $i$ iff $0 \le \mathrm{pos}_i - \mathrm{pos}_j$ $(< W)$; scores $s = c\tanh(q k^\top
+    \cdot\mathrm{scale} / c)$; softmax over the visible keys and the head's sink. Every query's own key is among
+    the keys, so no row is empty. Returns ``[b, H, d]`` in the input dtype (fp32 math, fp64 for fp64)."""
+    b, h, d = q_blk.shape
+    m, hk = keys.shape[0], keys.shape[1]
+    g = h // hk
+    f32 = torch.float64 if q_blk.dtype == torch.float64 else torch.float32
+    qh = q_blk.to(f32).view(b, hk, g, d).permute(1, 2, 0, 3).reshape(hk, g * b, d)  # heads of a KV group stacked
+    s = _softcap(torch.bmm(qh, keys.to(f32).permute(1, 2, 0)).mul_(scale), softcap).view(hk, g, b, m)
+    lag = q_pos[:, None] - k_pos[None, :]  # [b, m] position difference
+    visible = lag >= 0 if window is None else (lag >= 0) & (lag < window)
+    probs = _softmax_with_sink(s.masked_fill(~visible, float("-inf")),
+                               None if sinks is None else sinks.to(f32).view(hk, g, 1, 1))
+    out = torch.bmm(probs.view(hk, g * b, m), values.to(f32).transpose(0, 1))  # [H_kv, G·b, d]
+    return out.view(hk, g, b, d).permute(2, 0, 1, 3).reshape(b, h, d).to(q_blk.dtype)
+
+
+def _variant_block(q_blk: torch.Tensor, k_a: torch.Tensor, v_a: torch.Tensor, k_b: torch.Tensor, v_b: torch.Tensor,
+                   *sink: torch.Tensor, q_start: int, q_base: int, a_range: tuple[int, int],
+                   b_range: tuple[int, int], b_base: int, scale: float, window: int | None,
+                   softcap: float | None) -> torch.Tensor:
+    """One block: queries at positions ``q_base + q_start + i`` against ``k_a[a_range]`` (positions = indices:
+    the prompt) and ``k_b[b_range]`` (positions ``b_base + index``: a response's own keys). Slicing happens in
+    here so that the recompute node saves the group's K/V views, not a copy per block."""
+    device = q_blk.device
+    (a0, a1), (b0, b1) = a_range, b_range
+    keys, values = torch.cat([k_a[a0:a1], k_b[b0:b1]]), torch.cat([v_a[a0:a1], v_b[b0:b1]])
+    k_pos = torch.cat([torch.arange(a0, a1, device=device), b_base + torch.arange(b0, b1, device=device)])
+    q_pos = q_base + q_start + torch.arange(q_blk.shape[0], device=device)
+    return _block_attention(q_blk, q_pos, keys, values, k_pos, scale, window, softcap, sink[0] if sink else None)
+
+
+def _variant_group(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, off: int, p: int, slices: list[slice],
+                   scale: float, window: int | None, softcap: float | None,
+                   extra: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    r"""Both calls of one prompt group with the variants, in blocks of :data:`_VARIANT_BLOCK` query rows.
+
+    A block of prompt rows $[a, b)$ reads prompt keys $[\max(0, a - W + 1), b)$ (Call 1). A block of rows
+    $[a, b)$ of response $i$ (positions $P + a \ldots P + b - 1$) reads prompt keys $[\max(0, P + a - W + 1), P)$
+    and its own keys $[\max(0, a - W + 1), b)$ (Call 2): the window cuts both regions in logical positions, and
+    keys outside it are never multiplied. Returns the output rows in packed order."""
+    step = _VARIANT_BLOCK
+
+    def first(pos: int) -> int:  # the first key position visible from query position `pos`
+        return 0 if window is None else max(0, pos - window + 1)
+
+    kc, vc = k[off:off + p], v[off:off + p]
+    kw = dict(scale=scale, window=window, softcap=softcap)
+    pieces = []
+    for a in range(0, p, step):
+        b = min(p, a + step)
+        fn = functools.partial(_variant_block, q_start=a, q_base=0, a_range=(first(a), b), b_range=(0, 0),
+                               b_base=p, **kw)
+        pieces.append(_recomputed(fn, q[off + a:off + b], kc, vc, kc[:0], vc[:0], *extra))
+    for sl in slices:
+        kd, vd = k[sl], v[sl]
+        for a in range(0, sl.stop - sl.start, step):
+            b = min(sl.stop - sl.start, a + step)
+            fn = functools.partial(_variant_block, q_start=a, q_base=p, a_range=(min(p, first(p + a)), p),
+                                   b_range=(first(a), b), b_base=p, **kw)
+            pieces.append(_recomputed(fn, q[sl.start + a:sl.start + b], kc, vc, kd, vd, *extra))
+    return pieces
 
 
 def _dualkv_triton(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch,

@@ -1,7 +1,8 @@
 """Check, on your own model and data, that the packed DualKV path gives the replicated path's log-probs.
 
-DualKV is exact only for strictly causal, per-token models (no dropout, no sliding window, no token dropping).
-Before switching a training run over — and again when prompt/response lengths grow — run
+DualKV is exact only for strictly causal, per-token models (no dropout, no token dropping; sliding windows,
+soft-capping and sinks are handled in the packed path, chunked attention is refused). Before switching a training
+run over — and again when prompt/response lengths grow — run
 
     report = verify_equivalence(lambda b: packed_logits(model, b), lambda ids: model(ids[None]).logits[0], groups)
     assert report.ok, report
