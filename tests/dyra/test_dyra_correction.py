@@ -77,7 +77,7 @@ def test_module_matches_reference_with_the_same_sketch(q, sketch):
     lin, s, E = _setup()
     x = torch.randn(30, 36, dtype=F64)
     d = DyRALinear(lin, s, rank=4, oversample=4, power_iters=q, sketch=sketch, residual_dtype=F64)
-    table = d._omega_table(30, 8, x.device, F64)
+    _, table = d._omega_table(30, 8, x.device, F64)
     if sketch == "gaussian":
         omega = table[:30]
     else:  # token sampling = Ω with one 1 per column at the 8 smallest seeded scores
@@ -203,8 +203,10 @@ def test_flop_counter_matches_formula_and_torch_matmul_count():
     # torch counts the matmuls (not QR/SVD, not the add): compare the matmul part
     x = torch.randn(1, N, n)
     d(x)  # builds Ω outside the counter
+    # the fused forward adds B Qᵀ in place (baddbmm_), which FlopCounterMode does not count (in-place ops are
+    # not registered there): count the unfused path, which the fused one equals (test_fused_equals_unfused)
     with FlopCounterMode(display=False) as fc:
-        d(x)
+        d.structured(x) + d.correction(x)
     matmul = (2 * n * N * l + 2 * m * n * l + 2 * m * l * k + 2 * m * n * k + (2 * n * k + 2 * k * m) * N
               + 2 * 5 * (m + n) * N)
     assert fc.get_total_flops() == matmul

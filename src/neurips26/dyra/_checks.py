@@ -117,3 +117,14 @@ def check_gram(gram: object, n: int, name: str = "calib_gram") -> torch.Tensor:
     if torch.diagonal(g).min() < -1e-9 * scale or float(torch.diagonal(g).sum()) <= 0:
         raise ValueError(f"{name} must be a Gram matrix X^T X (non-negative diagonal, positive trace)")
     return g
+
+
+def check_input_shape(x: object, n: int, name: str = "x") -> torch.Tensor:
+    """:func:`check_input` without the finiteness scan (the caller decides finiteness on a smaller product)."""
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if not x.dtype.is_floating_point:
+        raise TypeError(f"{name} must be a floating tensor, got dtype {x.dtype}")
+    if x.dim() < 1 or x.shape[-1] != n:
+        raise ValueError(f"{name} must have shape (..., {n}), got {tuple(x.shape)}")
+    return x

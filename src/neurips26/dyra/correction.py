@@ -36,7 +36,16 @@ import math
 import torch
 from torch import nn
 
-from ._checks import check_bool, check_choice, check_input, check_int, check_linear, check_mask, check_tensor
+from ._checks import (
+    check_bool,
+    check_choice,
+    check_input,
+    check_input_shape,
+    check_int,
+    check_linear,
+    check_mask,
+    check_tensor,
+)
 from .structured import StructuredLinear
 
 GROUPS = ("batch", "sample")
@@ -187,6 +196,24 @@ class StaticResidualCorrection(nn.Module):
         self.register_buffer("Q", Q.to(dt))
         self.register_buffer("G", (E.T @ Q).to(dt))             # (n, k) = Eᵀ Q
 
+    @classmethod
+    def from_factors(cls, structured: StructuredLinear, Q: torch.Tensor, G: torch.Tensor) -> StaticResidualCorrection:
+        r"""Rebuild from saved factors: Q (m, k) and $G = E^\top Q$ (n, k) (see :func:`~.adapters.load_dyra`)."""
+        if not isinstance(structured, StructuredLinear):
+            raise TypeError(f"structured must be a StructuredLinear, got {type(structured).__name__}")
+        m, n = structured.out_features, structured.in_features
+        check_tensor("Q", Q, 2)
+        check_tensor("G", G, 2)
+        if Q.shape[0] != m or G.shape[0] != n or Q.shape[1] != G.shape[1]:
+            raise ValueError(f"Q must be ({m}, k) and G ({n}, k), got {tuple(Q.shape)} and {tuple(G.shape)}")
+        self = cls.__new__(cls)
+        nn.Module.__init__(self)
+        self.rank, self.structured = int(Q.shape[1]), structured
+        self.in_features, self.out_features = n, m
+        self.register_buffer("Q", Q.detach().clone())
+        self.register_buffer("G", G.detach().clone())
+        return self
+
     def correction(self, x: torch.Tensor) -> torch.Tensor:
         """(..., n) -> (..., m): $(x G) Q^\\top$."""
         return self._correction(check_input(x, self.in_features))
@@ -267,30 +294,90 @@ class DyRALinear(nn.Module):
         return cls(lin, s, rank=correction_rank, **kw)
 
     # ------------------------------------------------------------------------------ sketch matrices
-    def _omega_table(self, rows: int, l: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-        """Ω rows 0..rows-1 (≥ rows, whole chunks): row t depends only on (seed, t, ℓ)."""
+    def _omega_table(self, rows: int, l: int, device: torch.device, dtype: torch.dtype) -> tuple[tuple, torch.Tensor]:
+        """Ω rows 0..rows-1 (≥ rows, whole chunks): row t depends only on (seed, t, ℓ). Returns (key, table);
+        the caller stores it with :meth:`_remember_omega` once its call succeeded (a failed call changes nothing)."""
         chunks = max(1, math.ceil(rows / _CHUNK))
         key = (l, chunks, str(device), dtype, self.sketch)
+        if key in self._omega_cache:
+            return key, self._omega_cache[key]
+        parts = []
+        for c in range(chunks):
+            g = torch.Generator().manual_seed(self.seed * 1_000_003 + c)
+            parts.append(torch.randn(_CHUNK, l, generator=g, dtype=torch.float64) if self.sketch == "gaussian"
+                         else torch.rand(_CHUNK, generator=g, dtype=torch.float64))
+        return key, torch.cat(parts).to(device=device, dtype=dtype)
+
+    def _remember_omega(self, key: tuple, table: torch.Tensor) -> None:
         if key not in self._omega_cache:
-            parts = []
-            for c in range(chunks):
-                g = torch.Generator().manual_seed(self.seed * 1_000_003 + c)
-                parts.append(torch.randn(_CHUNK, l, generator=g, dtype=torch.float64) if self.sketch == "gaussian"
-                             else torch.rand(_CHUNK, generator=g, dtype=torch.float64))
-            self._omega_cache = {key: torch.cat(parts).to(device=device, dtype=dtype)}
-        return self._omega_cache[key]
+            self._omega_cache = {key: table}
 
     # ------------------------------------------------------------------------------ forward
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """``x (..., n) -> (..., m)``; ``mask`` (x.shape[:-1], bool, True = real token) keeps pads out of the
-        sketch (default: ``self.token_mask`` when its shape fits, else every token is real)."""
-        mask = self._checked(x, mask)
-        y = self.structured._fast_apply(x)
-        return y + self._correction(x, mask)
+        r"""``x (..., n) -> (..., m)``; ``mask`` (x.shape[:-1], bool, True = real token) keeps pads out of the
+        sketch (default: ``self.token_mask`` when its shape fits, else every token is real).
 
-    def _checked(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor | None:
-        """Check x and mask (default: ``self.token_mask`` when its shape fits); the mask as bool."""
-        check_input(x, self.in_features)
+        The correction is fused into the structured output: per group $Y_s \mathrel{+}= B Q^\top$ by one
+        ``baddbmm_`` into the fresh result of the structured path (no separate (N, m) correction tensor and add).
+        Finiteness is decided once, on $B = X(E^\top Q)$ (N×k, every token enters it; a NaN/inf anywhere in x
+        reaches B), instead of a scan of x (N×n) per call; x itself is scanned only to word the error.
+        When :meth:`merge` was called, the exact dense product $x (W_s + E)^\top + b$ instead."""
+        mask = self._checked(x, mask, finite=False)
+        if self.merged:
+            check_input(x, self.in_features)
+            return torch.nn.functional.linear(x, self._merged_weight.to(x.dtype), self.structured.bias.to(x.dtype)
+                                              if self.structured.bias is not None else None)
+        y = self.structured._fast_apply(x)
+        parts = self._correction_parts(x, mask)
+        B, Q, small, xg, key, table = parts
+        G, T = xg.shape[:2]
+        if bool(small.any()) or not y.is_contiguous():
+            y = y + self._finish(parts).view(y.shape)               # rare path: fallback groups
+        else:
+            yg = y.view(G, T, self.out_features)
+            yg.baddbmm_(B.to(y.dtype), Q.to(y.dtype).transpose(1, 2))   # Y_s += B Qᵀ, in place
+        self._remember_omega(key, table)
+        return y
+
+    @property
+    def merged(self) -> bool:
+        """True after :meth:`merge` (the layer then applies the dense $W_s + E$)."""
+        return getattr(self, "_merged_weight", None) is not None
+
+    def merge(self) -> DyRALinear:
+        r"""Fold the residual back: apply $W = W_s + E$ exactly (the original layer, up to E's dtype), as a PEFT
+        adapter is merged into its base. A merged DyRA is the dense layer (no speed-up, no sketch); use it to
+        export or to compare. :meth:`unmerge` restores the dynamic correction. Returns self."""
+        if not self.merged:
+            W = self.structured.weight().to(torch.float64) + self.E.to(torch.float64)
+            self.register_buffer("_merged_weight", W.to(self.structured._dtype()), persistent=False)
+        return self
+
+    def unmerge(self) -> DyRALinear:
+        """Undo :meth:`merge`: structured path + dynamic correction again (bit-identical to before). Returns self."""
+        if self.merged:
+            del self._merged_weight
+        return self
+
+    def to_linear(self) -> nn.Linear:
+        r"""A plain ``nn.Linear`` holding $W_s + E$ and the bias (``merge_and_unload``)."""
+        W = self.structured.weight().to(torch.float64) + self.E.to(torch.float64)
+        dt, dev = self.structured._dtype(), self.structured._device()
+        lin = nn.Linear(self.in_features, self.out_features, bias=self.structured.bias is not None,
+                        device=dev, dtype=dt)
+        with torch.no_grad():
+            lin.weight.copy_(W.to(dt))
+            if self.structured.bias is not None:
+                lin.bias.copy_(self.structured.bias)
+        return lin
+
+    def _checked(self, x: torch.Tensor, mask: torch.Tensor | None, finite: bool = True) -> torch.Tensor | None:
+        """Check x (finiteness too unless ``finite=False``: :meth:`forward` decides it on B) and mask (default:
+        ``self.token_mask`` when its shape fits); the mask as bool."""
+        if finite:
+            check_input(x, self.in_features)
+        else:
+            check_input_shape(x, self.in_features)
         if mask is None and self.token_mask is not None and tuple(self.token_mask.shape) == tuple(x.shape[:-1]):
             mask = self.token_mask
         if mask is None:
@@ -309,23 +396,46 @@ class DyRALinear(nn.Module):
         return xg, mg
 
     def correction(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        r"""The DyRA term $R Q Q^\top$ (..., m) for x (..., n), per group (``mask`` as in :meth:`forward`)."""
-        return self._correction(x, self._checked(x, mask))
+        r"""The DyRA term $R Q Q^\top$ (..., m) for x (..., n), per group (``mask`` as in :meth:`forward`);
+        unfused: ``forward(x) == structured(x) + correction(x)`` (tested)."""
+        parts = self._correction_parts(x, self._checked(x, mask, finite=False))
+        out = self._finish(parts)
+        self._remember_omega(parts[4], parts[5])
+        return out.reshape(*x.shape[:-1], self.out_features)
 
     def _correction(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
-        """:meth:`correction` on checked x and a bool mask (or None)."""
+        """:meth:`correction` on checked x and a bool mask (or None), unfused."""
+        parts = self._correction_parts(x, mask)
+        self._remember_omega(parts[4], parts[5])
+        return self._finish(parts).reshape(*x.shape[:-1], self.out_features)
+
+    def _finish(self, parts: tuple) -> torch.Tensor:
+        """The correction (G, T, m) from :meth:`_correction_parts`, fallback groups replaced."""
+        B, Q, small, xg = parts[:4]
+        corr = B.to(xg.dtype) @ Q.to(xg.dtype).transpose(1, 2)     # [G, T, m]
+        if bool(small.any()):
+            fb = (self.fallback._correction(xg) if self.fallback is not None else torch.zeros_like(corr))
+            corr = torch.where(small[:, None, None], fb.to(corr.dtype), corr)
+        return corr.reshape(-1, self.out_features)
+
+    def _correction_parts(self, x: torch.Tensor, mask: torch.Tensor | None) -> tuple:
+        """Range finder per group on shape-checked x: returns (B [G,T,k], Q [G,m,k], small [G], xg [G,T,n],
+        Ω key, Ω table). Raises ValueError when x holds NaN/inf (decided on B; nothing is stored before)."""
         xg, mg = self._grouped(x, mask)                             # [G, T, n], [G, T]
         G, T, _ = xg.shape
         k, l = self.rank, self.rank + self.oversample
         cdt, qdt = self.E.dtype, _qr_dtype(self.E.dtype)
         E = self.E
         xc = xg.to(cdt)
-        xm = xc * mg[..., None].to(cdt)                             # pads zeroed
+        xm = xc * mg[..., None].to(cdt) if mask is not None or self.power_iters or self.sketch != "gaussian" \
+            else xc                                                 # pads zeroed
         n_real = mg.sum(1)                                          # [G]
         rank_in_group = (mg.cumsum(1) - 1).clamp(min=0)             # real token's index among real tokens
-        table = self._omega_table(int(n_real.max()) if T else 1, l, x.device, cdt)
+        key, table = self._omega_table(int(n_real.max()) if T else 1, l, x.device, cdt)
         if self.sketch == "gaussian":
-            omega = table[rank_in_group] * mg[..., None].to(cdt)     # [G, T, l]
+            omega = table[rank_in_group]
+            if mask is not None:
+                omega = omega * mg[..., None].to(cdt)               # pads get a zero row of Ω
             S = xc.transpose(1, 2) @ omega                          # [G, n, l] = Xᵀ Ω
         else:
             score = table[rank_in_group].to(torch.float64).masked_fill(~mg, math.inf)  # [G, T]
@@ -336,16 +446,22 @@ class DyRALinear(nn.Module):
         for _ in range(self.power_iters):
             Z = torch.linalg.qr(Z.to(qdt)).Q.to(cdt)
             Z = E @ (xm.transpose(1, 2) @ (xm @ (E.T @ Z)))         # Z ← E Xᵀ X Eᵀ Z
-        Qz, Tz = torch.linalg.qr(Z.to(qdt))                         # ≥ fp32
+        Zq = Z.to(qdt)
+        if not bool(torch.isfinite(Zq).all()):                      # NaN would reach LAPACK: refuse first
+            self._refuse_non_finite(x)
+        Qz, Tz = torch.linalg.qr(Zq)                                # ≥ fp32
         Ut = torch.linalg.svd(Tz).U                                 # [G, l', l']
         Q = (Qz @ Ut[..., :k]).to(cdt)                              # [G, m, k]
-        B = xc @ (E.T @ Q)                                          # [G, T, k] = X (Eᵀ Q)
-        corr = (B @ Q.transpose(1, 2)).to(x.dtype)                  # [G, T, m]
+        B = xc @ (E.T @ Q)                                          # [G, T, k] = X (Eᵀ Q): every token enters
+        if not bool(torch.isfinite(B).all()):
+            self._refuse_non_finite(x)
         small = n_real < l
-        if bool(small.any()):
-            fb = (self.fallback._correction(xg) if self.fallback is not None else torch.zeros_like(corr))
-            corr = torch.where(small[:, None, None], fb.to(corr.dtype), corr)
-        return corr.reshape(*x.shape[:-1], self.out_features)
+        return B, Q, small, xg, key, table
+
+    def _refuse_non_finite(self, x: torch.Tensor) -> None:
+        check_input(x, self.in_features)                            # names the NaN/inf in x
+        raise ValueError(f"x is finite but DyRA's sketch overflowed in {self.E.dtype} (|x| too large for "
+                         f"residual_dtype); use residual_dtype=torch.float32")
 
     def flops_per_token(self, n_tokens: int) -> float:
         """FLOPs per token for groups of ``n_tokens`` tokens, every FLOP counted (sketch, both E products, QR,

@@ -228,8 +228,9 @@ def _install_mask_hooks(model: nn.Module, modules: Mapping[str, nn.Module], mask
             if isinstance(m, DyRALinear):
                 m.token_mask = None
 
+    # always_call: the mask is cleared even when the forward raises (a failed call leaves no stale mask behind)
     return [model.register_forward_pre_hook(pre, with_kwargs=True),
-            model.register_forward_hook(post, with_kwargs=True)]
+            model.register_forward_hook(post, with_kwargs=True, always_call=True)]
 
 
 _DYRA_KW = {"group", "sketch", "seed", "residual_dtype"}
