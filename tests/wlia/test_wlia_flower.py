@@ -150,3 +150,29 @@ def test_strategy_rejects_non_attacks():
 
     with pytest.raises(TypeError, match="observe"):
         WLIAFedAvg([object()])
+
+
+@pytest.mark.parametrize("optimizer, via_config", [("adam", False), ("momentum", True)])
+def test_flower_client_uses_the_local_optimizer(_task_identity, optimizer, via_config):
+    """The ClientApp's optimizer (its argument, or the server's ``config["optimizer"]``) reaches the update:
+    the same scores as the in-process loop with that optimizer, and not those of plain SGD."""
+    from flwr.app import ArrayRecord, ConfigRecord
+
+    from neurips26.wlia.flower import WLIAFedAvg, make_client_app
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(120, 64)).astype(np.float32)
+    y = rng.integers(0, 10, size=120)
+    parts = dirichlet_partition(y, 3, 0.5, seed=2, min_size=5)
+    kwargs = dict(local_epochs=1, lr=0.01, batch_size=16, seed=4)
+    flower_attack = WLIA()
+    strategy = WLIAFedAvg([flower_attack], fraction_evaluate=0.0, min_train_nodes=3, min_available_nodes=3)
+    app = make_client_app(_model, X, y, parts, **kwargs, **({} if via_config else {"optimizer": optimizer}))
+    strategy.start(grid=_SequentialGrid(app, 3), initial_arrays=ArrayRecord(_model().state_dict()), num_rounds=1,
+                   **({"train_config": ConfigRecord({"optimizer": optimizer})} if via_config else {}))
+    for opt in (optimizer, "sgd"):
+        local_attack = WLIA()
+        simulate_fedavg(_model, X, y, parts, rounds=1, attacks=[local_attack], optimizer=opt, **kwargs)
+        same = all(np.allclose(flower_attack.round_scores(k)[1], local_attack.round_scores(k)[1], rtol=1e-4,
+                               atol=1e-6) for k in range(3))
+        assert same == (opt == optimizer)

@@ -17,7 +17,7 @@ The score formula, estimators and the RNR penalty form are inferred from the abs
 from typing import Any
 
 from .attack import WLIA, UpdateAttack, scores_to_distribution
-from .baselines import BiasAnalytic, LLGRowSum, UniformGuess
+from .baselines import BiasAnalytic, LLGRowSum, TangentialRowSum, UniformGuess
 from .federated import (
     ClassifierNet,
     FedAvgHistory,
@@ -37,7 +37,7 @@ _FLOWER = ("ClientFailureError", "WLIAFedAdam", "WLIAFedAvg", "WLIAFedProx", "ma
            "run_flower_simulation", "with_attacks")
 
 __all__ = [
-    "WLIA", "UpdateAttack", "scores_to_distribution", "BiasAnalytic", "LLGRowSum", "UniformGuess",
+    "WLIA", "UpdateAttack", "scores_to_distribution", "BiasAnalytic", "LLGRowSum", "TangentialRowSum", "UniformGuess",
     "RNRPenalty", "rnr_penalty", "ClassifierNet", "FedAvgHistory", "client_seed", "dirichlet_partition",
     "evaluate_accuracy", "fedavg_aggregate", "label_distribution", "label_distribution_metrics",
     "local_train", "make_model", "simulate_fedavg", *_FLOWER,

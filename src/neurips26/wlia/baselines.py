@@ -9,7 +9,13 @@
   batch of S samples, ``Δb_c = −η Σ_i (p_ic − y_ic) = −η S (p̄_c − π_c)``, so ``π_c − p̄_c ∝ Δb_c``; with
   p̄ unknown, ``p̂ ∝ max(Δb − min Δb, 0)``. Needs a classifier bias.
 
-All three share :class:`~neurips26.wlia.attack.UpdateAttack`'s round averaging and estimators, so the
+* :class:`TangentialRowSum`: an adaptive, RNR-aware attacker. RNR's penalty ``λ Σ_c (‖w_c‖ − r_c)²`` has
+  the gradient ``2λ(‖w_c‖ − r_c) w_c/‖w_c‖``, which points along the row itself (radial). Dropping the
+  radial part of each row's update, ``u_c = Δw_c − (Δw_c·ŵ_c) ŵ_c`` with ``ŵ_c = w^g_c/‖w^g_c‖``, removes
+  what RNR adds (to first order in the step) and keeps the cross-entropy's tangential pull; the score is
+  the row sum of that part, ``s_c = Σ_j u_cj`` (our design, the attacker the issue asks for).
+
+All four share :class:`~neurips26.wlia.attack.UpdateAttack`'s round averaging and estimators, so the
 comparison with WLIA isolates the per-round score.
 """
 
@@ -21,7 +27,7 @@ import numpy as np
 
 from .attack import UpdateAttack
 
-__all__ = ["UniformGuess", "LLGRowSum", "BiasAnalytic"]
+__all__ = ["UniformGuess", "LLGRowSum", "BiasAnalytic", "TangentialRowSum"]
 
 
 class UniformGuess(UpdateAttack):
@@ -65,3 +71,18 @@ class BiasAnalytic(UpdateAttack):
     def _round_scores(self, w_global: np.ndarray, w_local: np.ndarray) -> np.ndarray:
         # Δb_c ∝ π_c − p̄_c
         return w_local - w_global
+
+
+class TangentialRowSum(UpdateAttack):
+    r"""RNR-aware attack: row sum of the tangential part of the update, ``s^t_c = Σ_j u_cj``,
+    ``u_c = Δw_c − (Δw_c · ŵ_c) ŵ_c``, ``ŵ_c = w^{g,t}_c / ‖w^{g,t}_c‖`` (rows ``[C, H]``).
+
+    A zero global row has no radial direction; its update is then kept whole.
+    """
+
+    def _round_scores(self, w_global: np.ndarray, w_local: np.ndarray) -> np.ndarray:
+        delta = w_local - w_global                                   # Δw: [C, H]
+        norms = np.linalg.norm(w_global, axis=1, keepdims=True)      # ‖w^g_c‖: [C, 1]
+        unit = np.divide(w_global, norms, out=np.zeros_like(w_global), where=norms > 0)  # ŵ_c
+        radial = (delta * unit).sum(axis=1, keepdims=True) * unit    # (Δw_c·ŵ_c) ŵ_c
+        return (delta - radial).sum(axis=1)                          # Σ_j u_cj: [C]

@@ -23,7 +23,8 @@ from .rnr import RNRPenalty
 
 __all__ = [
     "dirichlet_partition", "label_distribution_metrics", "label_distribution", "ClassifierNet",
-    "make_model", "client_seed", "local_train", "fedavg_aggregate", "simulate_fedavg", "FedAvgHistory",
+    "make_model", "client_seed", "local_train", "make_optimizer", "OPTIMIZERS", "fedavg_aggregate",
+    "simulate_fedavg", "FedAvgHistory",
 ]
 
 
@@ -59,7 +60,35 @@ def _check_xy(X: Any, y: Any, n_classes: int | None = None) -> None:
                          f"[{int(y.min())}, {int(y.max())}]")
 
 
-def _check_local_args(epochs: Any, lr: Any, batch_size: Any, seed: Any, proximal_mu: Any) -> None:
+#: local optimizers a client may use (see :func:`make_optimizer`).
+OPTIMIZERS = ("sgd", "momentum", "adam")
+#: momentum and weight decay of the ``"momentum"`` optimizer (the usual "SGD with momentum + wd" client).
+MOMENTUM, WEIGHT_DECAY = 0.9, 5e-4
+
+
+def make_optimizer(name: str, params: Any, lr: float) -> torch.optim.Optimizer:
+    r"""The client's local optimizer.
+
+    * ``"sgd"``: plain SGD, ``θ ← θ − η g``.
+    * ``"momentum"``: heavy-ball SGD with weight decay, ``v ← 0.9 v + g + 5·10⁻⁴ θ``, ``θ ← θ − η v``.
+    * ``"adam"``: Adam (β = 0.9, 0.999), ``θ ← θ − η m̂ / (√v̂ + ε)``; the per-coordinate normalisation
+      makes every coordinate move by about η whatever the gradient's size, which is what removes the
+      class-count scale from the row norms WLIA reads (measured in the claim check).
+    The optimizer state starts fresh every round (clients are stateless between rounds, as in FedAvg).
+    """
+    if name not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {name!r}")
+    if name == "sgd":
+        return torch.optim.SGD(params, lr=lr)
+    if name == "momentum":
+        return torch.optim.SGD(params, lr=lr, momentum=MOMENTUM, weight_decay=WEIGHT_DECAY)
+    return torch.optim.Adam(params, lr=lr)
+
+
+def _check_local_args(epochs: Any, lr: Any, batch_size: Any, seed: Any, proximal_mu: Any,
+                      optimizer: Any = "sgd") -> None:
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
     _check_int(epochs, "epochs", 1)
     _check_positive(lr, "lr")
     _check_int(batch_size, "batch_size", 1)
@@ -250,15 +279,17 @@ def client_seed(seed: int, round_idx: int, client_id: int) -> int:
 def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: int, lr: float,
                 batch_size: int, seed: int, penalty: RNRPenalty | None = None,
                 penalty_key: Sequence[int] | None = None, weight_key: str = "fc.weight",
-                proximal_mu: float = 0.0) -> dict[str, float]:
-    """One client's local training: ``epochs`` of mini-batch SGD on ``CE (+ RNR penalty) (+ FedProx term)``,
-    in place. ``proximal_mu > 0`` adds FedProx's ``mu/2 ||w - w^g||^2`` over all parameters (``w^g``: the
-    received weights).
+                proximal_mu: float = 0.0, optimizer: str = "sgd") -> dict[str, float]:
+    """One client's local training: ``epochs`` of mini-batch ``optimizer`` steps on
+    ``CE (+ RNR penalty) (+ FedProx term)``, in place. ``proximal_mu > 0`` adds FedProx's
+    ``mu/2 ||w - w^g||^2`` over all parameters (``w^g``: the received weights).
 
     Args:
         model: starts from the received global weights; trained in place.
         X: features ``[n, d]`` float32; y: labels ``[n]`` int64.
-        epochs, lr, batch_size: plain SGD (no momentum, no weight decay).
+        epochs, lr, batch_size: local epochs, step size η and batch size of ``optimizer``.
+        optimizer: ``"sgd"`` (plain), ``"momentum"`` (0.9, weight decay 5e-4) or ``"adam"``; see
+            :func:`make_optimizer` (fresh state each call).
         seed: shuffling seed (use :func:`client_seed`).
         penalty: optional :class:`RNRPenalty`; ``start_round`` is called here with the received
             classifier and ``penalty_key`` (e.g. ``(client_id, round)``).
@@ -269,7 +300,7 @@ def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     if not isinstance(model, nn.Module):
         raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     _check_xy(X, y, _n_outputs(model, weight_key))
-    _check_local_args(epochs, lr, batch_size, seed, proximal_mu)
+    _check_local_args(epochs, lr, batch_size, seed, proximal_mu, optimizer)
     if penalty is not None and not isinstance(penalty, RNRPenalty):
         raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
     params = dict(model.named_parameters())
@@ -280,7 +311,7 @@ def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
                              f"(parameters: {list(params)})")
         penalty_key = RNRPenalty._check_key(penalty_key)
         penalty.start_round(params[weight_key].detach(), key=penalty_key)
-    opt = torch.optim.SGD(model.parameters(), lr=lr)
+    opt = make_optimizer(optimizer, model.parameters(), lr)
     gen = torch.Generator().manual_seed(int(seed) % (2**63))
     n = X.shape[0]
     model.train()
@@ -385,7 +416,7 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
                     rounds: int = 20, local_epochs: int = 2, lr: float = 0.05, batch_size: int = 32,
                     seed: int = 0, fraction: float = 1.0, attacks: Sequence[UpdateAttack] = (),
                     penalty: RNRPenalty | None = None, weight_key: str = "fc.weight",
-                    X_test: Any = None, y_test: Any = None,
+                    X_test: Any = None, y_test: Any = None, optimizer: str = "sgd",
                     on_update: Callable[[int, int, dict, dict], None] | None = None) -> FedAvgHistory:
     """In-process FedAvg (no Ray), with every client update fed to the server-side ``attacks``.
 
@@ -396,7 +427,8 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
     Args:
         model_fn: builds the (seeded) initial global model; must expose ``weight_key``.
         X, y: all samples ``[N, d]`` and labels ``[N]``; ``parts``: client index arrays.
-        rounds, local_epochs, lr, batch_size: FedAvg and local SGD settings.
+        rounds, local_epochs, lr, batch_size: FedAvg and local training settings.
+        optimizer: the clients' local optimizer (``"sgd"``, ``"momentum"``, ``"adam"``; :func:`make_optimizer`).
         seed: seeds client sampling and every client's shuffling.
         fraction: share of clients per round, in (0, 1].
         attacks: observers (WLIA, baselines); state dicts are passed as tensors.
@@ -410,7 +442,7 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
         raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
     if isinstance(fraction, bool) or not (isinstance(fraction, (int, float)) and 0 < fraction <= 1):
         raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
-    _check_local_args(local_epochs, lr, batch_size, seed, 0.0)
+    _check_local_args(local_epochs, lr, batch_size, seed, 0.0, optimizer)
     if not callable(model_fn):
         raise TypeError(f"model_fn must be a callable returning the initial model, got {type(model_fn).__name__}")
     if on_update is not None and not callable(on_update):
@@ -459,7 +491,7 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
             idx = torch.as_tensor(np.asarray(parts[k]), dtype=torch.int64)
             metrics = local_train(model, X_t[idx], y_t[idx], epochs=local_epochs, lr=lr, batch_size=batch_size,
                                   seed=client_seed(seed, r, k), penalty=penalty, penalty_key=(k, r),
-                                  weight_key=weight_key)
+                                  weight_key=weight_key, optimizer=optimizer)
             local = {key: v.detach().clone() for key, v in model.state_dict().items()}
             for attack in attacks:
                 attack.observe(k, r, state, local)

@@ -134,18 +134,21 @@ WLIAFedAdam = with_attacks(FedAdam)
 def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
                     parts: Sequence[np.ndarray] | Mapping[int, np.ndarray], *,
                     local_epochs: int = 2, lr: float = 0.05, batch_size: int = 32, seed: int = 0,
-                    penalty: RNRPenalty | None = None, weight_key: str = "fc.weight") -> ClientApp:
+                    penalty: RNRPenalty | None = None, weight_key: str = "fc.weight",
+                    optimizer: str = "sgd") -> ClientApp:
     """A Flower ``ClientApp`` whose ``train`` runs :func:`~.federated.local_train` on its partition.
 
     The node's partition is ``parts[context.node_config["partition-id"]]`` (set by the simulation
     engine; in deployment pass ``--node-config "partition-id=3"`` to ``flower-supernode`` and give that
     node ``parts={3: np.arange(len(y_local))}`` with its own ``X, y``). The local
     seed is ``client_seed(seed, server_round, partition_id)``, identical to the in-process loop.
+    ``optimizer`` (``"sgd"``, ``"momentum"``, ``"adam"``) is the local optimizer; a server may override
+    it per round with ``config["optimizer"]`` (and the step size with ``config["lr"]``).
     """
     # everything a client's train would refuse is checked here, before any node starts
     if not callable(model_fn):
         raise TypeError(f"model_fn must be a callable returning the model, got {type(model_fn).__name__}")
-    _check_local_args(local_epochs, lr, batch_size, seed, 0.0)
+    _check_local_args(local_epochs, lr, batch_size, seed, 0.0, optimizer)
     if penalty is not None and not isinstance(penalty, RNRPenalty):
         raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
     X_all = torch.as_tensor(np.asarray(X), dtype=torch.float32)
@@ -171,12 +174,15 @@ def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
         config = msg.content["config"]
         server_round = int(config["server-round"])
         mu = float(config["proximal-mu"]) if "proximal-mu" in config else 0.0  # FedProx sends it
+        opt_name = str(config["optimizer"]) if "optimizer" in config else optimizer
+        step = float(config["lr"]) if "lr" in config else lr
         model = model_fn()
         model.load_state_dict(msg.content["arrays"].to_torch_state_dict())
         idx = torch.as_tensor(part_map[pid])
-        metrics = local_train(model, X_all[idx], y_all[idx], epochs=local_epochs, lr=lr, batch_size=batch_size,
+        metrics = local_train(model, X_all[idx], y_all[idx], epochs=local_epochs, lr=step, batch_size=batch_size,
                               seed=client_seed(seed, server_round, pid), penalty=penalty,
-                              penalty_key=(pid, server_round), weight_key=weight_key, proximal_mu=mu)
+                              penalty_key=(pid, server_round), weight_key=weight_key, proximal_mu=mu,
+                              optimizer=opt_name)
         content = RecordDict({
             "arrays": ArrayRecord(model.state_dict()),
             "metrics": MetricRecord({"num-examples": metrics["num-examples"], "train-loss": metrics["train-loss"],
@@ -222,7 +228,7 @@ def run_flower_simulation(model_fn: Callable[[], nn.Module], X: Any, y: Any, par
                           num_cpus: int = 2, client_cpus: float = 1.0, quiet: bool = True,
                           on_update: Callable[[int, Any, ArrayRecord, ArrayRecord], None] | None = None,
                           strategy: str = "fedavg", strategy_kwargs: Mapping[str, Any] | None = None,
-                          ) -> Any:
+                          optimizer: str = "sgd") -> Any:
     """Run FedAvg + attacks on Flower's simulation engine (Ray); returns the strategy (``.result``,
     ``.observed``; the attacks hold their observations). Same arguments as
     :func:`~.federated.simulate_fedavg` plus Ray's CPU budget. Client sampling with ``fraction < 1``
@@ -255,7 +261,7 @@ def run_flower_simulation(model_fn: Callable[[], nn.Module], X: Any, y: Any, par
                               fraction_evaluate=0.0, min_train_nodes=max(1, int(round(fraction * n_clients))),
                               min_available_nodes=n_clients, **extra)
     client_app = make_client_app(model_fn, X, y, parts, local_epochs=local_epochs, lr=lr, batch_size=batch_size,
-                                 seed=seed, penalty=penalty, weight_key=weight_key)
+                                 seed=seed, penalty=penalty, weight_key=weight_key, optimizer=optimizer)
     server_app = make_server_app(strat, model_fn, rounds=rounds)
     backend_config = {"client_resources": {"num_cpus": client_cpus, "num_gpus": 0.0},
                       "init_args": {"num_cpus": num_cpus, "include_dashboard": False,
