@@ -154,7 +154,7 @@ def test_lif_module_and_backend_refuse():
 @pytest.mark.parametrize("case", [
     BadInput("nan", (torch.full((1, 5, 4), NAN),), names="x"),
     BadInput("width", (torch.zeros(1, 5, 3),), names="x"),
-    BadInput("2-d", (torch.zeros(5, 4),), names="x"),
+    BadInput("1-d", (torch.zeros(4),), names="x"),  # 2-D [T, F] is accepted (any leading dimensions)
     BadInput("int", (torch.zeros(1, 5, 4, dtype=torch.long),), names="x"),
     BadInput("backend", (torch.zeros(1, 5, 4),), {"backend": "fft"}, names="backend"),
 ], ids=lambda c: c.id)

@@ -110,9 +110,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match="delay_dist"):
         DelayedLinear(3, 2, 1, delay_dist="normal")
     layer = DelayedLinear(3, 2, 1)
-    with pytest.raises(ValueError, match=r"\[B, T, 3\]"):
-        layer(torch.randn(2, 4))
-    with pytest.raises(ValueError, match=r"\[B, T, 3\]"):
+    with pytest.raises(ValueError, match=r"\[\.\.\., T, 3\]"):
+        layer(torch.randn(3))  # [T, F] is accepted (any leading dimensions), a 1-D vector has no time axis
+    with pytest.raises(ValueError, match=r"\[\.\.\., T, 3\]"):
         layer(torch.randn(2, 4, 5))
     with pytest.raises(TypeError, match="floating"):
         layer(torch.ones(2, 4, 3, dtype=torch.long))

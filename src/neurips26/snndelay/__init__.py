@@ -30,6 +30,7 @@ from .ctc import (
     ctc_min_length,
     edit_distance,
     phoneme_error_rate,
+    true_boundaries,
 )
 from .data import PHONEMES, SIL, Batch, SpeechBCIData, load_willett2023, make_batch, synthetic_speech_bci
 from .delays import DelayedLinear, delayed_linear_reference, draw_delays
@@ -47,7 +48,7 @@ __all__ = [
     "GRUDecoder", "TCNDecoder", "FrameStackMLP", "build_decoder", "matched_width",
     "SpeechBCIData", "Batch", "make_batch", "synthetic_speech_bci", "load_willett2023",
     "ctc_loss", "ctc_min_length", "ctc_greedy_decode", "edit_distance", "phoneme_error_rate",
-    "ctc_forced_align", "boundary_uncertainty", "BoundaryUncertainty",
+    "ctc_forced_align", "boundary_uncertainty", "BoundaryUncertainty", "true_boundaries",
     "estimate_energy",
     "train_ctc", "evaluate", "TrainResult", "EvalResult",
 ]

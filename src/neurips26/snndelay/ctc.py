@@ -201,26 +201,50 @@ class BoundaryUncertainty:
     interior_one_minus_max: float
     n_boundary: int
     n_interior: int
+    per_sentence_boundary_entropy: tuple[float, ...] = ()
+    per_sentence_interior_entropy: tuple[float, ...] = ()
+
+
+def true_boundaries(frame_labels: Sequence[int] | np.ndarray, lead: int = 0) -> np.ndarray:
+    """Frames at which the generator's label changes (a new phoneme starts), moved ``lead`` bins earlier
+    because the neural activity leads the label by ``lead`` bins (:func:`synthetic_speech_bci`); the
+    boundaries a decoder can see, independent of any model. Clipped to frame 0, duplicates dropped."""
+    lab = np.asarray(frame_labels).ravel()
+    if isinstance(lead, bool) or not isinstance(lead, int | np.integer) or lead < 0:
+        raise ValueError(f"lead must be an int >= 0, got {lead!r}")
+    changes = np.flatnonzero(np.diff(lab) != 0) + 1
+    return np.unique(np.clip(changes - int(lead), 0, None))
 
 
 def boundary_uncertainty(log_probs: Sequence[Tensor], targets: Sequence[Sequence[int]], *,
-                         window: int = 1) -> BoundaryUncertainty:
+                         window: int = 1, boundaries: Sequence[Sequence[int]] | None = None) -> BoundaryUncertainty:
     """Boundary-aligned CTC uncertainty over sentences.
 
-    For each sentence (``log_probs[n] [T_n, C]``), force-align to the target; a boundary is a frame where
-    the aligned token changes (a new label is emitted, the first one excluded); boundary frames are those
-    within ``window`` bins of a boundary, interior frames the rest. Entropy $H_t = -\\sum_c p_{t,c}\\log p_{t,c}$.
+    For each sentence (``log_probs[n] [T_n, C]``), the boundaries are either given (``boundaries[n]``,
+    frame indices, e.g. :func:`true_boundaries` of the generator's labels: the same frames for every model)
+    or, by default, taken from the model's own forced alignment to the target (a frame where the aligned
+    token changes, the first one excluded; these move with the model's peakiness). Boundary frames are
+    those within ``window`` bins of a boundary, interior frames the rest.
+    Entropy $H_t = -\\sum_c p_{t,c}\\log p_{t,c}$.
     """
     if isinstance(window, bool) or not isinstance(window, int) or window < 0:
         raise ValueError(f"window must be an int >= 0, got {window!r}")
     if len(log_probs) != len(targets) or not len(targets):
         raise ValueError(f"need equal, non-zero numbers of log_probs and targets, got {len(log_probs)}, {len(targets)}")
-    ent_b, ent_i, om_b, om_i = [], [], [], []
-    for lp, tgt in zip(log_probs, targets):
+    if boundaries is not None and len(boundaries) != len(targets):
+        raise ValueError(f"boundaries must hold one frame list per sentence ({len(targets)}), got {len(boundaries)}")
+    ent_b, ent_i, om_b, om_i, sent_b, sent_i = [], [], [], [], [], []
+    for n, (lp, tgt) in enumerate(zip(log_probs, targets)):
         lp_np = np.asarray(lp.detach().cpu().double() if isinstance(lp, Tensor) else lp, float)
-        pos = _token_positions(ctc_forced_align(lp_np, tgt))
-        changes = np.flatnonzero(np.diff(pos) != 0) + 1  # frames where token u starts (u >= 1)
-        near = np.zeros(len(pos), bool)
+        if boundaries is None:
+            pos = _token_positions(ctc_forced_align(lp_np, tgt))
+            changes = np.flatnonzero(np.diff(pos) != 0) + 1  # frames where token u starts (u >= 1)
+        else:
+            changes = np.asarray(boundaries[n], dtype=int).ravel()
+            if changes.size and (changes.min() < 0 or changes.max() >= len(lp_np)):
+                raise ValueError(f"boundaries[{n}] must be frames in 0..{len(lp_np) - 1}, got "
+                                 f"{changes.min()}..{changes.max()}")
+        near = np.zeros(len(lp_np), bool)
         for c in changes:
             near[max(0, c - window): c + window + 1] = True
         p = np.exp(lp_np)
@@ -230,8 +254,11 @@ def boundary_uncertainty(log_probs: Sequence[Tensor], targets: Sequence[Sequence
         ent_i += list(ent[~near])
         om_b += list(om[near])
         om_i += list(om[~near])
+        sent_b.append(float(ent[near].mean()) if near.any() else math.nan)
+        sent_i.append(float(ent[~near].mean()) if (~near).any() else math.nan)
 
     def mean(v: list[float]) -> float:
         return float(np.mean(v)) if v else math.nan
 
-    return BoundaryUncertainty(window, mean(ent_b), mean(ent_i), mean(om_b), mean(om_i), len(ent_b), len(ent_i))
+    return BoundaryUncertainty(window, mean(ent_b), mean(ent_i), mean(om_b), mean(om_i), len(ent_b), len(ent_i),
+                               tuple(sent_b), tuple(sent_i))

@@ -34,7 +34,7 @@ from ._checks import check_bool, check_int, is_trusted
 
 Backend = Literal["auto", "reference", "conv", "gather"]
 BACKENDS: tuple[str, ...] = ("auto", "reference", "conv", "gather")
-DELAY_DISTS: tuple[str, ...] = ("uniform", "geometric")
+DELAY_DISTS: tuple[str, ...] = ("uniform", "geometric", "constant")
 
 
 def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: int = 0,
@@ -43,7 +43,8 @@ def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: in
 
     ``"uniform"``: $d \\sim \\mathcal{U}\\{0, \\dots, D\\}$ (the spec). ``"geometric"`` (our option for the
     decline the prototype saw at large D): $P(d = k) \\propto 2^{-k / \\max(1, D/4)}$, truncated to 0..D,
-    which keeps many short-lag connections.
+    which keeps many short-lag connections. ``"constant"``: every connection at exactly D (the control
+    that separates "some delay" from "connection-specific delays": a pure time shift of the layer).
     """
     if dist not in DELAY_DISTS:
         raise ValueError(f"dist (delay_dist) must be one of {DELAY_DISTS}, got {dist!r}")
@@ -54,6 +55,8 @@ def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: in
     gen = torch.Generator().manual_seed(int(seed))
     if max_delay == 0:
         return torch.zeros(out_features, in_features, dtype=torch.long)
+    if dist == "constant":
+        return torch.full((out_features, in_features), int(max_delay), dtype=torch.long)
     if dist == "uniform":
         return torch.randint(0, max_delay + 1, (out_features, in_features), generator=gen)
     # p_k ∝ 2^{-k/s}, s = max(1, D/4): about half the connections have d <= s
@@ -63,10 +66,15 @@ def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: in
     return idx.view(out_features, in_features)
 
 
-def _check_x(x: Tensor, in_features: int, finite: bool = True) -> None:
+def _check_x(x: Tensor, in_features: int, finite: bool = True, *, any_leading: bool = False) -> None:
+    """``x [B, T, in]`` (or, with ``any_leading``, ``[..., T, in]`` with at least the T axis) finite floats."""
     if not isinstance(x, Tensor):
         raise TypeError(f"x must be a torch.Tensor [B, T, {in_features}], got {type(x).__name__}")
-    if x.dim() != 3 or x.shape[-1] != in_features:
+    if any_leading:
+        if x.dim() < 2 or x.shape[-1] != in_features:
+            raise ValueError(f"x must have shape [..., T, {in_features}] (at least 2-D: a time axis and "
+                             f"{in_features} features), got {tuple(x.shape)}")
+    elif x.dim() != 3 or x.shape[-1] != in_features:
         raise ValueError(f"x must have shape [B, T, {in_features}], got {tuple(x.shape)}")
     if not x.is_floating_point():
         raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
@@ -140,7 +148,13 @@ def delayed_linear_gather(x: Tensor, weight: Tensor, bias: Tensor | None, delays
 
 
 class DelayedLinear(nn.Module):
-    """Drop-in for :class:`torch.nn.Linear` on ``[B, T, F]`` with one fixed delay per connection.
+    """Drop-in for :class:`torch.nn.Linear` with one fixed delay per connection.
+
+    Any leading dimensions: ``x [..., T, in]`` with time on the second-to-last axis (``[T, in]``, ``[B, T, in]``,
+    ``[B, C, T, in]``, ...), or ``[T, ..., in]`` with ``time_first=True`` (SpikingJelly's multi-step layout). With
+    ``max_delay=0`` the layer is exactly ``nn.Linear`` (same parameters, same initialisation, same output).
+    Streaming: ``state = layer.init_state(batch_shape)`` then ``y_t, state = layer.step(x_t, state)``, one bin
+    at a time, equal to the whole-sequence forward (the state is the last D + 1 inputs, a ring of bins).
 
     Args:
         in_features: F, input features.
@@ -150,12 +164,13 @@ class DelayedLinear(nn.Module):
         seed: seed of the delay draw (the weights use torch's global RNG, like ``nn.Linear``).
         delay_dist: ``"uniform"`` over 0..D, or ``"geometric"`` (short lags more likely).
         backend: ``"auto"``, ``"reference"``, ``"conv"`` or ``"gather"`` (see the module docstring).
+        time_first: input/output ``[T, ..., F]`` instead of ``[..., T, F]``.
 
-    Shapes: ``x [B, T, in_features] -> y [B, T, out_features]``; ``delays`` buffer ``[out, in]`` int64.
+    Shapes: ``x [..., T, in_features] -> y [..., T, out_features]``; ``delays`` buffer ``[out, in]`` int64.
     """
 
     def __init__(self, in_features: int, out_features: int, max_delay: int, *, bias: bool = True, seed: int = 0,
-                 delay_dist: str = "uniform", backend: Backend = "auto") -> None:
+                 delay_dist: str = "uniform", backend: Backend = "auto", time_first: bool = False) -> None:
         for name, val in (("in_features", in_features), ("out_features", out_features)):
             if isinstance(val, bool) or not isinstance(val, int) or val < 1:
                 raise ValueError(f"{name} must be a positive int, got {val!r}")
@@ -166,8 +181,10 @@ class DelayedLinear(nn.Module):
         if delay_dist not in DELAY_DISTS:
             raise ValueError(f"delay_dist must be one of {DELAY_DISTS}, got {delay_dist!r}")
         check_bool("bias", bias)
+        check_bool("time_first", time_first)
         check_int("seed", seed, 0)
         super().__init__()
+        self.time_first = time_first
         self.in_features, self.out_features, self.max_delay = in_features, out_features, max_delay
         self.delay_dist, self.backend = delay_dist, backend
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
@@ -183,17 +200,58 @@ class DelayedLinear(nn.Module):
             nn.init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor, *, backend: Backend | None = None) -> Tensor:
-        _check_x(x, self.in_features, finite=not is_trusted())  # inside a decoder: its own, checked, states
+        _check_x(x, self.in_features, finite=not is_trusted(), any_leading=True)  # a decoder checked its own
         backend = backend or self.backend
         if backend not in BACKENDS:
             raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        if self.max_delay == 0 and backend != "reference":
+            return F.linear(x, self.weight, self.bias)  # no time axis needed: exactly nn.Linear
+        # [..., T, F] (or [T, ..., F]) -> [B', T, F] for the 3-D kernels, and back
+        xt = x.movedim(0, -2) if self.time_first else x
+        lead = xt.shape[:-2]
+        x3 = xt.reshape(-1, *xt.shape[-2:])
         if backend == "reference":
-            return _delayed_linear_reference(x, self.weight, self.bias, self.delays)
+            y = _delayed_linear_reference(x3, self.weight, self.bias, self.delays)
+        elif backend == "gather":
+            y = delayed_linear_gather(x3, self.weight, self.bias, self.delays, self.max_delay)
+        else:
+            y = delayed_linear_conv(x3, self.weight, self.bias, self.delays, self.max_delay)
+        y = y.reshape(*lead, *y.shape[-2:])
+        return y.movedim(-2, 0) if self.time_first else y
+
+    # ------------------------------------------------------------------ streaming (one bin at a time)
+    def init_state(self, batch_shape: tuple[int, ...] | int = (), *, dtype: torch.dtype | None = None,
+                   device: torch.device | str | None = None) -> Tensor:
+        """Zero history ``[*batch_shape, D + 1, in]``: slot k holds $x_{t-k}$ (zeros = before the start)."""
+        shape = (batch_shape,) if isinstance(batch_shape, int) else tuple(batch_shape)
+        for n in shape:
+            check_int("batch_shape entries", n, 1)
+        return torch.zeros(*shape, self.max_delay + 1, self.in_features, dtype=dtype or self.weight.dtype,
+                           device=device or self.weight.device)
+
+    def step(self, x_t: Tensor, state: Tensor) -> tuple[Tensor, Tensor]:
+        """One bin: ``x_t [*B, in]``, ``state`` from :meth:`init_state` (or the previous step) ->
+        ``(y_t [*B, out], new_state)``, with $y_{t,j} = b_j + \\sum_i W_{ji}\\, x_{t-d_{ji}, i}$.
+
+        The state is not modified in place (the new one is returned), so a caller may branch a decoder.
+        """
+        if not isinstance(x_t, Tensor) or x_t.dim() < 1 or x_t.shape[-1] != self.in_features:
+            raise ValueError(f"x_t must be a tensor [..., {self.in_features}], got "
+                             f"{tuple(x_t.shape) if isinstance(x_t, Tensor) else type(x_t).__name__}")
+        want = (*x_t.shape[:-1], self.max_delay + 1, self.in_features)
+        if not isinstance(state, Tensor) or tuple(state.shape) != want:
+            raise ValueError(f"state must be a tensor {want} (from init_state), got "
+                             f"{tuple(state.shape) if isinstance(state, Tensor) else type(state).__name__}")
+        if not is_trusted() and not torch.isfinite(x_t).all():
+            raise ValueError("x_t contains NaN or infinite values")
+        # history after this bin: slot 0 = x_t, slot k = x_{t-k}
+        hist = torch.cat([x_t.unsqueeze(-2), state[..., :-1, :]], dim=-2)
         if self.max_delay == 0:
-            return F.linear(x, self.weight, self.bias)
-        if backend == "gather":
-            return delayed_linear_gather(x, self.weight, self.bias, self.delays, self.max_delay)
-        return delayed_linear_conv(x, self.weight, self.bias, self.delays, self.max_delay)
+            return F.linear(x_t, self.weight, self.bias), hist
+        # kernel by lag: K[j, i, k] = W_ji [d_ji = k];  y_j = Σ_{i,k} K[j,i,k] x_{t-k,i}
+        lag_kernel = self.weight.unsqueeze(-1) * F.one_hot(self.delays, self.max_delay + 1).to(self.weight.dtype)
+        y = torch.einsum("...ki,jik->...j", hist, lag_kernel)
+        return (y if self.bias is None else y + self.bias), hist
 
     def delay_buffer_entries(self) -> int:
         """Entries an event-driven implementation must buffer: ``in_features · (max_delay + 1)``."""
@@ -201,4 +259,5 @@ class DelayedLinear(nn.Module):
 
     def extra_repr(self) -> str:
         return (f"in_features={self.in_features}, out_features={self.out_features}, max_delay={self.max_delay}, "
-                f"bias={self.bias is not None}, delay_dist={self.delay_dist!r}")
+                f"bias={self.bias is not None}, delay_dist={self.delay_dist!r}"
+                + (", time_first=True" if self.time_first else ""))

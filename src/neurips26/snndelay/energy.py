@@ -11,6 +11,12 @@ $$E = E_{AC}\\cdot\\mathrm{SOPs} + E_{MAC}\\cdot\\mathrm{MACs}$$ with $E_{MAC}$ 
 * Everything else is dense: ``nn.Linear`` and ``DelayedLinear`` on real input $F_{in}F_{out}$ per bin,
   ``nn.Conv1d`` $C_{in}C_{out}k$ per output bin, ``nn.GRU`` $3(FH + H^2 + 2H)$ per step, layer and direction,
   the per-day layer $F^2$ per bin.
+* The split: ``joules_activity_per_bin`` is the event-driven part (the SOPs of the spiking synapses, the
+  only part that depends on the trained activity and on the delays); ``joules_fixed_per_bin`` is the dense
+  part (stem, per-day layer, any real-valued input), fixed by the architecture. For a non-spiking network
+  everything is fixed (its MAC count does not depend on its weights). ``dense_equivalent_joules_per_bin``
+  is what the spiking synapses would cost as dense MACs (in · out per bin at E_MAC): the saving owed to
+  sparse events is ``dense_equivalent / activity``.
 * Normalisation, neuron state updates and nonlinearities are not counted (as in NeuroBench's
   synaptic-operation metric).
 """
@@ -53,7 +59,7 @@ def estimate_energy(model: nn.Module, x: Tensor, day_idx: Tensor | None = None, 
         raise ValueError(f"x must be a tensor [B, T, F], got {getattr(x, 'shape', type(x))}")
     mask = _valid_mask(x.shape[0], x.shape[1], lengths).to(x.device)
     bins = int(mask.sum())
-    counts = {"sops": 0.0, "macs": 0.0, "spikes": 0.0, "neuron_bins": 0.0, "buffer": 0}
+    counts = {"sops": 0.0, "macs": 0.0, "spikes": 0.0, "neuron_bins": 0.0, "buffer": 0, "event_dense_macs": 0.0}
 
     def per_bin_dense(macs_per_bin: float) -> None:
         counts["macs"] += macs_per_bin * bins
@@ -66,6 +72,7 @@ def estimate_energy(model: nn.Module, x: Tensor, day_idx: Tensor | None = None, 
             if integer:
                 # SOPs = Σ_{b,t,i} h_{b,t,i} · fan-out
                 counts["sops"] += float((inp * mask.unsqueeze(-1)).sum()) * module.out_features
+                counts["event_dense_macs"] += module.in_features * module.out_features * bins
             else:
                 per_bin_dense(module.in_features * module.out_features)
         elif isinstance(module, nn.Linear):
@@ -98,4 +105,7 @@ def estimate_energy(model: nn.Module, x: Tensor, day_idx: Tensor | None = None, 
     return {"sops": counts["sops"], "macs": counts["macs"], "bins": float(bins),
             "sops_per_bin": counts["sops"] / bins, "macs_per_bin": counts["macs"] / bins,
             "joules": joules, "joules_per_bin": joules / bins, "spike_rate": rate,
+            "joules_activity_per_bin": e_ac * counts["sops"] / bins,
+            "joules_fixed_per_bin": e_mac * counts["macs"] / bins,
+            "dense_equivalent_joules_per_bin": e_mac * counts["event_dense_macs"] / bins,
             "delay_buffer_entries": float(counts["buffer"])}

@@ -100,3 +100,27 @@ class CausalGaussianSmoothing(nn.Module):
             norm[m:] += w[m]
         # renormalise by the weight that fell inside [0, t]
         return out / norm.view(1, t, 1)
+
+    # ------------------------------------------------------------------ streaming
+    def init_state(self, shape: tuple[int, ...], *, dtype: torch.dtype = torch.float32,
+                   device: torch.device | str | None = None) -> tuple[Tensor, int]:
+        """``(history [M, *shape], t = 0)``: the last M inputs (slot m-1 = $x_{t-m}$) and the bin count."""
+        taps = self.kernel.numel()
+        return torch.zeros(max(taps - 1, 0), *shape, dtype=dtype, device=device), 0
+
+    def step(self, x_t: Tensor, state: tuple[Tensor, int]) -> tuple[Tensor, tuple[Tensor, int]]:
+        """One bin ``x_t [*shape]`` -> ``(\\tilde x_t, new_state)``; the same sum, in the same order, as
+        :meth:`forward` (terms before t = 0 are exact zeros), so the outputs agree bit for bit."""
+        hist, t = state
+        taps = self.kernel.numel()
+        if taps == 1:
+            return x_t, (hist, t + 1)
+        w = self.kernel.flip(0).to(x_t.dtype)
+        out = w[0] * x_t
+        norm = w[0].clone()
+        for m in range(1, taps):
+            out = out + w[m] * hist[m - 1]
+            if m <= t:
+                norm = norm + w[m]
+        hist = torch.cat([x_t.unsqueeze(0), hist[:-1]], dim=0)
+        return out / norm, (hist, t + 1)

@@ -13,6 +13,7 @@ blocks, the delay seeds (``delay_seed + layer``), the causal half-Gaussian smoot
 
 from __future__ import annotations
 
+import torch
 from torch import Tensor, nn
 
 from ._checks import check_bool, check_int, check_module, check_number, trusted
@@ -45,11 +46,20 @@ class ResidualDelaySNN(nn.Module):
         delay_dist: ``"uniform"`` or ``"geometric"``.
         smooth_sigma: width of the causal input smoothing in bins (0: none).
         learn_beta: trainable β per LIF layer.
+        time_first: ``forward`` takes ``x [T, B, F]`` and returns ``[T, B, n_classes]`` (multi-step layout).
+
+    Streaming (causal decoding, one 20-ms bin at a time)::
+
+        state = model.init_state(batch_size)
+        for t in range(T):
+            logits_t, state = model.step(x[:, t], day_idx, state)   # [B, n_classes]
+
+    equals ``model(x, day_idx)[:, t]`` (see ``tests/snndelay``: equal spikes, logits to round-off).
     """
 
     def __init__(self, n_in: int, hidden: int, n_layers: int, n_classes: int = N_CLASSES, max_delay: int = 8,
                  beta: float = 0.8, delay_seed: int = 0, n_days: int = 1, *, delay_dist: str = "uniform",
-                 smooth_sigma: float = 2.0, learn_beta: bool = False) -> None:
+                 smooth_sigma: float = 2.0, learn_beta: bool = False, time_first: bool = False) -> None:
         for name, val in (("n_in", n_in), ("hidden", hidden), ("n_layers", n_layers), ("n_classes", n_classes),
                           ("n_days", n_days)):
             _positive_int(name, val)
@@ -60,7 +70,9 @@ class ResidualDelaySNN(nn.Module):
         check_number("beta", beta, low=0.0, high=1.0, open_low=True)
         check_int("delay_seed", delay_seed, 0)
         check_bool("learn_beta", learn_beta)
+        check_bool("time_first", time_first)
         super().__init__()
+        self.time_first = time_first
         self.n_in, self.hidden, self.n_layers, self.n_classes = n_in, hidden, n_layers, n_classes
         self.max_delay, self.n_days = max_delay, n_days
         self.day_input = DayInputLayer(n_in, n_days)
@@ -77,9 +89,61 @@ class ResidualDelaySNN(nn.Module):
                                      delay_dist=delay_dist)
 
     def forward(self, x: Tensor, day_idx: Tensor | None = None, *, return_spikes: bool = False):
+        if self.time_first:
+            if not isinstance(x, Tensor) or x.dim() != 3:
+                raise ValueError(f"x must be a tensor [T, B, {self.n_in}] (time_first=True), got "
+                                 f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+            x = x.transpose(0, 1)
         day_idx = validate_inputs(x, day_idx, self.n_in, self.n_days)
         with trusted():  # the layers below get checked tensors: no per-layer value checks (hooks still run)
-            return self._layers(x, day_idx, return_spikes)
+            out = self._layers(x, day_idx, return_spikes)
+        if not self.time_first:
+            return out
+        if return_spikes:
+            return out[0].transpose(0, 1), [s.transpose(0, 1) for s in out[1]]
+        return out.transpose(0, 1)
+
+    # ------------------------------------------------------------------ streaming
+    def init_state(self, batch_size: int) -> dict:
+        """Zero state of every stage for ``batch_size`` sentences (smoothing history, LIF membranes and last
+        spikes, each delayed synapse's last D + 1 inputs)."""
+        check_int("batch_size", batch_size, 1)
+        p = self.stem.weight
+        kw = {"dtype": p.dtype, "device": p.device}
+        return {"smooth": self.smooth.init_state((batch_size, self.n_in), **kw),
+                "stem": self.stem_lif.init_state((batch_size, self.hidden), **kw),
+                "syn": [syn.init_state(batch_size) for syn in self.synapses],
+                "lif": [lif.init_state((batch_size, self.hidden), **kw) for lif in self.lifs],
+                "readout": self.readout.init_state(batch_size)}
+
+    @torch.no_grad()
+    def step(self, x_t: Tensor, day_idx: Tensor | None, state: dict) -> tuple[Tensor, dict]:
+        """One bin ``x_t [B, n_in]`` -> ``(logits_t [B, n_classes], new_state)`` (inference; no gradients).
+
+        The same stages as :meth:`forward` applied to bin t alone: every one is causal, so the output at t
+        depends only on the state (the past) and ``x_t``.
+        """
+        if not isinstance(x_t, Tensor) or x_t.dim() != 2:
+            raise ValueError(f"x_t must be a tensor [B, {self.n_in}], got "
+                             f"{tuple(x_t.shape) if isinstance(x_t, Tensor) else type(x_t).__name__}")
+        day_idx = validate_inputs(x_t.unsqueeze(1), day_idx, self.n_in, self.n_days)
+        if not isinstance(state, dict) or set(state) != {"smooth", "stem", "syn", "lif", "readout"}:
+            raise ValueError("state must be the dict from init_state (or the previous step)")
+        with trusted():
+            # x' = softsign(A_d x_t + c_d), then the causal smoothing's next output
+            a, c = self.day_input.weight[day_idx], self.day_input.bias[day_idx]
+            x = torch.nn.functional.softsign(torch.bmm(x_t.unsqueeze(1), a) + c).squeeze(1)
+            x, smooth = self.smooth.step(x, state["smooth"])
+            h, stem = self.stem_lif.step(self.stem_norm(self.stem(x)), state["stem"])
+            syn_states, lif_states = [], []
+            for syn, norm, lif, ss, ls in zip(self.synapses, self.norms, self.lifs, state["syn"], state["lif"]):
+                cur, ss = syn.step(h, ss)
+                s, ls = lif.step(norm(cur), ls)
+                h = h + s
+                syn_states.append(ss)
+                lif_states.append(ls)
+            logits, ro = self.readout.step(h, state["readout"])
+        return logits, {"smooth": smooth, "stem": stem, "syn": syn_states, "lif": lif_states, "readout": ro}
 
     def _layers(self, x: Tensor, day_idx: Tensor, return_spikes: bool):
         x = self.smooth(self.day_input(x, day_idx))

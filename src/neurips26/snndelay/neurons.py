@@ -168,12 +168,39 @@ class LIF(nn.Module):
         else:
             self.register_buffer("beta", torch.tensor(float(beta)))
 
+    def _beta(self) -> Tensor:
+        return self.beta.clamp(0.0, 1.0) if isinstance(self.beta, nn.Parameter) else self.beta
+
     def forward(self, current: Tensor) -> Tensor:
         if not is_trusted():  # inside a decoder the currents are its own, already checked
             check_sequence3("current", current, last="N")
-        beta = self.beta.clamp(0.0, 1.0) if isinstance(self.beta, nn.Parameter) else self.beta
-        return _lif(current, beta.to(current.dtype), self.threshold, self.slope, detach_reset=self.detach_reset,
-                    backend=self.backend)
+        return _lif(current, self._beta().to(current.dtype), self.threshold, self.slope,
+                    detach_reset=self.detach_reset, backend=self.backend)
+
+    # ------------------------------------------------------------------ streaming (snnTorch's init_leaky/step)
+    def init_state(self, shape: tuple[int, ...], *, dtype: torch.dtype = torch.float32,
+                   device: torch.device | str | None = None) -> tuple[Tensor, Tensor]:
+        """``(v, s)`` zeros of ``shape`` (``[B, N]``): the membrane and the last spikes before t = 0."""
+        v = torch.zeros(*shape, dtype=dtype, device=device if device is not None else self.beta.device)
+        return v, torch.zeros_like(v)
+
+    def step(self, current_t: Tensor, state: tuple[Tensor, Tensor]) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+        """One bin: $v_t = \\beta v_{t-1} + I_t - \\theta s_{t-1}$, $s_t = H(v_t - \\theta)$.
+
+        ``current_t [*, N]``, ``state = (v, s)`` -> ``(s_t, (v_t, s_t))``; the same operations as the
+        multi-step forward, so a loop of steps gives the same spikes bit for bit. Inference only (the
+        surrogate gradient lives in the multi-step forward).
+        """
+        if not (isinstance(state, tuple) and len(state) == 2 and all(isinstance(t, Tensor) for t in state)):
+            raise TypeError("state must be the (v, s) pair from init_state or the previous step")
+        v, s = state
+        if not isinstance(current_t, Tensor) or current_t.shape != v.shape:
+            raise ValueError(f"current_t must be a tensor of the state's shape {tuple(v.shape)}, got "
+                             f"{tuple(current_t.shape) if isinstance(current_t, Tensor) else type(current_t).__name__}")
+        beta = self._beta().to(current_t.dtype)
+        v = beta * v + current_t - self.threshold * s
+        s = (v > self.threshold).to(current_t.dtype)
+        return s, (v, s)
 
     def extra_repr(self) -> str:
         return f"beta={float(self.beta):.3g}, threshold={self.threshold}, slope={self.slope}"

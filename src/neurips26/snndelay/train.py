@@ -19,7 +19,7 @@ from torch import nn
 from neurips26.nn.train import TrainingGuard
 
 from ._checks import check_int, check_module, check_number
-from .ctc import ctc_greedy_decode, ctc_loss, phoneme_error_rate, validate_targets
+from .ctc import ctc_greedy_decode, ctc_loss, edit_distance, phoneme_error_rate, validate_targets
 from .data import SpeechBCIData, make_batch
 
 
@@ -39,8 +39,13 @@ class TrainResult:
 def train_ctc(model: nn.Module, data: SpeechBCIData, *, steps: int, batch_size: int = 32, lr: float = 2e-3,
               weight_decay: float = 1e-5, seed: int = 0, noise_std: float = 0.8, offset_std: float = 0.2,
               grad_clip: float = 1.0, time_budget_s: float | None = None,
-              progress: Callable[[Iterable[int]], Iterable[int]] | None = None) -> TrainResult:
-    """Train ``model`` (``forward(x, day) -> logits``) on ``data`` with CTC; returns a :class:`TrainResult`."""
+              progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
+              eval_every: int | None = None, on_eval: Callable[[int, nn.Module], None] | None = None) -> TrainResult:
+    """Train ``model`` (``forward(x, day) -> logits``) on ``data`` with CTC; returns a :class:`TrainResult`.
+
+    ``on_eval(step, model)`` is called after every ``eval_every`` steps (and after the last one) for
+    learning curves; it may evaluate the model (:func:`evaluate` puts the train mode back).
+    """
     check_module(model)
     if next(model.parameters(), None) is None:
         raise ValueError("model has no parameters to train")
@@ -57,18 +62,23 @@ def train_ctc(model: nn.Module, data: SpeechBCIData, *, steps: int, batch_size: 
     if time_budget_s is not None:
         check_number("time_budget_s", time_budget_s, low=0.0, open_low=True)
     check_int("seed", seed, 0)
+    if eval_every is not None:
+        check_int("eval_every", eval_every, 1)
+    if on_eval is not None and not callable(on_eval):
+        raise TypeError(f"on_eval must be callable (step, model) -> None or None, got {type(on_eval).__name__}")
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
     validate_targets([p.tolist() for p in data.phonemes], [f.shape[0] for f in data.features])
     # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back
     with TrainingGuard(model, where="train_ctc", what="the CTC loss") as guard:
         return _train(model, data, steps, batch_size, lr, weight_decay, seed, noise_std, offset_std, grad_clip,
-                      time_budget_s, progress, guard)
+                      time_budget_s, progress, guard, eval_every, on_eval)
 
 
 def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, lr: float, weight_decay: float,
            seed: int, noise_std: float, offset_std: float, grad_clip: float, time_budget_s: float | None,
-           progress: Callable[[Iterable[int]], Iterable[int]] | None, guard: TrainingGuard) -> TrainResult:
+           progress: Callable[[Iterable[int]], Iterable[int]] | None, guard: TrainingGuard,
+           eval_every: int | None = None, on_eval: Callable[[int, nn.Module], None] | None = None) -> TrainResult:
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -95,7 +105,10 @@ def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, l
         sched.step()
         result.losses.append(float(loss.detach()))
         result.steps += 1
-        if time_budget_s is not None and time.perf_counter() - start >= time_budget_s:
+        last = result.steps == steps or (time_budget_s is not None and time.perf_counter() - start >= time_budget_s)
+        if on_eval is not None and (last or (eval_every and result.steps % eval_every == 0)):
+            on_eval(result.steps, model)
+        if last:
             break
     result.wall_s = time.perf_counter() - start
     model.eval()
@@ -104,22 +117,36 @@ def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, l
 
 @dataclass
 class EvalResult:
-    """Test PER, mean CTC loss, and the per-sentence log-posteriors ``[T_n, C]`` (for alignment analyses)."""
+    """Test PER, mean CTC loss, the per-sentence log-posteriors ``[T_n, C]`` (for alignment analyses), and
+    per sentence: edit distances ``errors``, target lengths ``ref_lengths`` and CTC losses ``losses`` (nats),
+    so that PER = Σ errors / Σ ref_lengths and paired per-sentence comparisons are possible."""
 
     per: float
     loss: float
     log_probs: list[torch.Tensor]
     hyps: list[list[int]]
+    errors: list[int] = field(default_factory=list)
+    ref_lengths: list[int] = field(default_factory=list)
+    losses: list[float] = field(default_factory=list)
 
 
 @torch.no_grad()
 def evaluate(model: nn.Module, data: SpeechBCIData, *, batch_size: int = 50) -> EvalResult:
-    """Greedy-decode every sentence of ``data`` and score it."""
+    """Greedy-decode every sentence of ``data`` and score it. The model's train/eval mode is put back
+    afterwards (also when the data is refused)."""
     check_module(model)
     if not isinstance(data, SpeechBCIData):
         raise TypeError(f"data must be a SpeechBCIData, got {type(data).__name__}")
     check_int("batch_size", batch_size, 1)
-    model.eval()
+    was_training = model.training
+    try:
+        model.eval()
+        return _evaluate(model, data, batch_size)
+    finally:
+        model.train(was_training)
+
+
+def _evaluate(model: nn.Module, data: SpeechBCIData, batch_size: int) -> EvalResult:
     device = next(model.parameters()).device
     hyps, refs, lps, losses = [], [], [], []
     order = np.argsort([f.shape[0] for f in data.features])  # length-sorted batches: less padding
@@ -127,7 +154,8 @@ def evaluate(model: nn.Module, data: SpeechBCIData, *, batch_size: int = 50) -> 
         idx = order[start: start + batch_size].tolist()
         batch = make_batch(data, idx, device)
         logits = model(batch.x, batch.day).float()
-        losses.append(float(ctc_loss(logits, batch.targets, batch.lengths, reduction="sum")))
+        # per-sentence CTC loss (nats, summed over the sentence)
+        losses += [float(v) for v in ctc_loss(logits, batch.targets, batch.lengths, reduction="none")]
         hyps += ctc_greedy_decode(logits, batch.lengths)
         refs += batch.targets
         lp = logits.log_softmax(-1).cpu()
@@ -136,5 +164,8 @@ def evaluate(model: nn.Module, data: SpeechBCIData, *, batch_size: int = 50) -> 
     hyps = [hyps[i] for i in inv]
     lps = [lps[i] for i in inv]
     refs = [refs[i] for i in inv]
+    losses = [losses[i] for i in inv]
     n_labels = sum(len(r) for r in refs)
-    return EvalResult(phoneme_error_rate(hyps, refs), sum(losses) / n_labels, lps, hyps)
+    errors = [edit_distance(h, r) for h, r in zip(hyps, refs)]
+    return EvalResult(phoneme_error_rate(hyps, refs), sum(losses) / n_labels, lps, hyps, errors,
+                      [len(r) for r in refs], losses)
