@@ -1,23 +1,30 @@
-"""Side-by-side: latency and output error of dense, torch.svd_lowrank SVD and whitened SVD (SVD-LLM-style peer,
-our re-implementation), each with and without DyRA, at equal FLOPs per token; printed as ratios to dense.
+"""Side-by-side: CPU time and output error of DyRA against dense, torch.svd_lowrank SVD and whitened SVD (SVD-LLM-
+style peer, our re-implementation), at equal FLOPs per token, on the ``neurips26.bench`` harness (1 thread,
+process clock, interleaved A/B, bootstrap interval; writes results/dyra/bench.json).
 
-    .venv/bin/python benchmarks/dyra_bench.py [--n 768 --m 3072 --tokens 1608 --budget 0.35 --threads 2]
+    .venv/bin/python benchmarks/dyra_bench.py [--threads 1] [--repeats 7]
 
-Inputs are synthetic "activations" with a decaying spectrum and a few outlier channels (calibration and test
-drawn from different mixtures, so adaptivity can matter); the weight has a decaying spectrum. Times are the
-median wall clock of repeated calls (``neurips26.claims.measure.timeit``) under ``torch.inference_mode``.
+Layer 3072×768 (ViT-B fc1), N = 1,608 tokens (8 images × 201), 35 % of dense FLOPs. Inputs are synthetic
+"activations" with a decaying spectrum and a few outlier channels (calibration and test drawn from different
+mixtures, so adaptivity can matter); the weight has a decaying spectrum. Rows: DyRA (whitened base) vs dense
+``nn.Linear`` (the real peer), vs weight-only ``svd_lowrank`` and whitened SVD at the same FLOPs (speed and
+error), the fused forward vs the unfused ``structured(x) + correction(x)``, and a whole ViT-B block (LayerNorm,
+attention, MLP) with every linear on SVD(0.25)+DyRA(32) vs the dense block.
 """
 
 from __future__ import annotations
 
-import argparse
+import sys
 
 import torch
 from torch import nn
 
-from neurips26.claims import measure, torch_threads
+from neurips26.bench import Bench
 from neurips26.dyra import DyRALinear, StructuredLinear, budget_rank, dense_flops, dyra_budget_rank, gram
 from neurips26.dyra.baselines import relative_output_error
+from neurips26.dyra.check import ViTBlock, _block_flops, _dyra_block
+
+N_IN, N_OUT, TOKENS, BUDGET, K = 768, 3072, 1608, 0.35, 32
 
 
 def _data(n: int, m: int, tokens: int, seed: int) -> tuple[nn.Linear, torch.Tensor, torch.Tensor]:
@@ -39,45 +46,49 @@ def _data(n: int, m: int, tokens: int, seed: int) -> tuple[nn.Linear, torch.Tens
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--n", type=int, default=768)
-    ap.add_argument("--m", type=int, default=3072)
-    ap.add_argument("--tokens", type=int, default=1608)
-    ap.add_argument("--budget", type=float, default=0.35)
-    ap.add_argument("--k", type=int, default=32)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--repeats", type=int, default=7)
-    a = ap.parse_args()
-    lin, xcal, xtest = _data(a.n, a.m, a.tokens, 0)
+    bench = Bench("dyra", description="DyRA (structured + dynamic residual-output correction) vs dense and "
+                  "weight-only SVD at 35 % of dense FLOPs; ViT-B fc1 layer and a whole ViT-B block, N = 1,608",
+                  argv=sys.argv[1:])
+    lin, xcal, xtest = _data(N_IN, N_OUT, TOKENS, 0)
     G = gram(xcal)
-    r_w = budget_rank(a.m, a.n, a.budget)
-    r_d = dyra_budget_rank(a.m, a.n, a.budget, a.k, n_tokens=a.tokens)
-    if r_d < 1:
-        raise SystemExit(f"budget {a.budget} cannot hold DyRA k={a.k} at N={a.tokens}")
-    arms = {
-        "dense": lin,
-        f"svd_lowrank r={r_w}": StructuredLinear.from_linear(lin, "svd", rank=r_w, svd_method="lowrank"),
-        f"whitened r={r_w}": StructuredLinear.from_linear(lin, "whitened_svd", rank=r_w, calib_gram=G),
-        f"svd_lowrank r={r_d} + DyRA k={a.k}": DyRALinear(
-            lin, StructuredLinear.from_linear(lin, "svd", rank=r_d, svd_method="lowrank"), rank=a.k,
-            residual_dtype=torch.float32),
-        f"whitened r={r_d} + DyRA k={a.k}": DyRALinear(
-            lin, StructuredLinear.from_linear(lin, "whitened_svd", rank=r_d, calib_gram=G), rank=a.k,
-            residual_dtype=torch.float32),
-    }
-    dense_f = dense_flops(a.m, a.n)
-    with torch_threads(a.threads), torch.inference_mode():
+    r_w = budget_rank(N_OUT, N_IN, BUDGET)
+    r_d = dyra_budget_rank(N_OUT, N_IN, BUDGET, K, n_tokens=TOKENS)
+    white = StructuredLinear.from_linear(lin, "whitened_svd", rank=r_w, calib_gram=G)
+    lowrank = StructuredLinear.from_linear(lin, "svd", rank=r_w, svd_method="lowrank")
+    ours = DyRALinear(lin, StructuredLinear.from_linear(lin, "whitened_svd", rank=r_d, calib_gram=G), rank=K,
+                      residual_dtype=torch.float32)
+    f_ours = ours.flops_per_token(TOKENS) * TOKENS
+    with torch.inference_mode():
         y = lin(xtest)
-        t_dense = measure.timeit(lambda: lin(xtest), warmup=2, repeats=a.repeats, clock="wall").median
-        print(f"layer {a.m}x{a.n}, N = {a.tokens}, budget {a.budget:.2f} of dense FLOPs, {a.threads} threads; "
-              f"dense {t_dense * 1e3:.2f} ms")
-        print(f"{'arm':36s} {'FLOPs/dense':>11s} {'time/dense':>10s} {'speed-up':>9s} {'rel. out err':>12s}")
-        for name, mod in arms.items():
-            f = mod.flops_per_token(a.tokens) if isinstance(mod, DyRALinear) else \
-                (mod.flops_per_token() if isinstance(mod, StructuredLinear) else dense_f)
-            t = measure.timeit(lambda mod=mod: mod(xtest), warmup=2, repeats=a.repeats, clock="wall").median
-            err = relative_output_error(mod(xtest), y)
-            print(f"{name:36s} {f / dense_f:11.3f} {t / t_dense:10.3f} {t_dense / t:9.2f} {err:12.4f}")
+        errors = {"dyra_error": relative_output_error(ours(xtest), y),
+                  "svd_lowrank_error": relative_output_error(lowrank(xtest), y),
+                  "whitened_error": relative_output_error(white(xtest), y)}
+        row = bench.compare(f"fc1 {N_OUT}x{N_IN}: whitened r={r_d} + DyRA k={K} vs dense", ours=lambda: ours(xtest),
+                            peer=lambda: lin(xtest), peer_name="torch nn.Linear (dense)", peer_kind="real",
+                            flops=f_ours, note=f"FLOPs {ours.flops_per_token(TOKENS) / dense_flops(N_OUT, N_IN):.3f} "
+                                               "of dense")
+        row.update(errors)
+        row = bench.compare(f"fc1: DyRA vs svd_lowrank r={r_w} (same FLOPs)", ours=lambda: ours(xtest),
+                            peer=lambda: lowrank(xtest), peer_name="torch.svd_lowrank weight-only SVD",
+                            peer_kind="ours", flops=f_ours)
+        row.update(errors)
+        row = bench.compare(f"fc1: DyRA vs whitened SVD r={r_w} (same FLOPs)", ours=lambda: ours(xtest),
+                            peer=lambda: white(xtest), peer_name="SVD-LLM-style whitened SVD", peer_kind="ours",
+                            flops=f_ours)
+        row.update(errors)
+        bench.compare("fc1: fused forward vs unfused structured(x) + correction(x)", ours=lambda: ours(xtest),
+                      peer=lambda: ours.structured(xtest) + ours.correction(xtest),
+                      peer_name="DyRA unfused (separate correction tensor and add)", peer_kind="ours", flops=f_ours)
+        torch.manual_seed(0)
+        block = ViTBlock(768, 3072, 12).eval()
+        dyra_block = _dyra_block(block, "batch")
+        x = torch.randn(8, 201, 768)
+        bench.compare("ViT-B block, 8x201 tokens: SVD(0.25)+DyRA(32) vs dense", ours=lambda: dyra_block(x),
+                      peer=lambda: block(x), peer_name="dense ViT-B block (torch)", peer_kind="real",
+                      flops=_block_flops(dyra_block, 8, 201))
+    for r in bench.rows:
+        print(f"  {r['name']}: {r.get('speedup', float('nan')):.2f}x")
+    bench.write()
 
 
 if __name__ == "__main__":

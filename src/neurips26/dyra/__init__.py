@@ -20,7 +20,16 @@ FLOP budget), :func:`flops_per_token` (every FLOP counted, QR included); :mod:`.
 $E = W - W_s$ stays dense: DyRA trades compute, it saves no weight memory.
 """
 
-from .adapters import DyRAConfig, dyra_state_dict, get_dyra_model, load_dyra, merge, merge_and_unload, save_dyra, unmerge
+from .adapters import (
+    DyRAConfig,
+    dyra_state_dict,
+    get_dyra_model,
+    load_dyra,
+    merge,
+    merge_and_unload,
+    save_dyra,
+    unmerge,
+)
 from .correction import (
     DyRALinear,
     StaticResidualCorrection,
@@ -46,8 +55,9 @@ from .swap import (
 from .synthetic import clustered_layer
 
 __all__ = [
-    "STRUCTURES", "DyRAConfig", "DyRALinear", "DyRAModules", "StaticResidualCorrection", "StructuredLinear", "apply_dyra",
-    "budget_rank", "clustered_layer", "collect_linear_inputs", "damped_cholesky", "dense_flops",
-    "dyra_budget_rank", "dyra_extra_flops", "dyra_matmul", "dyra_state_dict", "flops_per_token", "get_dyra_model", "gram",
-    "load_dyra", "merge", "merge_and_unload", "qr_flops", "replace_linears", "save_dyra", "small_svd_flops", "static_budget_rank", "static_extra_flops", "svd_rank", "unmerge",
+    "STRUCTURES", "DyRAConfig", "DyRALinear", "DyRAModules", "StaticResidualCorrection", "StructuredLinear",
+    "apply_dyra", "budget_rank", "clustered_layer", "collect_linear_inputs", "damped_cholesky", "dense_flops",
+    "dyra_budget_rank", "dyra_extra_flops", "dyra_matmul", "dyra_state_dict", "flops_per_token", "get_dyra_model",
+    "gram", "load_dyra", "merge", "merge_and_unload", "qr_flops", "replace_linears", "save_dyra", "small_svd_flops",
+    "static_budget_rank", "static_extra_flops", "svd_rank", "unmerge",
 ]

@@ -188,8 +188,11 @@ class StaticResidualCorrection(nn.Module):
 
         G = check_gram(calib_gram, n)
         E = dense.weight.detach().to(torch.float64) - structured.weight().to(torch.float64)
-        evals, evecs = torch.linalg.eigh(E @ G @ E.T)          # ascending
-        Q = evecs[:, -rank:].flip(1)                            # (m, k), top-k
+        if m <= n:                                              # eigh of the m×m E G Eᵀ (ascending)
+            Q = torch.linalg.eigh(E @ G @ E.T).eigenvectors[:, -rank:].flip(1)   # (m, k), top-k
+        else:                                                   # m > n: SVD of the m×n E G^{1/2} is cheaper
+            lam, V = torch.linalg.eigh(G)                       # G = V Λ Vᵀ, E G Eᵀ = (E V Λ^½)(E V Λ^½)ᵀ
+            Q = torch.linalg.svd(E @ (V * lam.clamp(min=0).sqrt()), full_matrices=False).U[:, :rank]
         self.structured = structured
         self.in_features, self.out_features = n, m
         dt = dense.weight.dtype
