@@ -36,6 +36,8 @@ from typing import Any
 
 import numpy as np
 
+from neurips26.constraints import Choice, check_arguments
+
 from .homotopy import Gram, follow_primitive
 from .partition import as_partition
 from .solver import (
@@ -115,8 +117,7 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     p0 = validate_int(p0, "p0", 1)
     fit_intercept = validate_flag(fit_intercept, "fit_intercept")
     newton = validate_flag(newton, "newton")
-    if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    check_arguments("groupshift", {"strategy": Choice(*STRATEGIES)}, {"strategy": strategy})
     validate_cache(lipschitz_cache)
     if isinstance(intercept_old, bool) or not isinstance(intercept_old, int | float | np.integer | np.floating) \
             or not math.isfinite(intercept_old):
