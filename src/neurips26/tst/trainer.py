@@ -197,14 +197,17 @@ def evaluate_ntp(model: nn.Module, windows: torch.Tensor, *, batch_size: int = 3
     device = next(base.parameters()).device
     total, count = 0.0, 0
     kwargs = {"use_cache": False} if "use_cache" in _forward_params(base) else {}
-    for start in range(0, len(windows), batch_size):
-        rows = windows[start:start + batch_size].to(device)
-        logits = _logits(base(input_ids=rows[:, :-1], **kwargs))
-        loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1),
-                               reduction="sum")
-        total += float(loss)
-        count += rows[:, 1:].numel()
-    base.train(was_training)
+    try:
+        with torch.no_grad():  # an evaluation: no graph, no saved activations
+            for start in range(0, len(windows), batch_size):
+                rows = windows[start:start + batch_size].to(device)
+                logits = _logits(base(input_ids=rows[:, :-1], **kwargs))
+                loss = F.cross_entropy(logits.float().reshape(-1, logits.shape[-1]), rows[:, 1:].reshape(-1),
+                                       reduction="sum")
+                total += float(loss)
+                count += rows[:, 1:].numel()
+    finally:
+        base.train(was_training)  # also after a failed forward
     return total / count
 
 
