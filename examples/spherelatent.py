@@ -1,4 +1,5 @@
-"""Sphere Latent Encoder on scikit-learn digits (16x16): a frozen tokenizer, a one-step latent generator, class-conditional samples.
+"""Sphere Latent Encoder on scikit-learn digits (16x16): a frozen tokenizer, a one-step latent generator,
+class-conditional samples.
 
     .venv/bin/python examples/spherelatent.py     # ~30 s on a CPU (tiny budgets: blurry digits, real pipeline)
 """
