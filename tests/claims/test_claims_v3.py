@@ -371,3 +371,16 @@ def test_slope_interval_equals_scipy_linregress_and_the_rule_decides_on_it():
     assert rules.slope("L", "rounds", at_most=0.2, min_n=3)(ev).label == "inconclusive"
     with pytest.raises(ValueError, match="at_most"):
         rules.slope("L", "rounds", min_n=3)
+
+
+def test_timeit_pair_limits_numpy_blas_threads_and_restores_them():
+    threadpoolctl = pytest.importorskip("threadpoolctl")
+    seen = []
+
+    def probe():
+        seen.append(max((p["num_threads"] for p in threadpoolctl.threadpool_info()), default=1))
+
+    before = [p["num_threads"] for p in threadpoolctl.threadpool_info()]
+    measure.timeit_pair(probe, probe, repeats=2, warmup=0)
+    assert set(seen) == {1}
+    assert [p["num_threads"] for p in threadpoolctl.threadpool_info()] == before

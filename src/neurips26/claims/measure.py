@@ -155,8 +155,9 @@ def timeit_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], *, repeats: in
     A, B, A, B, ... so slow drifts of the machine hit both sides alike.
 
     Args:
-        threads: torch intra-op threads for the measurement (restored afterwards); 1 by default, because a
-            second thread on a shared 2-core machine measures the neighbour. ``None`` leaves it as it is.
+        threads: torch intra-op threads and numpy's BLAS/OpenMP threads (``threadpoolctl``) for the measurement,
+            restored afterwards; 1 by default, because a second thread on a shared 2-core machine measures the
+            neighbour. ``None`` leaves them as they are.
         clock: ``"process"`` (CPU time of this process, robust to other load), ``"wall"`` or ``"cuda"``.
     Returns:
         a :class:`TimingComparison`; decide claims on its interval (``.evidence()`` +
@@ -173,12 +174,21 @@ def timeit_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], *, repeats: in
         _check_count("threads", threads, 1)
     if clock not in CLOCKS:
         raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
+    from contextlib import nullcontext
+
     import torch
 
     previous = torch.get_num_threads()
     load_before = load_average()
+    limit: Any = nullcontext()
     if threads is not None:
         torch.set_num_threads(threads)
+        try:  # numpy's BLAS/OpenMP pools too (scikit-learn's dependency): torch's setting does not reach them
+            from threadpoolctl import threadpool_limits
+
+            limit = threadpool_limits(threads)  # applies now; __exit__ restores the previous limits
+        except ImportError:
+            pass
     try:
         for _ in range(warmup):
             fn_a()
@@ -188,6 +198,7 @@ def timeit_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], *, repeats: in
             times_a.append(time_once(fn_a, clock))
             times_b.append(time_once(fn_b, clock))
     finally:
+        limit.__exit__(None, None, None)
         torch.set_num_threads(previous)
     floor = 1e-9  # a call faster than the clock's resolution would give a zero division
     ratios = tuple(max(b, floor) / max(a, floor) for a, b in zip(times_a, times_b))
