@@ -216,8 +216,13 @@ class StructuredLinear(nn.Module):
         if self.structure == "zero":
             y = x.new_zeros(*lead, self.out_features)
         elif self.structure in ("svd", "whitened_svd"):
-            # y = (x Bᵀ) Aᵀ : 2rn + 2rm FLOPs per token
-            y = (x @ self.B.to(x.dtype).T) @ self.A.to(x.dtype).T
+            # y = (x Bᵀ) Aᵀ + b : 2rn + 2rm (+ m) FLOPs per token; the bias is fused into the second product
+            # (addmm: one pass over the (N, m) output instead of a product and a separate add)
+            z = x.reshape(-1, self.in_features) @ self.B.to(x.dtype).T
+            A = self.A.to(x.dtype).T
+            if self.bias is not None:
+                return torch.addmm(self.bias.to(x.dtype), z, A).reshape(*lead, self.out_features)
+            y = (z @ A).reshape(*lead, self.out_features)
         elif self.structure == "blockdiag":
             b = self.blocks
             xb = x.reshape(-1, b, self.in_features // b).transpose(0, 1)   # [b, N, n1]
