@@ -121,6 +121,9 @@ class FeatureAligner(nn.Module):
         if h.dim() not in (3, 4) or h.shape[1] != self.n_backbone_layers or h.shape[-1] != self.d_backbone:
             raise ValueError(f"features must be [B, {self.n_backbone_layers}, (T,) {self.d_backbone}], "
                              f"got {tuple(h.shape)}")
+        # checked before the running statistics move: one NaN would poison every later output
+        if not torch.isfinite(h).all():
+            raise ValueError("features hold non-finite values (NaN/inf); refusing them")
         hn = self._normalise(h)
         w = self.mixing_weights()  # [L_s, K]
         zs = []
@@ -292,6 +295,13 @@ class SideTuningServer:
         if (payload.labels < 0).any() or (payload.labels >= self.side.n_classes).any():
             raise ValueError(f"payload labels must lie in [0, {self.side.n_classes}), got "
                              f"{payload.labels.min().item()}..{payload.labels.max().item()}")
+        mask = payload.token_mask
+        if mask is not None:
+            # "all" payloads carry [B, K, T, d]; the mask must be [B, T] (else the side net fails mid-step)
+            feats = payload.dequantize()
+            if feats.dim() != 4 or tuple(mask.shape) != (payload.batch_size, feats.shape[2]):
+                raise ValueError(f"payload token_mask must be [{payload.batch_size}, T] matching activations "
+                                 f"{tuple(feats.shape)}, got {tuple(mask.shape)}")
         key = (payload.device_id, payload.seq)
         if key in self._seen:
             raise ValueError(f"payload (device_id={key[0]}, seq={key[1]}) was already processed")
@@ -305,10 +315,25 @@ class SideTuningServer:
         return F.cross_entropy(torch.cat(logits), torch.cat(ys))
 
     def _step(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> float:
-        self.trainable.train()
-        loss = self._loss(groups)
-        self.optimizer.zero_grad(set_to_none=True)
-        loss.backward()
+        # A failed step changes nothing: the aligners' running statistics move in the forward pass, so they
+        # are snapshotted and put back if anything before the optimiser step raises (parameters only move there).
+        buffers = {n: b.clone() for n, b in self.trainable.named_buffers()}
+        modes = {n: m.training for n, m in self.trainable.named_modules()}
+        try:
+            self.trainable.train()
+            loss = self._loss(groups)
+            if not torch.isfinite(loss):
+                raise FloatingPointError(f"side-tuning loss is non-finite ({float(loss)}); step refused")
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+        except BaseException:
+            with torch.no_grad():
+                for n, b in self.trainable.named_buffers():
+                    b.copy_(buffers[n])
+            for n, m in self.trainable.named_modules():
+                m.train(modes[n])
+            self.optimizer.zero_grad(set_to_none=True)
+            raise
         self.optimizer.step()
         self.steps += 1
         for btype, x, _, _ in groups:
@@ -381,8 +406,15 @@ class SideTuningServer:
         """Logits ``[B, n_classes]`` for features ``[B, K, (T,) d_b]`` of ``backbone_type`` (eval mode)."""
         if backbone_type not in self.aligners:
             raise ValueError(f"backbone_type {backbone_type!r} is unknown: the server has {sorted(self.aligners)}")
+        if not isinstance(features, torch.Tensor):
+            raise TypeError(f"features must be a torch.Tensor, got {type(features).__name__}")
+        modes = {n: m.training for n, m in self.trainable.named_modules()}
         self.trainable.eval()
-        return self.side(self.aligners[backbone_type](features), mask)
+        try:
+            return self.side(self.aligners[backbone_type](features), mask)
+        finally:  # the caller's train/eval mode is kept, also when the forward raises
+            for n, m in self.trainable.named_modules():
+                m.train(modes[n])
 
     def export(self, backbone_type: str) -> SideModel:
         """A copy of ``backbone_type``'s aligner + the side network, for on-device inference (eval mode)."""

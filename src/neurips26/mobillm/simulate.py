@@ -50,6 +50,9 @@ class DeviceProfile:
 def time_to_target(curve, target: float) -> dict[str, float]:
     """The first row of an accuracy curve (``time_s``, ``accuracy``, ``bytes_up``, ``bytes_down``,
     ``device_flops``) with ``accuracy >= target``; all ``nan`` when never reached."""
+    if isinstance(target, bool) or not isinstance(target, int | float) or not math.isfinite(target):
+        # a NaN target would read as "never reached" (NaN compares False): refuse it instead
+        raise ValueError(f"target must be a finite number, got {target!r}")
     hit = curve[curve["accuracy"] >= target]
     if hit.empty:
         return {"time_s": math.nan, "bytes": math.nan, "device_flops": math.nan}

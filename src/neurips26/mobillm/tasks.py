@@ -80,6 +80,12 @@ def encode_texts(tokenizer: object, texts: Sequence[str], labels: np.ndarray, *,
                  add_special: bool = True) -> dict[str, torch.Tensor]:
     """Right-padded ``{"input_ids", "attention_mask", "labels", "sample_ids"}`` from a ``tokenizers.Tokenizer``
     (``encode_batch``) or a ``neurips26.nn.BPETokenizer`` (``encode``); rows cut to ``max_len`` tokens."""
+    texts = list(texts)
+    n_labels = len(np.asarray(labels).reshape(-1))
+    if len(texts) != n_labels:
+        raise ValueError(f"texts and labels must have the same length, got {len(texts)} texts and {n_labels} labels")
+    if not texts:
+        raise ValueError("texts must hold at least one text, got none")
     if hasattr(tokenizer, "encode_batch"):
         rows = [e.ids for e in tokenizer.encode_batch(list(texts), add_special_tokens=add_special)]
     else:
