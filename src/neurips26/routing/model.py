@@ -12,7 +12,9 @@ the unvisited nodes. One block (confirmed components; the exact form is inferred
 $$y = \mathrm{MHA}(x) \odot \sigma(W_g x + b_g), \quad x \leftarrow x + \alpha_1 (W_o y + b_o), \quad
 x \leftarrow x + \alpha_2\,\mathrm{FFN}(x),$$
 
-with ReZero scalars $\alpha_1 = \alpha_2 = 0$ at init and $\mathrm{FFN}(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2$
+with ReZero scalars $\alpha_1 = \alpha_2 = 0$ at init (``rezero_init``; they train with their own, larger,
+learning rate: ``train_supervised(alpha_lr_mult=...)``, since under one shared Adam rate each $\alpha$ moves
+by at most ~lr per step and stays near 0 for a short run, damping every block) and $\mathrm{FFN}(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2$
 ($d \to 4d \to d$). Parameters per block: $4d^2$ (Q, K, V, O) $+ d^2$ (gate) $+ 8d^2$ (FFN) $= 13d^2$ plus
 $7d + 2$ biases and scalars. ``gated_attention=False, rezero=False`` is the LEHD-style ablation
 (plain residual, no norm, $12d^2$ per block).
@@ -20,6 +22,7 @@ $7d + 2$ biases and scalars. ``gated_attention=False, rezero=False`` is the LEHD
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,7 +46,8 @@ class DecoderConfig:
         ff_mult: FFN hidden width as a multiple of $d$ (4).
         head_dim: width per attention head (16, as LEHD); heads $= d / $ ``head_dim``.
         gated_attention: elementwise sigmoid output gate on attention.
-        rezero: ReZero residual scalars (init 0); off means a plain residual $x + f(x)$.
+        rezero: ReZero residual scalars; off means a plain residual $x + f(x)$.
+        rezero_init: initial value of the ReZero scalars (0, the identity map at init, as in ReZero).
     """
 
     d_model: int
@@ -52,6 +56,7 @@ class DecoderConfig:
     head_dim: int = 16
     gated_attention: bool = True
     rezero: bool = True
+    rezero_init: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("d_model", "n_layers", "ff_mult", "head_dim"):
@@ -64,6 +69,9 @@ class DecoderConfig:
         for name in ("gated_attention", "rezero"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
+        v = self.rezero_init
+        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+            raise ValueError(f"rezero_init must be a finite number, got {v!r}")
 
     @property
     def n_heads(self) -> int:
@@ -137,9 +145,10 @@ class DecoderBlock(nn.Module):
         self.ffn = nn.Sequential(nn.Linear(d, cfg.ff_mult * d), nn.ReLU(), nn.Linear(cfg.ff_mult * d, d))
         if self.gate is not None:
             nn.init.zeros_(self.gate.bias)  # sigma(0) = 1/2: the gate starts half open
-        # ReZero: alpha = 0, so every block starts as the identity map (Bachlechner et al. 2020)
-        self.alpha_attn = nn.Parameter(torch.zeros(())) if cfg.rezero else None
-        self.alpha_ffn = nn.Parameter(torch.zeros(())) if cfg.rezero else None
+        # ReZero: alpha = 0 (default), so every block starts as the identity map (Bachlechner et al. 2020)
+        a0 = float(cfg.rezero_init)
+        self.alpha_attn = nn.Parameter(torch.full((), a0)) if cfg.rezero else None
+        self.alpha_ffn = nn.Parameter(torch.full((), a0)) if cfg.rezero else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         d_model = self.out.in_features

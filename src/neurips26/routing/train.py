@@ -7,7 +7,10 @@ call the first $t$ nodes visited, and train the cross-entropy of the true next n
 $$\ell = -\log p_\theta(\pi_{t+1} \mid x, \pi_1, \pi_t, R_t), \qquad R_t = \{\pi_{t+1}, \dots, \pi_n\}.$$
 
 All samples of a batch share $t \in [1, n-2]$ (uniform; at least two choices remain), so the batch is a
-dense tensor. ``train_supervised`` runs Adam with a linear warm-up and a cosine decay to 10% (our choice;
+dense tensor. The ReZero scalars $\alpha$ get their own Adam group at ``alpha_lr_mult`` x the learning rate
+(Adam moves a parameter by about its rate per step, so at one shared rate of $10^{-3}$ an $\alpha$ that
+starts at 0 is still $\approx 0.1$ after 300 steps and every block stays damped; ``alpha_lr_mult=1`` is that
+old set-up, kept as an ablation). ``train_supervised`` runs Adam with a linear warm-up and a cosine decay to 10% (our choice;
 LEHD: Adam 1e-4, x0.97 per epoch). Under ``torchrun`` (an initialised ``torch.distributed`` group) every
 rank draws the same global batch and keeps its contiguous share; DDP averages the gradients, so with
 equal shares the update equals the single-process update on the whole batch.
@@ -100,6 +103,8 @@ class TrainResult:
     seconds: float = 0.0
     lrs: list[float] = field(default_factory=list)
     world_size: int = 1
+    evals: list[float] = field(default_factory=list)  # eval_fn() every eval_every steps and at the end
+    eval_steps: list[int] = field(default_factory=list)
 
 
 def _upcast(logits: torch.Tensor) -> torch.Tensor:
@@ -131,7 +136,9 @@ def _check_policy(model: Any) -> None:
 
 def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, batch_size: int, lr: float,
                      seed: int = 0, warmup_steps: int | None = None, grad_clip: float = 1.0,
-                     progress: Callable[[Iterable[int]], Iterator[int]] | None = None) -> TrainResult:
+                     progress: Callable[[Iterable[int]], Iterator[int]] | None = None,
+                     alpha_lr_mult: float = 30.0, eval_fn: Callable[[], float] | None = None,
+                     eval_every: int = 0) -> TrainResult:
     """Train ``model`` in place to imitate ``tours`` on ``X`` by sub-path cross-entropy.
 
     Args:
@@ -142,6 +149,10 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
         seed: fixes the data order (same seed, same batches for every model).
         grad_clip: max global gradient norm.
         progress: optional wrapper for the step loop (e.g. ``ctx.progress``-like tqdm).
+        alpha_lr_mult: the ReZero scalars' (parameters named ``*alpha_*``) learning rate as a multiple of
+            ``lr`` (same schedule); 1 is one shared rate (the earlier, damped set-up).
+        eval_fn, eval_every: when both are given, ``eval_fn()`` (e.g. a validation loss) is recorded in
+            ``result.evals`` every ``eval_every`` steps and after the last step (for convergence checks).
     Returns:
         :class:`TrainResult` (losses are the global batch mean under DDP).
     """
@@ -152,6 +163,10 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
     _check_positive("grad_clip", grad_clip, float)
     if warmup_steps is not None:
         check_int("warmup_steps", warmup_steps, 0)
+    _check_positive("alpha_lr_mult", alpha_lr_mult, float)
+    check_int("eval_every", eval_every, 0)
+    if eval_fn is not None and not callable(eval_fn):
+        raise TypeError(f"eval_fn must be callable or None, got {type(eval_fn).__name__}")
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
     sampler = SubpathSampler(X, tours, seed=seed)
@@ -169,15 +184,20 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
     # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back
     with TrainingGuard(model, where="train_supervised", hint="lower lr or check X") as guard:
         return _train_loop(model, sampler, Xt, steps, batch_size, lr, warmup, grad_clip, progress, ddp, world, rank,
-                           device, guard)
+                           device, guard, float(alpha_lr_mult), eval_fn if eval_every else None, int(eval_every))
 
 
 def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tensor, steps: int, batch_size: int,
                 lr: float, warmup: int, grad_clip: float, progress: Any, ddp: bool, world: int, rank: int,
-                device: torch.device, guard: TrainingGuard) -> TrainResult:
+                device: torch.device, guard: TrainingGuard, alpha_lr_mult: float = 1.0,
+                eval_fn: Callable[[], float] | None = None, eval_every: int = 0) -> TrainResult:
     dist = torch.distributed
     net = torch.nn.parallel.DistributedDataParallel(model) if ddp else model
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    named = list(model.named_parameters())
+    alphas = [p for k, p in named if "alpha_" in k.rsplit(".", 1)[-1]]
+    rest = [p for k, p in named if "alpha_" not in k.rsplit(".", 1)[-1]]
+    groups = [{"params": rest, "mult": 1.0}] + ([{"params": alphas, "mult": alpha_lr_mult}] if alphas else [])
+    opt = torch.optim.Adam(groups, lr=lr)
     model.train()
     result = TrainResult(world_size=world)
     t0 = time.perf_counter()
@@ -187,7 +207,7 @@ def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tenso
     for step in loop:
         cur = _lr_at(step, steps, lr, warmup)
         for group in opt.param_groups:
-            group["lr"] = cur
+            group["lr"] = cur * group["mult"]
         batch = sampler.sample(batch_size).shard(rank, world)
         to = lambda t: t.to(device)  # noqa: E731
         logits = net(Xt[to(batch.index)], to(batch.first), to(batch.last), to(batch.remaining))  # [B, m]
@@ -204,6 +224,10 @@ def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tenso
         result.losses.append(float(value))
         result.lrs.append(cur)
         result.samples += batch_size
+        if eval_fn is not None and ((step + 1) % eval_every == 0 or step + 1 == steps):
+            result.evals.append(float(eval_fn()))
+            result.eval_steps.append(step + 1)
+            model.train()
     result.seconds = time.perf_counter() - t0
     return result
 
