@@ -96,8 +96,14 @@ def _kill_at(script: str, args: list[str], delay: float | str | None, watch: Pat
 
 
 def _temporaries(folder: Path) -> list[Path]:
-    return [p for p in folder.rglob(".*") if p.name.endswith((".part", ".old", ".tmp")) or p.name.startswith(
-        (".fetch-", ".pip-"))]
+    # polled while a live writer creates and removes its temporary folders: a folder can vanish mid-walk
+    for _ in range(100):
+        try:
+            return [p for p in folder.rglob(".*") if p.name.endswith((".part", ".old", ".tmp")) or p.name.startswith(
+                (".fetch-", ".pip-"))]
+        except FileNotFoundError:
+            continue
+    raise RuntimeError(f"{folder} kept changing under the walk")
 
 
 def test_atomic_path_killed_at_any_moment_leaves_the_old_file_or_the_new_one(tmp_path):
