@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from neurips26.claims import CheckContext, Claim, Evidence, Paper, rules, torch_threads
+from neurips26.claims import CheckContext, Claim, Evidence, Paper, preconditions, rules, torch_threads
 from neurips26.data import DatasetNotFoundError
 
 from .baselines import GCAL, DirectClosedForm, SourceOnly, TentGraph
@@ -32,7 +32,8 @@ from .streams import csbm_stream, planetoid_shift_stream
 MIN_CELLS = 3            # C1-C3: (stream, seed) cells; C4: seeds
 WIN_SHARE = 2 / 3        # C1: EMC >= GCAL in at least this share of cells (and mean difference >= 0)
 COST_RATIO_MIN = 5.0     # C2/C3: median GCAL / EMC ratio
-AF_EMC_MAX = 0.05        # C4: mean forgetting of EMC on the long stream
+AF_MARGIN = 0.0          # C4: AF(direct) - AF(EMC) interval must lie above this (comparative, issue 48)
+GCAL_OVER_SOURCE = 0.0   # C1 precondition: the GCAL port must beat the frozen source AP in every cell
 HIDDEN = 64
 
 
@@ -138,6 +139,14 @@ def measure_c3(ctx: CheckContext) -> Evidence:
                     note=note, details={"cells": list(cells)})
 
 
+def measure_gcal_beats_source(ctx: CheckContext) -> Evidence:
+    """C1 precondition (issue 48): a GCAL port at or below the frozen source has collapsed, and a
+    comparison against it cannot answer C1."""
+    cells, note = _cells(ctx)
+    return Evidence(values=[v["gcal"]["AP"] - v["source"]["AP"] for v in cells.values()],
+                    unit="AP GCAL - frozen source (per cell)", note=note, details={"cells": list(cells)})
+
+
 # ------------------------------------------------------------------------------------------ C4
 def measure_c4(ctx: CheckContext) -> Evidence:
     """Forgetting of direct adaptation vs EMC on one long CSBM stream per seed (closed forms, no memory tracking)."""
@@ -193,7 +202,12 @@ CLAIMS = (
           metric="EMC AP - GCAL AP per (seed, stream) cell (AP = mean final-row accuracy)",
           rule=rules.all_of(rules.at_least(WIN_SHARE, ">=", 0.0, min_n=MIN_CELLS),
                             rules.threshold(">=", 0.0, min_n=MIN_CELLS)),
-          measure=measure_c1, scales=DECIDED),
+          measure=measure_c1, scales=DECIDED, compares_trained=True,
+          tuning="not equal (issue 48 open): EMC's rank/ridge chosen on CSBM dev seeds; baselines at GCAL's "
+                 "code defaults, untuned",
+          preconditions=(preconditions.beats_reference("GCAL port beats the frozen source (not collapsed)",
+                                                       measure_gcal_beats_source, margin=GCAL_OVER_SOURCE,
+                                                       min_n=MIN_CELLS),)),
     Claim(id="C2", statement="EMC reduces average runtime relative to the recent competitor.",
           paper_value="-87.4% runtime (7.9x) vs GCAL-like competitor, GPU",
           metric="GCAL / EMC median per-domain adaptation time (x; process CPU time on CPU, robust to other "
@@ -208,9 +222,8 @@ CLAIMS = (
     Claim(id="C4", statement="State-evolving memory keeps accuracy stable over long streams, where direct "
           "adaptation forgets (tighter bound than direct adaptation).",
           paper_value="qualitative (bound); no number in the abstract",
-          metric="AF(direct closed form) - AF(EMC) on a CSBM stream of >= 30 domains, per seed",
-          rule=rules.all_of(rules.threshold(">", 0.0, stat="all", min_n=MIN_CELLS),
-                            rules.on("AF_emc", rules.threshold("<=", AF_EMC_MAX, min_n=MIN_CELLS))),
+          metric="AF(direct closed form) - AF(EMC) on a CSBM stream of >= 30 domains, per seed (t interval)",
+          rule=rules.better(margin=AF_MARGIN, min_n=MIN_CELLS, test="t"),
           measure=measure_c4, scales=DECIDED),
 )
 
