@@ -181,7 +181,7 @@ def repository_root() -> Path | None:
 
 
 def git_commit(slug: str | None = None) -> dict[str, Any] | None:
-    """``{"commit": sha, "dirty": bool}`` of the checkout (dirty: the paper's sources differ from the commit),
+    """``{"commit": sha, "dirty": bool}`` of the checkout (dirty: the paper's ``.py`` sources differ from the commit),
     or None outside a git checkout."""
     import subprocess
 
@@ -196,7 +196,9 @@ def git_commit(slug: str | None = None) -> dict[str, Any] | None:
                                 capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return None
-    return {"commit": sha, "dirty": bool(status.strip())}
+    # dirty means what the source digest covers: the paper's .py files (its README is generated from records)
+    changed = [line for line in status.splitlines() if line.rstrip().endswith(".py")]
+    return {"commit": sha, "dirty": bool(changed)}
 
 
 def machine_description() -> dict[str, Any]:
