@@ -30,12 +30,13 @@ from .spec import CLAIM_KINDS, VERDICTS
 STATUSES: tuple[str, ...] = ("ok", "refused", "error")
 
 _CSS = ("body{font-family:system-ui,sans-serif;max-width:1200px;margin:auto;padding:0 12px;color:#222}"
-        "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:4px 8px;"
-        "vertical-align:top;text-align:left}th{background:#f0f0f0}"
+        "table{border-collapse:collapse;margin:8px 0;max-width:100%;table-layout:auto}"
+        "td,th{border:1px solid #ccc;padding:4px 8px;vertical-align:top;text-align:left;"
+        "overflow-wrap:anywhere;word-break:break-word}th{background:#f0f0f0}"
         ".v{font-weight:bold;white-space:nowrap}.supported{background:#dff3e3;color:#145c26}"
         ".not-supported{background:#f9dede;color:#8f1414}.inconclusive{background:#fdf3d1;color:#6b5300}"
         ".skipped{background:#e8e8e8;color:#444}.error{background:#f9dede;color:#8f1414}"
-        ".reason{font-size:90%;color:#444}pre{background:#f4f4f4;padding:6px;overflow:auto}"
+        ".reason{font-size:90%;color:#444;max-width:36em}pre{background:#f4f4f4;padding:6px;overflow:auto}"
         "figcaption{font-size:90%;color:#444}")
 
 
