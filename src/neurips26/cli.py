@@ -115,15 +115,9 @@ def _run_is_live(run_dir: Path) -> bool:
         return False
     if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 0:
         return False
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except (ProcessLookupError, OverflowError):
-        return False
-    return True
+    from .data.integrity import pid_alive
+
+    return pid_alive(pid)
 
 
 def _clean_stale_temp_files(root: Path) -> None:

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..data.integrity import pid_alive
 from .records import IN_PROGRESS
 from .spec import CLAIM_KINDS, VERDICTS
 
@@ -474,7 +475,7 @@ def _clean_stale_report_temporaries(run_dir: Path) -> None:
     for tmp in list(run_dir.glob(".report.*.tmp")):
         parts = tmp.name.split(".")
         pid = parts[3] if len(parts) > 4 and parts[3].isdigit() else None
-        if pid is not None and _pid_alive(int(pid)):
+        if pid is not None and pid_alive(int(pid)):
             continue
         try:
             tmp.unlink()
@@ -482,16 +483,6 @@ def _clean_stale_report_temporaries(run_dir: Path) -> None:
             pass
 
 
-def _pid_alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except PermissionError:
-        return True
-    except (ProcessLookupError, OverflowError):
-        return False
-    return True
 
 
 def _md(text: Any) -> str:

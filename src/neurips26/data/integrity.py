@@ -143,7 +143,8 @@ def temp_prefix(name: str) -> str:
     return f".{name}.{os.getpid()}."
 
 
-def _pid_alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` is still running (ours, or another user's); the owner test of every temporary file."""
     if pid == os.getpid():
         return True
     try:
@@ -171,7 +172,7 @@ def clean_stale_temporaries(folder: Path) -> list[Path]:
     for entry in entries:
         match = _TEMP_NAME.match(entry.name)
         if match:
-            stale = not _pid_alive(int(match.group("pid") or match.group("pid2")))
+            stale = not pid_alive(int(match.group("pid") or match.group("pid2")))
         elif entry.name.startswith(".") and entry.name.endswith((".part", ".old")):
             try:
                 stale = now - entry.lstat().st_mtime > _UNTAGGED_MAX_AGE_S
