@@ -454,13 +454,18 @@ def ratio_at_least(ratio: float, metric: str | None = None, than: str | None = N
                          int(seed), label)
 
 
+def _every(labels: Sequence[str]) -> str:
+    """The verdict of "all of these": supported if every part is, not supported if any part is not."""
+    return ("supported" if all(x == "supported" for x in labels) else
+            "not supported" if "not supported" in labels else "inconclusive")
+
+
 def _combine(rules: Sequence[Rule], *, all_needed: bool, evidence: Evidence) -> Verdict:
     verdicts = [rule(evidence) for rule in rules]
     labels = [v.label for v in verdicts]
     reason = "; ".join(v.reason for v in verdicts)
     if all_needed:
-        label = ("supported" if all(x == "supported" for x in labels) else
-                 "not supported" if "not supported" in labels else "inconclusive")
+        label = _every(labels)
     else:
         label = ("supported" if "supported" in labels else
                  "not supported" if all(x == "not supported" for x in labels) else "inconclusive")
@@ -666,10 +671,8 @@ class _Each(Rule):
         for name, raw in groups.items():
             values = list(raw) if isinstance(raw, list | tuple | np.ndarray) else [raw]
             verdicts[name] = self.rule(Evidence(values=values, unit=evidence.unit, allow_missing=True))
-        labels = [v.label for v in verdicts.values()]
-        label = ("supported" if all(x == "supported" for x in labels) else
-                 "not supported" if "not supported" in labels else "inconclusive")
-        return Verdict(label, "; ".join(f"{self.key}[{name}]: {v.label}: {v.reason}" for name, v in verdicts.items()))
+        reason = "; ".join(f"{self.key}[{name}]: {v.label}: {v.reason}" for name, v in verdicts.items())
+        return Verdict(_every([v.label for v in verdicts.values()]), reason)
 
 
 def each(key: str, rule: Rule) -> Rule:
