@@ -92,6 +92,7 @@ def _nan_at(t, row=0):
     (groups_from_rollouts, BadInput("two-prompts", (torch.tensor([[1, 2], [1, 3]]), torch.ones(2, 2).long(), [0, 0]),
                                     names="share one prompt")),
     (attention_speedup_estimate, BadInput("R-0", (2, 4, 0.0), names="R")),
+    (attention_speedup_estimate, BadInput("R-inf", (2, 4, float("inf")), names="R")),  # was NaN silently
     (build_flex_block_mask, BadInput("batch", ("b", "cpu"), names="batch")),
     (build_flex_block_mask, BadInput("block-0", (B, "cpu"), {"block_size": 0}, names="block_size")),
     (verify_equivalence, BadInput("atol-nan", (lambda b: None, lambda i: None, GROUPS), {"atol": NAN}, names="atol")),

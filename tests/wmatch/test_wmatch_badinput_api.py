@@ -121,6 +121,8 @@ D6 = np.abs(np.subtract.outer(np.arange(6.0), np.arange(6.0)))
     BadInput("k-bool", (D6,), {"k": True}, names="k"),
     BadInput("callable-no-n-points", (lambda i, j: abs(i - j),), names="n_points"),
     BadInput("n-points-bool", (lambda i, j: abs(i - j),), {"n_points": True}, names="n_points"),
+    BadInput("callable-nan", (lambda i, j: NAN,), {"n_points": 3}, names="dist"),
+    BadInput("callable-str", (lambda i, j: "1",), {"n_points": 3}, names="dist"),
     BadInput("seed-float", (D6,), {"seed": 0.5}, names="seed"),
 ], ids=lambda c: c.id)
 def test_metric_matcher_constructor_refuses(case):

@@ -360,8 +360,8 @@ def token_reduction_ratio(N: int, P: int, R: float) -> float:
         raise ValueError(f"N must be an int >= 1, got {N!r}")
     if not isinstance(P, int) or isinstance(P, bool) or P < 1:
         raise ValueError(f"P must be an int >= 1, got {P!r}")
-    if not isinstance(R, int | float) or isinstance(R, bool) or not R > 0:
-        raise ValueError(f"R must be a number > 0, got {R!r}")
+    if not isinstance(R, int | float) or isinstance(R, bool) or not math.isfinite(R) or not R > 0:
+        raise ValueError(f"R must be a finite number > 0 (mean response length in tokens), got {R!r}")
     return N * (P + R) / (P + N * R)
 
 

@@ -78,6 +78,20 @@ def thorup_zwick_spanner(D: np.ndarray, k: int, rng: np.random.Generator) -> tup
     return edges, D[edges[:, 0], edges[:, 1]]
 
 
+def _materialise(dist: Callable[[int, int], float], n_points: int) -> np.ndarray:
+    """The ``[n_points, n_points]`` matrix of a distance callable; a value that is not a real number is
+    refused naming the pair (a NaN or inf is refused by :func:`check_metric_matrix` after)."""
+    D = np.empty((n_points, n_points))
+    for i in range(n_points):
+        for j in range(n_points):
+            value = dist(i, j)
+            if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+                raise TypeError(f"dist(i, j) must return a real number, got {value!r} ({type(value).__name__}) "
+                                f"for the pair ({i}, {j})")
+            D[i, j] = float(value)
+    return D
+
+
 class MetricDynamicMatcher:
     """Dynamic (2k−1)-approximate W_1 matching of points of a finite metric space, identified by integer ids.
 
@@ -105,7 +119,7 @@ class MetricDynamicMatcher:
         if callable(dist):
             if isinstance(n_points, bool) or not isinstance(n_points, int) or n_points < 1:
                 raise ValueError(f"n_points must be an int >= 1 when dist is a callable, got {n_points!r}")
-            dist = np.array([[float(dist(i, j)) for j in range(n_points)] for i in range(n_points)])
+            dist = _materialise(dist, n_points)
         self._D = check_metric_matrix(dist)
         self.n_ground = len(self._D)
         self.k, self.wasserstein_p, self.seed = k, 1, seed
