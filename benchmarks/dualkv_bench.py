@@ -59,13 +59,13 @@ def _model_level(args: argparse.Namespace) -> None:
 
 
 def _kernel_level(args: argparse.Namespace) -> None:
-    from neurips26.dualkv.check import _kernel_bench
+    from neurips26.dualkv._measure import kernel_bench
 
     if not torch.cuda.is_available():
         raise SystemExit("--level kernel needs a CUDA device (the CPU interpreter is for correctness only)")
     shapes = [(28, 4096), (28, 16384), (16, 16384)] if not args.shapes else \
         [tuple(int(x) for x in s.split(",")) for s in args.shapes]
-    rows = [_kernel_bench(n, p, 2048, device=torch.device("cuda"), reps=args.reps, warmup=args.warmup,
+    rows = [kernel_bench(n, p, 2048, device=torch.device("cuda"), reps=args.reps, warmup=args.warmup,
                           log=lambda m: None) for n, p in shapes]
     import math
 

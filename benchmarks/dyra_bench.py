@@ -22,7 +22,7 @@ from torch import nn
 from neurips26.bench import Bench
 from neurips26.dyra import DyRALinear, StructuredLinear, budget_rank, dense_flops, dyra_budget_rank, gram
 from neurips26.dyra.baselines import relative_output_error
-from neurips26.dyra.check import ViTBlock, _block_flops, _dyra_block
+from neurips26.dyra.vit import ViTBlock, dyra_vit_block, vit_block_flops
 
 N_IN, N_OUT, TOKENS, BUDGET, K = 768, 3072, 1608, 0.35, 32
 
@@ -81,11 +81,11 @@ def main() -> None:
                       peer_name="DyRA unfused (separate correction tensor and add)", peer_kind="ours", flops=f_ours)
         torch.manual_seed(0)
         block = ViTBlock(768, 3072, 12).eval()
-        dyra_block = _dyra_block(block, "batch")
+        dyra_block = dyra_vit_block(block, "batch")
         x = torch.randn(8, 201, 768)
         bench.compare("ViT-B block, 8x201 tokens: SVD(0.25)+DyRA(32) vs dense", ours=lambda: dyra_block(x),
                       peer=lambda: block(x), peer_name="dense ViT-B block (torch)", peer_kind="real",
-                      flops=_block_flops(dyra_block, 8, 201))
+                      flops=vit_block_flops(dyra_block, 8, 201))
     for r in bench.rows:
         print(f"  {r['name']}: {r.get('speedup', float('nan')):.2f}x")
     bench.write()

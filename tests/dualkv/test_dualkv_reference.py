@@ -334,9 +334,10 @@ def test_gpu_bench_code_path_runs_on_cpu_at_a_tiny_shape():
     from types import SimpleNamespace
 
     from neurips26.dualkv import check
+    from neurips26.dualkv._measure import kernel_bench
 
-    res = check._kernel_bench(3, 16, 8, device=torch.device("cpu"), h=4, hk=2, d=16, dtype=torch.float32, reps=2,
-                              warmup=0, backend="torch", log=lambda *_: None)
+    res = kernel_bench(3, 16, 8, device=torch.device("cpu"), h=4, hk=2, d=16, dtype=torch.float32, reps=2,
+                       warmup=0, backend="torch", log=lambda *_: None)
     assert len(res["ratio_replicated_sdpa"]) == len(res["ratio_prefix_grouper"]) == 2
     assert all(r > 0 for r in res["ratio_replicated_sdpa"] + res["ratio_prefix_grouper"])
     assert res.get("time_flex_ms", 1.0) > 0 or "flex_unsupported" in res

@@ -8,8 +8,16 @@ from collections.abc import Callable, Sequence
 
 import torch
 
-from .attention import dualkv_attention_fn
-from .baselines import prefix_grouper_attention_fn, replicated_attention_fn
+from neurips26.claims import measure
+
+from .attention import dualkv_attention, dualkv_attention_fn
+from .baselines import (
+    build_flex_block_mask,
+    flex_dualkv_attention,
+    prefix_grouper_attention,
+    prefix_grouper_attention_fn,
+    replicated_attention_fn,
+)
 from .packing import (
     pack_replicated,
     pack_shared_prompt,
@@ -112,3 +120,87 @@ def max_rel_grad_diff(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) ->
         err = (a[name] - ref).abs().max().item()
         worst = max(worst, err / denom if denom > 0 else (0.0 if err == 0 else float("inf")))
     return worst
+
+
+# ---------------------------------------------------------------------------------------------- GPU kernel timing
+def kernel_bench(n: int, p: int, r: int, *, device: torch.device, h: int = 32, hk: int = 8, d: int = 128,
+                  dtype=torch.bfloat16, reps: int = 5, warmup: int = 2, backend: str = "triton",
+                  log=print) -> dict:
+    """Attention-only fwd+bwd at one kernel shape, DualKV (``backend``; the Triton kernel on GPU) timed in
+    interleaved pairs against SDPA (flash on CUDA) on the replicated batch and against the Prefix-Grouper
+    reference; compiled FlexAttention on the same packing timed alone (a reported metric). Peak memory on CUDA.
+    ``ratio_*`` lists hold one (peer time / DualKV time) per pair."""
+    import contextlib
+
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    cuda = device.type == "cuda"
+    clock = "cuda" if cuda else "process"
+    groups = [(torch.zeros(p, dtype=torch.long), [torch.zeros(r, dtype=torch.long) for _ in range(n)])]
+    b = pack_shared_prompt(groups).to(device)
+    t = b.num_tokens
+    gen = torch.Generator(device=device).manual_seed(0)
+    q, k, v = (torch.randn(t, hh, d, device=device, generator=gen).to(dtype).requires_grad_() for hh in (h, hk, hk))
+    go = torch.randn(t, h, d, device=device, generator=gen).to(dtype)
+    res: dict = {"N": n, "P": p, "R": r, "rho": b.token_reduction}
+
+    def dualkv_step() -> None:
+        out = dualkv_attention(q, k, v, b, backend=backend)
+        torch.autograd.grad(out, (q, k, v), go)
+
+    # replicated batch [N, H, P+R, d], K/V repeated to H heads outside the timing (FA2 reads GQA natively)
+    idx = torch.cat([torch.cat([torch.arange(p), torch.arange(s.start, s.stop)]) for s in b.response_slices[0]])
+    idx = idx.to(device)
+    with torch.no_grad():
+        rep = {"q": q.detach()[idx].view(n, p + r, h, d).transpose(1, 2).contiguous()}
+        for name, x in (("k", k), ("v", v)):
+            rep[name] = x.detach()[idx].view(n, p + r, hk, d).transpose(1, 2).repeat_interleave(h // hk, 1)
+        rep = {key: x.contiguous().requires_grad_() for key, x in rep.items()}
+        rep["go"] = torch.randn_like(rep["q"])
+
+    def replicated_step() -> None:
+        kernel_ctx = sdpa_kernel([SDPBackend.FLASH_ATTENTION]) if cuda else contextlib.nullcontext()
+        with kernel_ctx:
+            out = torch.nn.functional.scaled_dot_product_attention(rep["q"], rep["k"], rep["v"], is_causal=True)
+        torch.autograd.grad(out, (rep["q"], rep["k"], rep["v"]), rep["go"])
+
+    def pg_step() -> None:
+        out = prefix_grouper_attention(q, k, v, b)
+        torch.autograd.grad(out, (q, k, v), go)
+
+    def peak(name: str, fn) -> None:
+        if not cuda:
+            return
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        try:
+            fn()
+            torch.cuda.synchronize()
+            res[f"peak_{name}_gb"] = (torch.cuda.max_memory_allocated() - base) / 2**30
+        except torch.OutOfMemoryError:
+            res[f"{name}_oom"] = True
+
+    for name, fn in (("replicated_sdpa", replicated_step), ("prefix_grouper", pg_step)):
+        try:
+            pair = measure.timeit_pair(dualkv_step, fn, repeats=reps, warmup=warmup, threads=None, clock=clock)
+            res[f"ratio_{name}"] = list(pair.ratios)
+            res[f"timing_{name}"] = pair.record()
+        except torch.OutOfMemoryError:
+            res[f"{name}_oom"] = True
+        log(f"(N={n}, P={p}) {name} / DualKV: {res.get(f'ratio_{name}')}")
+    rep.clear()
+    for name, fn in (("dualkv", dualkv_step), ("prefix_grouper", pg_step)):
+        peak(name, fn)
+    try:
+        mask = build_flex_block_mask(b, device, block_size=128 if cuda else 16)
+
+        def flex_step() -> None:
+            out = flex_dualkv_attention(q, k, v, mask, compiled=cuda)
+            torch.autograd.grad(out, (q, k, v), go)
+
+        res["time_flex_ms"] = 1e3 * measure.timeit(flex_step, warmup=warmup, repeats=reps, clock=clock).median
+        res["time_dualkv_ms"] = 1e3 * measure.timeit(dualkv_step, warmup=1, repeats=reps, clock=clock).median
+    except (NotImplementedError, RuntimeError) as err:  # e.g. FlexAttention has no CPU backward
+        res["flex_unsupported"] = str(err).split("\n")[0][:200]
+    return res

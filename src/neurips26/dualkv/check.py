@@ -26,9 +26,8 @@ import torch
 from neurips26.claims import CheckContext, Claim, Evidence, Paper, Precondition, measure, rules
 from neurips26.nn.llama import Llama, LlamaConfig
 
-from ._measure import PolicyUpdate, max_rel_grad_diff, synthetic_groups
+from ._measure import PolicyUpdate, kernel_bench, max_rel_grad_diff, synthetic_groups
 from .attention import dualkv_attention
-from .baselines import build_flex_block_mask, flex_dualkv_attention, prefix_grouper_attention
 from .packing import pack_shared_prompt, token_reduction_ratio
 
 # ------------------------------------------------------------------------------------ criteria
@@ -179,90 +178,6 @@ def _spearman(x: list[float], y: list[float]) -> float:
     return float(spearmanr(x, y).statistic)
 
 
-# ---------------------------------------------------------------------------------------------- GPU
-def _kernel_bench(n: int, p: int, r: int, *, device: torch.device, h: int = 32, hk: int = 8, d: int = 128,
-                  dtype=torch.bfloat16, reps: int = 5, warmup: int = 2, backend: str = "triton",
-                  log=print) -> dict:
-    """Attention-only fwd+bwd at one kernel shape, DualKV (``backend``; the Triton kernel on GPU) timed in
-    interleaved pairs against SDPA (flash on CUDA) on the replicated batch and against the Prefix-Grouper
-    reference; compiled FlexAttention on the same packing timed alone (a reported metric). Peak memory on CUDA.
-    ``ratio_*`` lists hold one (peer time / DualKV time) per pair."""
-    import contextlib
-
-    from torch.nn.attention import SDPBackend, sdpa_kernel
-
-    cuda = device.type == "cuda"
-    clock = "cuda" if cuda else "process"
-    groups = [(torch.zeros(p, dtype=torch.long), [torch.zeros(r, dtype=torch.long) for _ in range(n)])]
-    b = pack_shared_prompt(groups).to(device)
-    t = b.num_tokens
-    gen = torch.Generator(device=device).manual_seed(0)
-    q, k, v = (torch.randn(t, hh, d, device=device, generator=gen).to(dtype).requires_grad_() for hh in (h, hk, hk))
-    go = torch.randn(t, h, d, device=device, generator=gen).to(dtype)
-    res: dict = {"N": n, "P": p, "R": r, "rho": b.token_reduction}
-
-    def dualkv_step() -> None:
-        out = dualkv_attention(q, k, v, b, backend=backend)
-        torch.autograd.grad(out, (q, k, v), go)
-
-    # replicated batch [N, H, P+R, d], K/V repeated to H heads outside the timing (FA2 reads GQA natively)
-    idx = torch.cat([torch.cat([torch.arange(p), torch.arange(s.start, s.stop)]) for s in b.response_slices[0]])
-    idx = idx.to(device)
-    with torch.no_grad():
-        rep = {"q": q.detach()[idx].view(n, p + r, h, d).transpose(1, 2).contiguous()}
-        for name, x in (("k", k), ("v", v)):
-            rep[name] = x.detach()[idx].view(n, p + r, hk, d).transpose(1, 2).repeat_interleave(h // hk, 1)
-        rep = {key: x.contiguous().requires_grad_() for key, x in rep.items()}
-        rep["go"] = torch.randn_like(rep["q"])
-
-    def replicated_step() -> None:
-        kernel_ctx = sdpa_kernel([SDPBackend.FLASH_ATTENTION]) if cuda else contextlib.nullcontext()
-        with kernel_ctx:
-            out = torch.nn.functional.scaled_dot_product_attention(rep["q"], rep["k"], rep["v"], is_causal=True)
-        torch.autograd.grad(out, (rep["q"], rep["k"], rep["v"]), rep["go"])
-
-    def pg_step() -> None:
-        out = prefix_grouper_attention(q, k, v, b)
-        torch.autograd.grad(out, (q, k, v), go)
-
-    def peak(name: str, fn) -> None:
-        if not cuda:
-            return
-        torch.cuda.empty_cache()
-        torch.cuda.reset_peak_memory_stats()
-        base = torch.cuda.memory_allocated()
-        try:
-            fn()
-            torch.cuda.synchronize()
-            res[f"peak_{name}_gb"] = (torch.cuda.max_memory_allocated() - base) / 2**30
-        except torch.OutOfMemoryError:
-            res[f"{name}_oom"] = True
-
-    for name, fn in (("replicated_sdpa", replicated_step), ("prefix_grouper", pg_step)):
-        try:
-            pair = measure.timeit_pair(dualkv_step, fn, repeats=reps, warmup=warmup, threads=None, clock=clock)
-            res[f"ratio_{name}"] = list(pair.ratios)
-            res[f"timing_{name}"] = pair.record()
-        except torch.OutOfMemoryError:
-            res[f"{name}_oom"] = True
-        log(f"(N={n}, P={p}) {name} / DualKV: {res.get(f'ratio_{name}')}")
-    rep.clear()
-    for name, fn in (("dualkv", dualkv_step), ("prefix_grouper", pg_step)):
-        peak(name, fn)
-    try:
-        mask = build_flex_block_mask(b, device, block_size=128 if cuda else 16)
-
-        def flex_step() -> None:
-            out = flex_dualkv_attention(q, k, v, mask, compiled=cuda)
-            torch.autograd.grad(out, (q, k, v), go)
-
-        res["time_flex_ms"] = 1e3 * measure.timeit(flex_step, warmup=warmup, repeats=reps, clock=clock).median
-        res["time_dualkv_ms"] = 1e3 * measure.timeit(dualkv_step, warmup=1, repeats=reps, clock=clock).median
-    except (NotImplementedError, RuntimeError) as err:  # e.g. FlexAttention has no CPU backward
-        res["flex_unsupported"] = str(err).split("\n")[0][:200]
-    return res
-
-
 # ---------------------------------------------------------------------------------------------- measures
 def _kernel(ctx: CheckContext):
     """The Triton kernel module (or ``None`` and why). First thing every claim asks for: on CPU the interpreter
@@ -360,7 +275,7 @@ def measure_c5(ctx: CheckContext) -> Evidence:
 
 def _gpu_bench(ctx: CheckContext) -> list[dict]:
     shapes = [(28, 4096), (16, 16384)]
-    gres = [_kernel_bench(n, p, 2048, device=torch.device(ctx.device), log=ctx.log) for n, p in shapes]
+    gres = [kernel_bench(n, p, 2048, device=torch.device(ctx.device), log=ctx.log) for n, p in shapes]
     ctx.metrics["gpu_kernel"] = gres
     ctx.metrics["flex_over_dualkv"] = [g["time_flex_ms"] / g["time_dualkv_ms"] if g.get("time_flex_ms") else None
                                        for g in gres]

@@ -42,6 +42,7 @@ from .swap import (
     static_budget_rank,
 )
 from .synthetic import clustered_layer
+from .vit import ViTBlock, dyra_vit_block, vit_block_flops
 
 # ------------------------------------------------------------------ criteria (fixed before running, 2026-12-01)
 BUDGETS = (0.5, 0.35, 0.25)          # fractions of dense FLOPs/token
@@ -457,46 +458,6 @@ def measure_probe_over_chance(ctx: CheckContext) -> Evidence:
 
 
 # ------------------------------------------------------------------ C3: CPU speed of a whole ViT block
-class ViTBlock(nn.Module):
-    """Pre-norm transformer block: x + proj(attn(LN(x))), then + fc2(GELU(fc1(LN(x)))); x (B, T, d)."""
-
-    def __init__(self, d: int, ff: int, heads: int) -> None:
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
-        self.fc1, self.fc2 = nn.Linear(d, ff), nn.Linear(ff, d)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        B, T, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).view(B, T, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        a = torch.nn.functional.scaled_dot_product_attention(q, k, v).transpose(1, 2).reshape(B, T, d)
-        x = x + self.proj(a)
-        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x))))
-
-
-def _dyra_block(block: ViTBlock, group: str, k: int = 32) -> ViTBlock:
-    """The block with every linear replaced by SVD(rank ratio 0.25) + DyRA(k), E in fp32."""
-    out = copy.deepcopy(block)
-    replace_linears(out, lambda name, lin: DyRALinear(
-        lin, StructuredLinear.from_linear(lin, "svd", 0.25, svd_method="lowrank"), rank=k, oversample=OVERSAMPLE,
-        group=group, residual_dtype=torch.float32))
-    return out
-
-
-def _block_flops(block: nn.Module, B: int, T: int) -> float:
-    """FLOPs of one forward: the four linears (DyRA at group size T·B or T) + attention (4 T² d per image)."""
-    from .swap import flops_per_token
-
-    d = block.ln1.normalized_shape[0]
-    lin = 0.0
-    for name in ("qkv", "proj", "fc1", "fc2"):
-        mod = getattr(block, name)
-        n_tok = (B * T if mod.group == "batch" else T) if isinstance(mod, DyRALinear) else None
-        lin += flops_per_token(mod, n_tok) * B * T
-    return lin + B * 4.0 * T * T * d
-
-
 def _c3_speed(ctx: CheckContext) -> dict[str, Any]:
     shapes = ctx.pick({"smoke": {"tiny": (64, 256, 4)}, "quick": {"ViT-B": (768, 3072, 12)},
                        "full": {"ViT-B": (768, 3072, 12), "ViT-L": (1024, 4096, 16)}})
@@ -507,7 +468,7 @@ def _c3_speed(ctx: CheckContext) -> dict[str, Any]:
     with torch.inference_mode():
         for name, (d, ff, heads) in shapes.items():
             block = ViTBlock(d, ff, heads).eval()
-            arms = {"batch": _dyra_block(block, "batch"), "sample": _dyra_block(block, "sample")}
+            arms = {group: dyra_vit_block(block, group, oversample=OVERSAMPLE) for group in ("batch", "sample")}
             rows = []
             for b in ctx.progress(images, desc=f"dyra: block speed {name}"):
                 x = torch.randn(b, TOKENS_PER_IMAGE, d)
@@ -516,8 +477,8 @@ def _c3_speed(ctx: CheckContext) -> dict[str, Any]:
                     tc = measure.timeit_pair(lambda x=x, f=arms[group]: f(x), lambda x=x, f=block: f(x),
                                              repeats=repeats, warmup=1, threads=1, clock="process")
                     row[group] = {"ratio": tc.ratio, "lo": tc.lo, "hi": tc.hi, "ratios": list(tc.ratios),
-                                  "flop_ratio": _block_flops(arms[group], b, TOKENS_PER_IMAGE)
-                                  / _block_flops(block, b, TOKENS_PER_IMAGE)}
+                                  "flop_ratio": vit_block_flops(arms[group], b, TOKENS_PER_IMAGE)
+                                  / vit_block_flops(block, b, TOKENS_PER_IMAGE)}
                 rows.append(row)
                 ctx.log(f"{name} block, {b}×{TOKENS_PER_IMAGE} tokens: dense/DyRA(batch) {row['batch']['ratio']:.2f}x "
                         f"[{row['batch']['lo']:.2f}, {row['batch']['hi']:.2f}] at FLOP ratio "

@@ -152,12 +152,7 @@ def _record_metrics(ctx: CheckContext, rows: list[dict]) -> None:
 def _plot_ratios(ctx: CheckContext, rows: list[dict]) -> None:
     if not rows:
         return
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, ax = ctx.figure(figsize=(9, 4))
     xs = np.arange(len(rows))
     for off, key, label in ((-0.3, "ratio_cold", "cold / path"), (-0.1, "ratio_warm", "warm / path"),
                             (0.1, "ratio_endpoint", "endpoint / path")):

@@ -25,12 +25,10 @@ class DriftResult:
     matching_cost: np.ndarray
 
     def plot(self, path: str | Path, *, title: str = "Wasserstein drift") -> Path:
-        import matplotlib
+        from matplotlib.figure import Figure  # no pyplot: no backend choice, no global figure registry
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-
-        fig, ax = plt.subplots(figsize=(6, 3.2))
+        fig = Figure(figsize=(6, 3.2))
+        ax = fig.subplots()
         ax.plot(self.steps, self.estimate, label="maintained estimate")
         ok = np.isfinite(self.matching_cost)
         if ok.any():
@@ -41,7 +39,6 @@ class DriftResult:
         ax.legend()
         fig.tight_layout()
         fig.savefig(path, dpi=120)
-        plt.close(fig)
         return Path(path)
 
 
