@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", choices=("csbm", "cora", "citeseer"), default="csbm")
     parser.add_argument("--n-nodes", type=int, default=1000, help="CSBM nodes per domain")
     parser.add_argument("--domains", type=int, default=12, help="stream length T")
-    parser.add_argument("--gcal-epochs", type=int, default=20)
+    parser.add_argument("--gcal-epochs", type=int, default=6)
     parser.add_argument("--hidden", type=int, default=64)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")

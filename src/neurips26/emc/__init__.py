@@ -12,17 +12,27 @@ evolving state, pseudo-label with the current closed-form classifier, crystallis
 objective), add them to the memory bank and refit a ridge classifier on the bank in closed form.
 """
 
-from .baselines import GCAL, DirectClosedForm, SourceOnly, TentGraph, information_maximization_loss
+from .baselines import (
+    GCAL,
+    T3A,
+    DirectClosedForm,
+    RawEmbeddingMemory,
+    SourceOnly,
+    TentGraph,
+    information_maximization_loss,
+)
 from .crystal import crystal_objective, crystallize, ridge_fit, ridge_predict, weighted_moments
 from .emc import EMC, Crystal
 from .encoder import SourceGNN, train_source_gnn
 from .evaluate import ContinualResult, TensorMemoryTracker, continual_eval
 from .graph import LabelAccessError, UnlabeledGraph, unpack_graph
-from .streams import csbm_stream, planetoid_shift_stream
+from .scale import PenultimateEncoder, embed_in_batches, neighbor_loader_available
+from .streams import csbm_stream, planetoid_shift_stream, twitch_stream
 
 __all__ = [
-    "EMC", "GCAL", "ContinualResult", "Crystal", "DirectClosedForm", "LabelAccessError", "SourceGNN",
-    "SourceOnly", "TensorMemoryTracker", "TentGraph", "UnlabeledGraph", "continual_eval", "crystal_objective",
-    "crystallize", "csbm_stream", "information_maximization_loss", "planetoid_shift_stream", "ridge_fit",
-    "ridge_predict", "train_source_gnn", "unpack_graph", "weighted_moments",
+    "EMC", "GCAL", "T3A", "ContinualResult", "Crystal", "DirectClosedForm", "LabelAccessError",
+    "PenultimateEncoder", "RawEmbeddingMemory", "SourceGNN", "SourceOnly", "TensorMemoryTracker", "TentGraph",
+    "UnlabeledGraph", "continual_eval", "crystal_objective", "crystallize", "csbm_stream", "embed_in_batches",
+    "information_maximization_loss", "neighbor_loader_available", "planetoid_shift_stream", "ridge_fit",
+    "ridge_predict", "train_source_gnn", "twitch_stream", "unpack_graph", "weighted_moments",
 ]

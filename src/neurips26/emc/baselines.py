@@ -15,12 +15,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.nn.train import TrainingGuard
+
 from ._validate import check_float_tensor, check_int, check_number
-from .emc import EMC
+from .emc import EMC, Crystal
 from .encoder import SourceGNN
 from .graph import unpack_graph
 
-__all__ = ["GCAL", "DirectClosedForm", "SourceOnly", "TentGraph", "information_maximization_loss"]
+__all__ = ["GCAL", "T3A", "DirectClosedForm", "RawEmbeddingMemory", "SourceOnly", "TentGraph",
+           "information_maximization_loss"]
 
 
 def _check_model(model: Any) -> SourceGNN:
@@ -77,45 +80,53 @@ def information_maximization_loss(logits: Tensor, diversity_weight: float = 0.0,
     return loss
 
 
+def _use_batch_statistics(model: nn.Module) -> list[nn.Parameter]:
+    """Tent's model configuration: every BatchNorm normalises with the statistics of the graph it sees
+    (running statistics dropped) and its affine parameters are the ones adapted. Returns them."""
+    params = []
+    for m in model.modules():
+        if isinstance(m, nn.BatchNorm1d):
+            m.track_running_stats = False
+            m.running_mean, m.running_var, m.num_batches_tracked = None, None, None
+            params.extend(p for p in (m.weight, m.bias) if p is not None)
+    return params
+
+
 class TentGraph:
-    """Tent-style continual test-time entropy minimisation on a copy of the source model.
+    """Tent (Wang et al., ICLR 2021) for graphs, continual: entropy minimisation on a copy of the source model.
 
     Args:
         model: the source GNN; copied, the original is untouched.
-        params: ``"head"`` (linear head only; our GCNs have no BatchNorm) , ``"norm"`` (BatchNorm affine
-            parameters, Tent proper; requires ``batch_norm=True`` in the source model) or ``"all"``.
-        steps: gradient steps per domain; lr: Adam learning rate.
+        params: ``"norm"`` (Tent proper: BatchNorm normalises with the target graph's statistics and only its
+            affine parameters are adapted; needs ``batch_norm=True`` in the source model), ``"head"`` (the
+            linear head only), ``"all"`` or ``"auto"`` (``"norm"`` when the model has BatchNorm, else ``"head"``).
+        steps: gradient steps per domain (the whole graph is one batch); lr: Adam learning rate.
         diversity_weight: ``beta`` of :func:`information_maximization_loss` (0 = plain Tent).
     Parameters carry over from domain to domain (continual Tent).
     """
 
-    def __init__(self, model: nn.Module, *, params: str = "head", steps: int = 10, lr: float = 1e-3,
+    def __init__(self, model: nn.Module, *, params: str = "auto", steps: int = 10, lr: float = 1e-3,
                  diversity_weight: float = 0.0) -> None:
         _check_model(model)
         steps = check_int("steps", steps, 1)
         lr = check_number("lr", lr, low=0.0, low_open=True)
         diversity_weight = check_number("diversity_weight", diversity_weight)
-        if params not in ("head", "norm", "all"):
-            raise ValueError(f"params: expected 'head', 'norm' or 'all', got {params!r}")
+        if params not in ("auto", "head", "norm", "all"):
+            raise ValueError(f"params: expected 'auto', 'head', 'norm' or 'all', got {params!r}")
+        has_norm = any(isinstance(m, nn.BatchNorm1d) for m in model.modules())
+        if params == "auto":
+            params = "norm" if has_norm else "head"
+        if params == "norm" and not has_norm:
+            raise ValueError("params='norm': the source model has no BatchNorm layers (train it with "
+                             "batch_norm=True, or use params='head')")
         self.model = copy.deepcopy(model).eval()
-        self.params = params
-        self.steps = steps
-        self.lr = lr
-        self.diversity_weight = diversity_weight
+        self.params, self.steps, self.lr, self.diversity_weight = params, steps, lr, diversity_weight
         if params == "head":
             trainable = list(self.model.head.parameters())
         elif params == "all":
             trainable = list(self.model.parameters())
-        elif params == "norm":
-            trainable = [p for m in self.model.modules() if isinstance(m, nn.BatchNorm1d) for p in m.parameters()]
-            if not trainable:
-                raise ValueError("params='norm': the source model has no BatchNorm layers")
         else:
-            raise ValueError(f"params: expected 'head', 'norm' or 'all', got {params!r}")
-        if not isinstance(steps, int) or steps < 1:
-            raise ValueError(f"steps: expected an integer >= 1, got {steps!r}")
-        if not lr > 0:
-            raise ValueError(f"lr: expected > 0, got {lr!r}")
+            trainable = _use_batch_statistics(self.model)
         for p in self.model.parameters():
             p.requires_grad_(False)
         for p in trainable:
@@ -125,11 +136,14 @@ class TentGraph:
     def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
         """``steps`` entropy-minimisation steps on the domain, then its predictions ``[n]``."""
         x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim, name="target graph")
-        self.model.eval()  # BatchNorm in eval mode as in GCAL's port; dropout off
-        for _ in range(self.steps):
-            self._optimizer.zero_grad()
-            information_maximization_loss(self.model(x, ei), self.diversity_weight).backward()
-            self._optimizer.step()
+        self.model.eval()  # dropout off; with params='norm' BatchNorm uses the graph's own statistics
+        with TrainingGuard(self.model, self._optimizer, where="TentGraph.adapt", what="the entropy loss") as guard:
+            for step in range(self.steps):
+                self._optimizer.zero_grad()
+                loss = information_maximization_loss(self.model(x, ei), self.diversity_weight)
+                guard.check_loss(loss, step=step)
+                loss.backward()
+                self._optimizer.step()
         return self.predict(x, ei)
 
     @torch.no_grad()
@@ -137,6 +151,103 @@ class TentGraph:
         x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim)
         self.model.eval()
         return self.model(x, ei).argmax(1)
+
+
+class T3A:
+    r"""T3A (Iwasawa & Matsuo, NeurIPS 2021): training-free test-time classifier adjustment, continual.
+
+    The classifier is replaced by class prototypes over a growing support set of (L2-normalised) embeddings
+    from the frozen encoder. The supports start as the head's weight rows; every adapted node joins the
+    support set of its predicted class, and each class keeps only its ``filter_k`` lowest-entropy supports.
+
+    .. math:: \text{logits}(z) = \hat z^\top W, \qquad
+              W_{:,c} = \operatorname{normalize}\Big(\sum_{s \in S_c} \hat s\Big), \quad \hat s = s / \lVert s\rVert
+
+    Args:
+        model: the source GNN (``.embed`` and a linear ``.head``); not modified.
+        filter_k: supports kept per class (``-1`` keeps all); T3A's own grid is {1, 5, 20, 50, 100, -1}.
+    Supports carry over from domain to domain.
+    """
+
+    def __init__(self, model: nn.Module, *, filter_k: int = 20) -> None:
+        self.model = _check_model(model)
+        filter_k = check_int("filter_k", filter_k, -1)
+        if filter_k == 0:
+            raise ValueError("filter_k: expected an integer >= 1 or -1 (keep all), got 0")
+        self.filter_k = filter_k
+        weight = self.model.head.weight.detach()                    # [C, h]
+        self.n_classes = int(weight.shape[0])
+        self.supports_ = F.normalize(weight, dim=1)                  # [S, h]
+        self.labels_ = torch.arange(self.n_classes)                 # [S]
+        self.entropy_ = _entropy(self.model.head(weight))           # [S]
+
+    def _prototypes(self) -> Tensor:
+        onehot = F.one_hot(self.labels_, self.n_classes).to(self.supports_.dtype)   # [S, C]
+        return F.normalize(self.supports_.T @ onehot, dim=0)                         # [h, C]
+
+    @torch.no_grad()
+    def _embed(self, x: Tensor, ei: Tensor) -> Tensor:
+        self.model.eval()
+        return self.model.embed(x, ei)
+
+    @torch.no_grad()
+    def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        """Add the domain's nodes to the supports (by the source head's prediction, as T3A), filter, and
+        return the adjusted predictions ``[n]``."""
+        x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim, name="target graph")
+        z = self._embed(x, ei)
+        logits = self.model.head(z)
+        supports = torch.cat([self.supports_.to(z.device), F.normalize(z, dim=1)])
+        labels = torch.cat([self.labels_.to(z.device), logits.argmax(1)])
+        entropy = torch.cat([self.entropy_.to(z.device), _entropy(logits)])
+        if self.filter_k > 0:
+            keep = torch.cat([torch.nonzero(labels == c).flatten()[entropy[labels == c].argsort()[: self.filter_k]]
+                              for c in range(self.n_classes)])
+            supports, labels, entropy = supports[keep], labels[keep], entropy[keep]
+        self.supports_, self.labels_, self.entropy_ = supports, labels, entropy
+        return (F.normalize(z, dim=1) @ self._prototypes()).argmax(1)
+
+    @torch.no_grad()
+    def predict(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
+        x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim)
+        z = self._embed(x, ei)
+        return (F.normalize(z, dim=1) @ self._prototypes().to(z.device)).argmax(1)
+
+
+def _entropy(logits: Tensor) -> Tensor:
+    logp = logits.log_softmax(1)
+    return -(logp.exp() * logp).sum(1)
+
+
+class RawEmbeddingMemory(EMC):
+    """Uncompressed memory: EMC's pipeline (state, alignment, pseudo-labels, ridge on the bank) but each domain
+    stores *every* aligned node embedding, with its soft pseudo-label mass per class, instead of ``2r``
+    crystal points per class. It asks whether crystallisation (compression to rank r) costs accuracy.
+
+    Each (domain, class) keeps the same total ridge weight as one EMC crystal (``2r``), spread over the
+    nodes in proportion to ``P[i, c]``; the source stores its labeled embeddings the same way. No budget
+    (memory grows as ``n * C`` points per domain). Same arguments as :class:`~neurips26.emc.EMC`.
+    """
+
+    def __init__(self, encoder: Any, n_classes: int, *, rank: int = 8, gamma: float = 0.5, ridge: float = 0.3,
+                 kappa: float = 5.0, min_mass: float | None = None) -> None:
+        super().__init__(encoder, n_classes, rank=rank, gamma=gamma, ridge=ridge, kappa=kappa,
+                         memory_budget=2 ** 62, min_mass=min_mass)
+
+    def _raw(self, label: int, z: Tensor, weight: Tensor, domain: int) -> Crystal:
+        mass = weight.sum()
+        mu = (weight[:, None] * z).sum(0) / mass
+        return Crystal(label=label, mean=mu, factor=z.new_zeros(z.shape[1], 0), points=z, weight=1.0,
+                       domain=domain, point_weights=weight * (2 * self.rank) / mass)
+
+    def _source_memory(self, z: Tensor, y: Tensor, keep: Tensor) -> list[Crystal]:
+        return [self._raw(c, z[keep & (y == c)], z.new_ones(int((keep & (y == c)).sum())), 0)
+                for c in range(self.n_classes)]
+
+    def _domain_memory(self, za: Tensor, probs: Tensor, domain: int) -> list[Crystal]:
+        min_mass = 2 * self.rank if self.min_mass is None else float(self.min_mass)
+        return [self._raw(c, za, probs[:, c], domain) for c in range(self.n_classes)
+                if float(probs[:, c].sum()) >= min_mass]
 
 
 class DirectClosedForm(EMC):
@@ -232,15 +343,19 @@ class GCAL:
     plus ``vae_weight`` (Gaussian KL + Bernoulli KL of edge probabilities vs 0.1) plus ``edge_weight``
     times the squared distance of mean embeddings. At the last epoch ``(mu, logvar)`` of the domain is
     stored; the model is replaced by its EMA teacher. Defaults follow GCAL's code except ``epochs``:
-    its default (1 epoch < 5 warm-up epochs) never trains or stores a memory, so we use 20.
+    its default (1 epoch < 5 warm-up epochs) never trains or stores a memory; the fewest epochs that do
+    are ``warmup_epochs + 1`` = 6, our default (GCAL's paper gives no per-domain epoch count).
 
     Args:
-        model: the source GNN (copied); all its parameters are adapted, as in GCAL.
+        model: the source GNN (copied).
+        params: ``"all"`` (every parameter adapted, GCAL's default) or ``"norm"`` (only the BatchNorm affine
+            parameters, the choice GCAL's ``configure_model`` offers; needs ``batch_norm=True``).
         syn_ratio: memory size ``m = ceil(syn_ratio * n)`` nodes per domain (TopK pooling ratio).
         seed: seeds the VGAE initialisation.
     """
 
-    def __init__(self, model: nn.Module, *, epochs: int = 20, warmup_epochs: int = 5, inner_loop: int = 1,
+    def __init__(self, model: nn.Module, *, epochs: int = 6, params: str = "all", warmup_epochs: int = 5,
+                 inner_loop: int = 1,
                  lr_model: float = 0.01, wd_model: float = 1e-4, lr_mem: float = 0.01, wd_mem: float = 1e-4,
                  entropy_weight: float = 0.1, replay_weight: float = 0.1, vae_weight: float = 0.1,
                  edge_weight: float = 0.1, ema: float = 0.9, syn_ratio: float = 0.05, seed: int = 0) -> None:
@@ -257,14 +372,23 @@ class GCAL:
             check_number(arg, value, low=0.0)
         check_number("syn_ratio", syn_ratio, low=0.0, high=1.0, low_open=True)
         check_number("ema", ema, low=0.0, high=1.0, high_open=True)
+        if params not in ("all", "norm"):
+            raise ValueError(f"params: expected 'all' or 'norm', got {params!r}")
         self.model = copy.deepcopy(model)
+        norm = [p for m in self.model.modules() if isinstance(m, nn.BatchNorm1d) for p in m.parameters()]
+        if params == "norm" and not norm:
+            raise ValueError("params='norm': the source model has no BatchNorm layers (train it with batch_norm=True)")
+        self.params = params
         self.epochs, self.warmup_epochs, self.inner_loop = epochs, warmup_epochs, inner_loop
         self.lr_mem, self.wd_mem = lr_mem, wd_mem
         self.entropy_weight, self.replay_weight = entropy_weight, replay_weight
         self.vae_weight, self.edge_weight, self.ema = vae_weight, edge_weight, ema
+        trainable = list(self.model.parameters()) if params == "all" else norm
         for p in self.model.parameters():
+            p.requires_grad_(params == "all")
+        for p in trainable:
             p.requires_grad_(True)
-        self._optimizer = torch.optim.Adam(self.model.parameters(), lr=lr_model, weight_decay=wd_model)
+        self._optimizer = torch.optim.Adam(trainable, lr=lr_model, weight_decay=wd_model)
         self.teacher = copy.deepcopy(self.model)
         for p in self.teacher.parameters():
             p.requires_grad_(False)

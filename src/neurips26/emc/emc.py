@@ -28,6 +28,7 @@ from torch import Tensor, nn
 from ._validate import check_int, check_number
 from .crystal import crystallize, ridge_fit, ridge_predict, weighted_moments
 from .graph import unpack_graph
+from .scale import embed_in_batches
 
 __all__ = ["EMC", "Crystal"]
 
@@ -45,6 +46,8 @@ class Crystal:
         points: ``[2r, h]`` the crystallised memory points.
         weight: how many domain-crystals it stands for (1 unless merged); its points' ridge weight.
         domain: index of the (newest) domain it came from; ``0`` = source.
+        point_weights: optional ``[k]`` per-point ridge weights replacing ``weight`` (the raw-embedding
+            memory baseline stores soft pseudo-label masses); ``None`` for crystals.
     """
 
     label: int
@@ -53,6 +56,7 @@ class Crystal:
     points: Tensor
     weight: float
     domain: int
+    point_weights: Tensor | None = None
 
     @property
     def cov(self) -> Tensor:
@@ -105,11 +109,16 @@ class EMC:
         align: ``"mean"`` (shift each domain's mean onto the state) or ``"none"``.
         keep_memory: accumulate crystals across domains (EMC). ``False`` keeps only the current domain's
             crystals: the "direct adaptation" baseline.
+        batch_size: embed graphs larger than this many nodes in seed batches of this size
+            (:func:`~neurips26.emc.embed_in_batches`, PyG ``NeighborLoader`` when available); None = one pass.
+        num_hops: neighbourhood depth of a batch; default ``n_layers + 1`` of a :class:`SourceGNN` (exact for
+            GCN); required with ``batch_size`` for other encoders.
     """
 
     def __init__(self, encoder: Any, n_classes: int, *, rank: int = 8, gamma: float = 0.5, ridge: float = 0.3,
                  kappa: float = 5.0, memory_budget: int = 2048, min_mass: float | None = None,
-                 align: str = "mean", keep_memory: bool = True) -> None:
+                 align: str = "mean", keep_memory: bool = True, batch_size: int | None = None,
+                 num_hops: int | None = None) -> None:
         self.encoder = encoder
         self.n_classes = n_classes
         self.rank = rank
@@ -120,6 +129,8 @@ class EMC:
         self.min_mass = min_mass
         self.align = align
         self.keep_memory = keep_memory
+        self.batch_size = batch_size
+        self.num_hops = num_hops
 
     # ------------------------------------------------------------------ validation
     def _validate_params(self) -> None:
@@ -139,6 +150,13 @@ class EMC:
                              f"got {self.memory_budget!r}")
         if self.align not in ("mean", "none"):
             raise ValueError(f"align: expected 'mean' or 'none', got {self.align!r}")
+        if self.batch_size is not None:
+            check_int("batch_size", self.batch_size, 1)
+            if self.num_hops is None and not hasattr(self.encoder, "convs"):
+                raise ValueError("num_hops: required with batch_size for an encoder other than SourceGNN (the "
+                                 "number of message-passing layers, + 1 for GCN-style degree normalisation)")
+        if self.num_hops is not None:
+            check_int("num_hops", self.num_hops, 1)
         enc_classes = getattr(self.encoder, "n_classes", None)
         if isinstance(enc_classes, int) and enc_classes != self.n_classes:
             raise ValueError(f"n_classes: the source model predicts {enc_classes} classes, EMC was given "
@@ -162,7 +180,12 @@ class EMC:
         if module is not None:
             module.eval()
         try:
-            z = fn(x, edge_index) if edge_weight is None else fn(x, edge_index, edge_weight)
+            if self.batch_size is not None and x.shape[0] > self.batch_size:
+                hops = self.num_hops if self.num_hops is not None else len(self.encoder.convs) + 1
+                z = embed_in_batches(fn, x, edge_index, edge_weight=edge_weight, batch_size=self.batch_size,
+                                     num_hops=hops)
+            else:
+                z = fn(x, edge_index) if edge_weight is None else fn(x, edge_index, edge_weight)
         finally:
             if module is not None and was_training:
                 module.train()
@@ -190,6 +213,27 @@ class EMC:
         cov = cov + self._eps * torch.eye(mean.shape[0], dtype=cov.dtype, device=cov.device)
         return Crystal(label=label, mean=mean, factor=_low_rank_factor(cov, r),
                        points=crystallize(mean, cov, r), weight=weight, domain=domain)
+
+    def _source_memory(self, z: Tensor, y: Tensor, keep: Tensor) -> list[Crystal]:
+        """One crystal per class from the labeled source embeddings."""
+        bank = []
+        for c in range(self.n_classes):
+            mu, cov, _ = weighted_moments(z[keep & (y == c)])
+            bank.append(self._make_crystal(c, mu, cov, 1.0, 0))
+        return bank
+
+    def _domain_memory(self, za: Tensor, probs: Tensor, domain: int) -> list[Crystal]:
+        """The crystals of one target domain: per class with pseudo-label mass >= ``min_mass``, the
+        closed-form crystal of its soft-weighted moments (classes with less keep their older crystals)."""
+        min_mass = 2 * self.rank if self.min_mass is None else float(self.min_mass)
+        crystals = []
+        for c in range(self.n_classes):
+            weight = probs[:, c]
+            if float(weight.sum()) < min_mass:
+                continue
+            mu, cov, _ = weighted_moments(za, weight)
+            crystals.append(self._make_crystal(c, mu, cov, 1.0, domain))
+        return crystals
 
     def _n_points(self) -> int:
         return sum(c.points.shape[0] for c in self.bank_)
@@ -228,7 +272,7 @@ class EMC:
         for c in self.bank_:
             k = c.points.shape[0]
             targets[row:row + k, c.label] = 1.0
-            weights[row:row + k] = c.weight
+            weights[row:row + k] = c.weight if c.point_weights is None else c.point_weights
             row += k
         self.classifier_ = ridge_fit(points, targets, float(self.ridge), weights)
 
@@ -270,10 +314,7 @@ class EMC:
         new = copy.copy(self)
         new._eps = 1e-4 * float(z.var(0).mean().clamp_min(1e-12))
         new.state_ = z.mean(0)
-        bank: list[Crystal] = []
-        for c in range(self.n_classes):
-            mu, cov, _ = weighted_moments(z[keep & (y == c)])
-            bank.append(new._make_crystal(c, mu, cov, 1.0, 0))
+        bank = new._source_memory(z, y, keep)
         new.bank_ = bank
         new._refit()
         self._commit(new, in_dim_=int(x.shape[1]), _source_bank=list(bank), n_domains_=0)
@@ -316,14 +357,7 @@ class EMC:
         za = self._aligned(z, new.state_)
         # P_t = softmax(kappa g_{t-1}(Z~_t))   [n, C]
         probs = torch.softmax(self.kappa * ridge_predict(za, self.classifier_), dim=1)
-        min_mass = 2 * self.rank if self.min_mass is None else float(self.min_mass)
-        crystals: list[Crystal] = []
-        for c in range(self.n_classes):
-            weight = probs[:, c]
-            if float(weight.sum()) < min_mass:      # too little evidence: keep the class's older crystals
-                continue
-            mu, cov, _ = weighted_moments(za, weight)
-            crystals.append(new._make_crystal(c, mu, cov, 1.0, domain))
+        crystals = new._domain_memory(za, probs, domain)
         if self.keep_memory:
             new.bank_.extend(crystals)
             new._merge_to_budget()
@@ -355,7 +389,8 @@ class EMC:
 
         def crystals(bank: list[Crystal]) -> list[dict[str, Any]]:
             return [{"label": c.label, "mean": c.mean, "factor": c.factor, "points": c.points,
-                     "weight": float(c.weight), "domain": int(c.domain)} for c in bank]
+                     "weight": float(c.weight), "domain": int(c.domain),
+                     **({} if c.point_weights is None else {"point_weights": c.point_weights})} for c in bank]
 
         return {"format": self._FORMAT, "n_classes": self.n_classes, "rank": self.rank, "in_dim": self.in_dim_,
                 "n_domains": self.n_domains_, "eps": self._eps, "state": self.state_,
@@ -392,7 +427,7 @@ class EMC:
         if hasattr(self, "bank_"):
             def move(c: Crystal) -> Crystal:
                 return Crystal(c.label, c.mean.to(device), c.factor.to(device), c.points.to(device), c.weight,
-                               c.domain)
+                               c.domain, None if c.point_weights is None else c.point_weights.to(device))
 
             self.state_ = self.state_.to(device)
             self.bank_ = [move(c) for c in self.bank_]

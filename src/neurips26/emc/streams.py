@@ -8,6 +8,9 @@
 * :func:`planetoid_shift_stream`: Cora / CiteSeer cut into ``T + 1`` connected-ish node blocks (BFS
   order), block ``t`` gets feature dropout ``max_dropout * t / T`` and an additive random-walk drift
   on a random feature subspace.
+* :func:`twitch_stream`: the real shift of GCAL's Twitch protocol (one graph per language, DE first), read
+  through PyG's ``Twitch`` dataset; it downloads only with ``download=True`` (the check never downloads:
+  the other real streams the spec names, Facebook-100, ogbn-arxiv by year and Elliptic, have no loader here).
 """
 
 from __future__ import annotations
@@ -20,7 +23,9 @@ from torch_geometric.data import Data
 
 from ._validate import check_int, check_number
 
-__all__ = ["csbm_stream", "planetoid_shift_stream"]
+__all__ = ["csbm_stream", "planetoid_shift_stream", "twitch_stream"]
+
+TWITCH_LANGUAGES = ("DE", "EN", "ES", "FR", "PT", "RU")
 
 
 def _sbm_edges(y: np.ndarray, p_in: float, p_out: float, rng: np.random.Generator) -> np.ndarray:
@@ -214,6 +219,60 @@ def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropou
             labels = y_all[nodes]
             for c in classes[~np.isin(classes, labels[perm[:k]])]:
                 train[int(perm[np.nonzero(labels[perm] == c)[0][0]])] = True
+            data.train_mask, data.test_mask = train, ~train
+        stream.append(data)
+    return stream
+
+
+def twitch_stream(root: str, *, source: str = "DE", targets: tuple[str, ...] = ("EN", "ES", "FR", "PT", "RU"),
+                  download: bool = False, train_fraction: float = 0.5, seed: int = 0) -> list[Data]:
+    """Twitch gamer networks, one domain per language (GCAL's protocol: train on DE, adapt to the others).
+
+    128 game-embedding features per user, binary label (streams mature content), followership edges made
+    undirected. Read with :class:`torch_geometric.datasets.Twitch` under ``root/<LANG>/``.
+
+    Args:
+        root: folder holding (or to hold) ``<LANG>/raw/<LANG>.npz``.
+        source: the labeled source language; targets: the target languages, in stream order.
+        download: fetch missing files from PyG's dataset host; without it a missing file raises
+            :class:`neurips26.data.DatasetNotFoundError` naming the path (nothing is fetched silently).
+        train_fraction, seed: the labeled share of the source graph (``train_mask``), drawn with ``seed``.
+    """
+    import os
+
+    from torch_geometric.datasets import Twitch
+    from torch_geometric.utils import to_undirected
+
+    from neurips26.data import DatasetNotFoundError
+
+    if not isinstance(root, str | os.PathLike):
+        raise TypeError(f"root: expected a folder path, got {type(root).__name__}")
+    if not isinstance(targets, tuple | list) or not targets:
+        raise ValueError(f"targets: expected a non-empty tuple of languages, got {targets!r}")
+    for lang in (source, *targets):
+        if lang not in TWITCH_LANGUAGES:
+            raise ValueError(f"language: expected one of {TWITCH_LANGUAGES}, got {lang!r}")
+    if source in targets:
+        raise ValueError(f"targets: must not contain the source language {source!r}")
+    if not isinstance(download, bool):
+        raise TypeError(f"download: expected a bool, got {download!r}")
+    check_number("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
+    check_int("seed", seed, 0)
+    stream = []
+    for t, lang in enumerate((source, *targets)):
+        raw = os.path.join(str(root), lang, "raw", f"{lang}.npz")
+        if not download and not os.path.exists(raw):
+            raise DatasetNotFoundError(f"twitch/{lang}", [raw],
+                                       "twitch_stream(root, download=True)  # fetches PyG's Twitch files",
+                                       source="PyG torch_geometric.datasets.Twitch (MUSAE, Rozemberczki et al.)")
+        g = Twitch(str(root), lang)[0]
+        data = Data(x=g.x.float(), edge_index=to_undirected(g.edge_index, num_nodes=g.num_nodes), y=g.y.long())
+        data.domain, data.language = t, lang
+        if t == 0:
+            rng = np.random.default_rng(seed)
+            train = torch.zeros(g.num_nodes, dtype=torch.bool)
+            k = max(1, int(round(train_fraction * g.num_nodes)))
+            train[torch.from_numpy(rng.permutation(g.num_nodes)[:k])] = True
             data.train_mask, data.test_mask = train, ~train
         stream.append(data)
     return stream
