@@ -13,8 +13,9 @@ Re-implemented from the papers' descriptions (their code targets LLaVA / Qwen; t
   low-view grounding confidence is below a threshold calibrated to a token budget.
 * **low-resolution only** and **full resolution**.
 
-Score-based methods (FastV, SparseVLM, VisionZip) recompute the attention matrix they read, as they must
-with SDPA / FlashAttention kernels that do not return it.
+Score-based methods recompute the attention they read, as they must with SDPA / FlashAttention kernels that
+do not return it: FastV and SparseVLM only the text-token rows (O(R·T), as their papers read them), VisionZip
+the whole last-ViT-block matrix (it needs the attention mass each token *receives*, a column sum).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ._checks import check_float, check_int, check_tensor
-from .model import MiniGroundingMLLM, SmartRes, _sequence, check_query, decode_boxes
+from .model import MiniGroundingMLLM, SmartRes, _sequence, attention_probs, attention_rows, check_query, decode_boxes
 from .sequence import SCALE_FULL
 
 
@@ -205,6 +206,11 @@ def _visionzip_index(attn_mass: Tensor, n_dominant: int, n_contextual: int):
     return dom, contextual
 
 
+def _check_scoring(scoring: object) -> None:
+    if scoring not in SCORINGS:
+        raise ValueError(f"scoring must be one of {SCORINGS}, got {scoring!r}")
+
+
 # ------------------------------------------------------------------------------------ methods on the model
 @dataclass
 class MethodOutput:
@@ -239,14 +245,25 @@ def run_smartres(smartres: SmartRes, images: Tensor, query: Tensor) -> MethodOut
     return MethodOutput(model.ground(seq, query), seq.n_vit_tokens, n, n)
 
 
-def _lm_hook(kind: str, keep: int, recycle: int = 0):
-    """A FusionLM ``reduce`` callback: recompute this block's attention from the text tokens, prune."""
+SCORINGS = ("rows", "full")
+
+
+def _lm_hook(kind: str, keep: int, recycle: int = 0, scoring: str = "rows"):
+    """A FusionLM ``reduce`` callback: score the visual tokens by this block's attention from the text tokens
+    (FastV: the last text token; SparseVLM: every text token, averaged), then prune.
+
+    ``scoring="rows"`` computes only the text-token rows of the attention (:func:`~.model.attention_rows`, as
+    FastV and SparseVLM do); ``"full"`` recomputes the whole ``[T, T]`` matrix and slices it (the reference:
+    the same numbers, more work)."""
     def fn(blk, q, v, meta, valid):
         h = torch.cat([q, v], dim=1)
-        probs = blk.attention_probs(h)                                                # [B, H, Q+T, Q+T]
         n_q = q.shape[1]
-        rows = probs[:, :, n_q - 1:n_q] if kind == "fastv" else probs[:, :, :n_q]    # last text token / all
-        score = rows.mean(1)[:, :, n_q:].masked_fill(~valid[:, None, :], float("-inf"))  # [B, Q', T]
+        rows = slice(n_q - 1, n_q) if kind == "fastv" else slice(0, n_q)             # last text token / all
+        if scoring == "rows":
+            probs = attention_rows(blk, h, rows)                                      # [B, H, R, Q+T]
+        else:
+            probs = attention_probs(blk, h)[:, :, rows]                               # [B, H, Q+T, Q+T] sliced
+        score = probs.mean(1)[:, :, n_q:].masked_fill(~valid[:, None, :], float("-inf"))  # [B, R, T]
         if kind == "fastv":
             idx = topk_in_order(score[:, 0], keep)
             return _gather(v, idx), _gather(meta, idx), valid.gather(1, idx)
@@ -258,26 +275,32 @@ def _lm_hook(kind: str, keep: int, recycle: int = 0):
     return fn
 
 
-def run_fastv(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int = 96, layer: int = 1) -> MethodOutput:
-    """FastV at LM block ``layer`` (all tokens before it)."""
+def run_fastv(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int = 96, layer: int = 1,
+              scoring: str = "rows") -> MethodOutput:
+    """FastV at LM block ``layer`` (all tokens before it); ``scoring``: ``"rows"`` (the last text token's
+    attention row only) or ``"full"`` (the whole matrix recomputed; the reference)."""
+    _check_scoring(scoring)
     check_query(query, model._check_images(images).shape[0])
     seq = model.encode_full(images)
     _check_keep(keep, seq.tokens.shape[1])
     check_int("layer", layer, 0, model.config.lm_blocks - 1)
-    boxes = decode_boxes(*model.lm(seq, query, reduce=(layer, _lm_hook("fastv", keep))))
+    boxes = decode_boxes(*model.lm(seq, query, reduce=(layer, _lm_hook("fastv", keep, scoring=scoring))))
     b, t = seq.tokens.shape[:2]
     return MethodOutput(boxes, seq.n_vit_tokens, b * keep, b * t if layer > 0 else b * keep)
 
 
 def run_sparsevlm(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int = 88, recycle: int = 8,
-                  layer: int = 1) -> MethodOutput:
+                  layer: int = 1, scoring: str = "rows") -> MethodOutput:
+    """SparseVLM at LM block ``layer``: the text tokens' attention rows rate the visual tokens; keep ``keep``,
+    recycle the pruned ones into ``recycle`` merged tokens. ``scoring`` as in :func:`run_fastv`."""
+    _check_scoring(scoring)
     check_int("keep", keep, 1)
     check_int("recycle", recycle, 0)
     check_query(query, model._check_images(images).shape[0])
     seq = model.encode_full(images)
     _check_keep(keep + recycle, seq.tokens.shape[1], "keep + recycle")
     check_int("layer", layer, 0, model.config.lm_blocks - 1)
-    boxes = decode_boxes(*model.lm(seq, query, reduce=(layer, _lm_hook("sparsevlm", keep, recycle))))
+    boxes = decode_boxes(*model.lm(seq, query, reduce=(layer, _lm_hook("sparsevlm", keep, recycle, scoring))))
     b, t = seq.tokens.shape[:2]
     return MethodOutput(boxes, seq.n_vit_tokens, b * (keep + recycle), b * t if layer > 0 else b * (keep + recycle))
 
@@ -302,13 +325,15 @@ def run_visionzip(model: MiniGroundingMLLM, images: Tensor, query: Tensor, n_dom
     return MethodOutput(model.ground(seq, query), b * t, toks.shape[0] * toks.shape[1], toks.shape[1] * b)
 
 
-def run_tome(model: MiniGroundingMLLM, images: Tensor, query: Tensor, target: int = 96) -> MethodOutput:
-    """ToMe inside the ViT down to ``target`` tokens (positions and footprints merged alongside)."""
+def run_tome(model: MiniGroundingMLLM, images: Tensor, query: Tensor, target: int = 96,
+             metric: str = "keys") -> MethodOutput:
+    """ToMe inside the ViT down to ``target`` tokens (positions and footprints merged alongside); ``metric``:
+    match on the keys (the paper) or on the token features."""
     check_query(query, model._check_images(images).shape[0])
     x, meta = model.full_inputs(images)
     b, t = x.shape[:2]
     rs = tome_schedule(t, target, model.config.vit_blocks)
-    tokens, meta2, _, _ = model.vit(x, tome_r=rs, extra=meta.expand(b, -1, -1).clone())
+    tokens, meta2, _, _ = model.vit(x, tome_r=rs, extra=meta.expand(b, -1, -1).clone(), tome_metric=metric)
     seq = _sequence(tokens, meta2, SCALE_FULL, n_vit=b * t)
     return MethodOutput(model.ground(seq, query), b * t, b * target, b * target)
 

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from neurips26.nn import sdpa_attention
-from neurips26.nn.layers import patchify  # noqa: F401  ([B, 3, H, W] -> [B, (H/p)(W/p), 3p²]; re-exported)
+from neurips26.nn.layers import PreNormBlock, patchify  # ([B, 3, H, W] -> [B, (H/p)(W/p), 3p²])
 
 from ._checks import check_boxes, check_float, check_int, check_tensor
 from .data import N_COLOURS, N_DIGITS
@@ -50,41 +50,62 @@ def sincos_2d(pos: Tensor, dim: int) -> Tensor:
 
 
 
-class Block(nn.Module):
-    """Pre-LN transformer block, non-causal attention; ``key_bias [B, 1, 1, T]`` is added to the logits
-    (ToMe's $\\log(\\text{size})$, or $-\\infty$ for padding)."""
+def make_block(dim: int, heads: int) -> PreNormBlock:
+    """One non-causal pre-LN block (LayerNorm, GELU MLP of width 4·dim): the shared :class:`neurips26.nn.layers.
+    PreNormBlock` (keys ``norm1``, ``qkv``, ``proj``, ``norm2``, ``mlp``)."""
+    return PreNormBlock(dim, heads, 4.0, causal=False, norm="layer", mlp="gelu")
 
-    def __init__(self, dim: int, heads: int) -> None:
-        super().__init__()
-        self.heads = heads
-        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
-        self.qkv = nn.Linear(dim, 3 * dim)
-        self.proj = nn.Linear(dim, dim)
-        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
 
-    def _qkv(self, x: Tensor) -> tuple[Tensor, Tensor, Tensor]:
-        b, t, d = x.shape
-        q, k, v = self.qkv(self.ln1(x)).reshape(b, t, 3, self.heads, d // self.heads).permute(2, 0, 3, 1, 4)
-        return q, k, v                                                                # [B, H, T, d_h] each
+def block_forward(blk: PreNormBlock, x: Tensor, key_bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    r"""``blk(x)`` with an additive ``key_bias [B, 1, 1, T]`` on the logits (ToMe's $\log(\text{size})$, or
+    $-\infty$ on padding), through the block's ``attend`` seam so the keys come out at no extra cost.
 
-    def forward(self, x: Tensor, key_bias: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """Returns the block output ``[B, T, d]`` and the keys averaged over heads ``[B, T, d_h]`` (ToMe's
-        similarity metric)."""
-        q, k, v = self._qkv(x)
+    Returns the block output ``[B, T, d]`` and the keys averaged over heads ``[B, T, d_h]`` (ToMe's metric)."""
+    seen: dict[str, Tensor] = {}
+
+    def attend(q: Tensor, k: Tensor, v: Tensor) -> Tensor:
+        seen["k"] = k
         mask = None if key_bias is None else key_bias.to(q.dtype)
-        a = sdpa_attention(q, k, v, attn_mask=mask, is_causal=False)                 # softmax(qkᵀ/√d + bias) v
-        x = x + self.proj(a.transpose(1, 2).flatten(2))
-        x = x + self.mlp(self.ln2(x))
-        return x, k.mean(1)
+        return sdpa_attention(q, k, v, attn_mask=mask, is_causal=False)              # softmax(qkᵀ/√d + bias) v
 
-    def attention_probs(self, x: Tensor, key_bias: Tensor | None = None) -> Tensor:
-        """Recompute the attention matrix of this block on input ``x``: ``[B, H, T, T]`` (the extra pass that
-        score-based token reduction needs when attention runs through SDPA / FlashAttention)."""
-        q, k, _ = self._qkv(x)
-        logits = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
-        if key_bias is not None:
-            logits = logits + key_bias
-        return logits.softmax(-1)
+    out = blk(x, attend=attend)
+    return out, seen["k"].mean(1)
+
+
+def _heads(blk: PreNormBlock, t: Tensor) -> Tensor:
+    b, n, d = t.shape
+    return t.reshape(b, n, blk.heads, d // blk.heads).transpose(1, 2)                  # [B, H, n, d_h]
+
+
+def attention_probs(blk: PreNormBlock, x: Tensor, key_bias: Tensor | None = None) -> Tensor:
+    """The full attention matrix of ``blk`` on input ``x [B, T, d]``: ``[B, H, T, T]`` (recomputed: SDPA /
+    FlashAttention kernels do not return it). VisionZip needs it (attention mass *received*, a column sum);
+    FastV and SparseVLM need only rows (:func:`attention_rows`)."""
+    h = blk.norm1(x)
+    b, t, d = h.shape
+    q, k, _ = blk.qkv(h).reshape(b, t, 3, blk.heads, d // blk.heads).permute(2, 0, 3, 1, 4)
+    logits = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if key_bias is not None:
+        logits = logits + key_bias
+    return logits.softmax(-1)
+
+
+def attention_rows(blk: PreNormBlock, x: Tensor, rows: slice, key_bias: Tensor | None = None) -> Tensor:
+    r"""Only the query ``rows`` of ``blk``'s attention on ``x [B, T, d]``: ``[B, H, R, T]``.
+
+    $A_{r,:} = \mathrm{softmax}(q_r K^\top/\sqrt{d_h})$ needs the queries of the R text tokens and the keys of all
+    T tokens — $O(R\,T)$ logits instead of $O(T^2)$, and a $d \times d$ projection for K alone — which is how
+    FastV and SparseVLM read text-to-visual attention. Softmax is row-wise, so it equals
+    ``attention_probs(blk, x)[:, :, rows]``."""
+    h = blk.norm1(x)
+    d = h.shape[-1]
+    w, bias = blk.qkv.weight, blk.qkv.bias                                            # [3d, d], [3d]
+    q = _heads(blk, F.linear(h[:, rows], w[:d], None if bias is None else bias[:d]))           # [B, H, R, d_h]
+    k = _heads(blk, F.linear(h, w[d:2 * d], None if bias is None else bias[d:2 * d]))          # [B, H, T, d_h]
+    logits = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    if key_bias is not None:
+        logits = logits + key_bias
+    return logits.softmax(-1)
 
 
 @dataclass(frozen=True)
@@ -164,7 +185,7 @@ class ViT(nn.Module):
         d = config.dim
         self.patch_embed = nn.Linear(3 * config.patch ** 2, d)
         self.scale_emb = nn.Embedding(2, d)
-        self.blocks = nn.ModuleList([Block(d, config.heads) for _ in range(config.vit_blocks)])
+        self.blocks = nn.ModuleList([make_block(d, config.heads) for _ in range(config.vit_blocks)])
         self.ln = nn.LayerNorm(d)
 
     def embed(self, pixels: Tensor, pos: Tensor, scale: int) -> Tensor:
@@ -183,11 +204,12 @@ class ViT(nn.Module):
         return x + sincos_2d(pos, self.config.dim) + self.scale_emb.weight[scale]
 
     def forward(self, x: Tensor, *, tome_r: list[int] | None = None, extra: Tensor | None = None,
-                return_last_attn: bool = False):
+                return_last_attn: bool = False, tome_metric: str = "keys"):
         """Run the blocks on embedded tokens ``x [B, N, d]``.
 
         ``tome_r``: tokens merged after each block (ToMe, with size-weighted attention); ``extra [B, N, e]``
-        (positions, footprints) is merged alongside. ``return_last_attn``: also the last block's attention
+        (positions, footprints) is merged alongside; ``tome_metric``: the similarity ToMe matches on, ``"keys"`` (the
+        paper's: the block's keys, averaged over heads) or ``"tokens"`` (the block outputs). ``return_last_attn``: also the last block's attention
         matrix (recomputed). Returns ``(tokens, extra, size, attn)``.
         """
         from .baselines import bipartite_merge
@@ -200,6 +222,8 @@ class ViT(nn.Module):
                     isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in tome_r):
                 raise ValueError(f"tome_r must be a list of {len(self.blocks)} ints >= 0 (one per block), "
                                  f"got {tome_r!r}")
+        if tome_metric not in ("keys", "tokens"):
+            raise ValueError(f"tome_metric must be 'keys' or 'tokens', got {tome_metric!r}")
         if extra is not None:
             check_tensor("extra", extra, ndim=3)
             if extra.shape[:2] != x.shape[:2]:
@@ -210,10 +234,10 @@ class ViT(nn.Module):
         for i, blk in enumerate(self.blocks):
             bias = None if tome_r is None else size.log()[:, None, None, :]
             if return_last_attn and i == len(self.blocks) - 1:
-                attn = blk.attention_probs(x, bias)
-            x, keys = blk(x, bias)
+                attn = attention_probs(blk, x, bias)
+            x, keys = block_forward(blk, x, bias)
             if tome_r is not None and tome_r[i] > 0:
-                x, size, extra = bipartite_merge(keys, x, size, tome_r[i], extra)
+                x, size, extra = bipartite_merge(keys if tome_metric == "keys" else x, x, size, tome_r[i], extra)
         return self.ln(x), extra, size, attn
 
 
@@ -229,7 +253,7 @@ class FusionLM(nn.Module):
         self.type_emb = nn.Embedding(3, d)                                            # digit, colour, visual
         self.vis_proj = nn.Linear(d, d)
         self.scale_emb = nn.Embedding(2, d)
-        self.blocks = nn.ModuleList([Block(d, config.heads) for _ in range(config.lm_blocks)])
+        self.blocks = nn.ModuleList([make_block(d, config.heads) for _ in range(config.lm_blocks)])
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, 5)
 
@@ -270,7 +294,7 @@ class FusionLM(nn.Module):
                 v, meta, valid = reduce[1](blk, q, v, meta, valid)
             h = torch.cat([q, v], dim=1)
             bias = _padding_bias(valid, n_q, h.dtype)
-            h, _ = blk(h, bias)
+            h = blk(h, attn_mask=None if bias is None else bias)
             q, v = h[:, :n_q], h[:, n_q:]
         out = self.head(self.ln(v))
         obj = out[..., 0].masked_fill(~valid, float("-inf"))

@@ -16,6 +16,9 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, Tensor, validate
+from neurips26.nn.train import TrainingGuard
+
 from .data import SyntheticEgoGrounding, region_labels
 from .model import MiniGroundingMLLM
 from .router import ResolutionRouter, bce_routing_loss, focal_routing_loss, margin_routing_loss
@@ -93,13 +96,25 @@ def cosine_lr(step: int, steps: int, lr: float, warmup: int) -> float:
 
 @dataclass
 class TrainLog:
+    """Per-step losses and sequence kinds; ``curve`` holds ``(step, score)`` of the optional evaluations."""
+
     losses: list[float] = field(default_factory=list)
     modes: list[str] = field(default_factory=list)
+    curve: list[tuple[int, float]] = field(default_factory=list)
 
 
+@validate(model=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"), pool=Instance(ScenePool, "ScenePool"),
+          steps=Int(low=1), batch=Int(low=1), lr=Real(low=0.0, closed="neither"), seed=Int(low=0),
+          eval_every=Optional(Int(low=1)))
 def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, batch: int = 32, lr: float = 2e-3,
-                   seed: int = 0, progress: Callable[[Iterable, str], Iterable] | None = None) -> TrainLog:
-    """AdamW (weight decay 0.05), linear warmup (5 %) + cosine, grad clip 1, on the mixture :data:`MIXTURE`."""
+                   seed: int = 0, progress: Callable[[Iterable, str], Iterable] | None = None,
+                   evaluate: Callable[[MiniGroundingMLLM], float] | None = None,
+                   eval_every: int | None = None) -> TrainLog:
+    """AdamW (weight decay 0.05), linear warmup (5 %) + cosine, grad clip 1, on the mixture :data:`MIXTURE`,
+    inside :class:`neurips26.nn.train.TrainingGuard` (a non-finite loss raises and restores the weights).
+
+    ``evaluate(model) -> score`` runs (in eval mode, no grad) every ``eval_every`` steps and after the last;
+    the scores go to ``TrainLog.curve``."""
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.05)
     names, probs = zip(*MIXTURE)
@@ -108,27 +123,34 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
     it: Iterable = range(steps)
     if progress is not None:
         it = progress(it, "backbone training")
-    model.train()
-    for step in it:
-        for g in opt.param_groups:
-            g["lr"] = cosine_lr(step, steps, lr, max(1, steps // 20))
-        idx = torch.randint(len(pool), (batch,), generator=gen)
-        images, query, boxes = pool.batch(idx)
-        mode = str(rng.choice(names, p=probs))
-        if mode == "full":
-            seq = model.encode_full(images)
-        elif mode == "low":
-            seq = model.low_sequence(images)
-        else:
-            seq = model.sequence_from_regions(images, _training_regions(boxes, model, gen))
-        loss = model.loss(seq, query, boxes)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        log.losses.append(loss.item())
-        log.modes.append(mode)
-    model.eval()
+    with TrainingGuard(model, opt, where="train_backbone", what="the grounding loss") as guard, torch.enable_grad():
+        model.train()
+        for step in it:
+            for g in opt.param_groups:
+                g["lr"] = cosine_lr(step, steps, lr, max(1, steps // 20))
+            idx = torch.randint(len(pool), (batch,), generator=gen)
+            images, query, boxes = pool.batch(idx)
+            mode = str(rng.choice(names, p=probs))
+            if mode == "full":
+                seq = model.encode_full(images)
+            elif mode == "low":
+                seq = model.low_sequence(images)
+            else:
+                seq = model.sequence_from_regions(images, _training_regions(boxes, model, gen))
+            loss = model.loss(seq, query, boxes)
+            guard.check_loss(loss, step=step)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            log.losses.append(loss.item())
+            log.modes.append(mode)
+            if evaluate is not None and ((eval_every and (step + 1) % eval_every == 0) or step + 1 == steps):
+                model.eval()
+                with torch.no_grad():
+                    log.curve.append((step + 1, float(evaluate(model))))
+                model.train()
+        model.eval()
     return log
 
 
@@ -151,25 +173,30 @@ ROUTER_LOSSES = {
 }
 
 
+@validate(model=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"), feats=Tensor("N L D"), query_emb=Tensor("N Q"),
+          boxes=Tensor("N 4"), loss=Choice(*ROUTER_LOSSES), steps=Int(low=1), batch=Int(low=1),
+          lr=Real(low=0.0, closed="neither"), seed=Int(low=0), hidden=Int(low=1))
 def train_router(model: MiniGroundingMLLM, feats: Tensor, query_emb: Tensor, boxes: Tensor, *, loss: str,
                  steps: int, batch: int = 128, lr: float = 2e-3, seed: int = 0, hidden: int = 128) -> ResolutionRouter:
     """A :class:`ResolutionRouter` on frozen low-view features with one of :data:`ROUTER_LOSSES`."""
-    if loss not in ROUTER_LOSSES:
-        raise ValueError(f"loss must be one of {sorted(ROUTER_LOSSES)}, got {loss!r}")
     c = model.config
     torch.manual_seed(seed)
     router = ResolutionRouter(feats.shape[2], query_emb.shape[1], hidden=hidden)
     fg = region_labels(boxes, c.image_size, c.region_grid)
     opt = torch.optim.AdamW(router.parameters(), lr=lr, weight_decay=0.01)
     gen = torch.Generator().manual_seed(seed)
-    for step in range(steps):
-        for g in opt.param_groups:
-            g["lr"] = cosine_lr(step, steps, lr, max(1, steps // 20))
-        idx = torch.randint(len(feats), (batch,), generator=gen)
-        logits = router(feats[idx], (c.low_grid, c.low_grid), query_emb[idx], c.region_grid)
-        value = ROUTER_LOSSES[loss](logits, fg[idx])
-        opt.zero_grad(set_to_none=True)
-        value.backward()
-        opt.step()
-    router.eval()
+    with TrainingGuard(router, opt, where="train_router", what=f"the {loss} routing loss") as guard, \
+            torch.enable_grad():
+        router.train()
+        for step in range(steps):
+            for g in opt.param_groups:
+                g["lr"] = cosine_lr(step, steps, lr, max(1, steps // 20))
+            idx = torch.randint(len(feats), (batch,), generator=gen)
+            logits = router(feats[idx], (c.low_grid, c.low_grid), query_emb[idx], c.region_grid)
+            value = ROUTER_LOSSES[loss](logits, fg[idx])
+            guard.check_loss(value, step=step)
+            opt.zero_grad(set_to_none=True)
+            value.backward()
+            opt.step()
+        router.eval()
     return router
