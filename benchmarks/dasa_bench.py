@@ -54,7 +54,7 @@ def main() -> None:
         for name, make in policies.items():
             stats, pol = {}, make()
 
-            def run():
+            def run(pol=pol, name=name):
                 model.generate(ctx, a.frames, policy=pol, cfg=cfg, regions=name == "dasa",
                                generator=torch.Generator().manual_seed(0))
 
@@ -64,7 +64,8 @@ def main() -> None:
             q = torch.randn(1, 4, 2 * p, 24)
             n_regions = (model.config.grid // a.region) ** 2
             rm = torch.rand(1, n_regions) < 0.3 if name == "dasa" else None
-            ta = measure.timeit(lambda: dasa_attention(q, q, q, pol, 0, rm, cfg), repeats=a.repeats,
+            ta = measure.timeit(lambda pol=pol, rm=rm, q=q: dasa_attention(q, q, q, pol, 0, rm, cfg),
+                                repeats=a.repeats,
                                 clock="wall").median
             rows[name] = {"frame_s": t, "attn_s": ta, "pairs": stats["pairs"], "kv_bytes": pol.nbytes}
     d = rows["dense"]

@@ -14,7 +14,9 @@ How (codec-style; every formula below the abstract's words is **inferred**, see 
 * (B) :class:`DynamicKVCache` stores only the dynamic tokens of each generated chunk (keyframes in full);
   a static token is stood for by the latest entry at its position, with a count bias $\\log n$;
 * (C) :func:`dasa_attention`: queries of dynamic regions (predicted from the previous chunk) attend to the
-  compressed cache and the chunk, static regions to the chunk and the latest keyframe;
+  compressed cache and the chunk, static regions to the chunk and the latest keyframe (a per-sequence gather
+  + SDPA); :func:`dasa_attention_flex` is the same attention as one ``flex_attention`` call with a
+  ``BlockMask`` (queries and keys sorted so empty tiles are skipped; forward, for inference);
 * (D) :func:`dynamics_guided_distill`: the DASA student matches the dense teacher with weights $1 + \\lambda\\hat s$.
 
 :mod:`.baselines` has the dense cache, Self-Forcing's rolling window, sink + window, random drop,
@@ -22,7 +24,13 @@ a TempCache-style merge and Sparse-VideoGen head masks; :mod:`.model` the tiny p
 :mod:`.video` the moving-sprite videos, PSNR, SSIM and a mini-VBench.
 """
 
-from .attention import dasa_attention, dasa_attention_reference
+from .attention import (
+    FlexPlan,
+    dasa_attention,
+    dasa_attention_flex,
+    dasa_attention_reference,
+    plan_flex,
+)
 from .baselines import (
     DenseKVCache,
     RandomDropKVCache,
@@ -38,7 +46,8 @@ from .model import ARVideoDiT, VideoDiTConfig, frame_positions, patchify, unpatc
 from .video import REGIMES, MovingSprites, SpriteVideo, mini_vbench, moving_sprites, psnr, ssim
 
 __all__ = [
-    "ARVideoDiT", "BaseKVCache", "DASAConfig", "DenseKVCache", "DynamicKVCache", "KVCachePolicy", "MovingSprites",
+    "ARVideoDiT", "BaseKVCache", "FlexPlan", "dasa_attention_flex", "plan_flex",
+    "DASAConfig", "DenseKVCache", "DynamicKVCache", "KVCachePolicy", "MovingSprites",
     "REGIMES", "RandomDropKVCache", "SinkWindowKVCache", "SpriteVideo", "TempCacheMerge", "VideoDiTConfig",
     "WindowKVCache", "copy_model", "dasa_attention", "dasa_attention_reference", "dilate", "dynamics_guided_distill",
     "frame_positions", "mini_vbench", "moving_sprites", "patchify", "psnr", "region_mask", "region_scores", "ssim",

@@ -13,6 +13,7 @@ Static regions (inferred): ``"full"`` = as dynamic; ``"local"`` = latest keyfram
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -100,7 +101,7 @@ def dasa_attention(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.Tensor
     kc, vc, bias, kf = parts
     valid = torch.isfinite(bias)
     dyn = (torch.ones(b, n, dtype=torch.bool, device=q.device) if region_mask is None or cfg.static_policy == "full"
-           else _query_dynamic(region_mask, cache, n, q.device, cfg.region_size))
+           else _query_dynamic(region_mask, cache, n, q.device, cfg.for_grid(cache.grid_hw).region_size))
     if not (~dyn).any():
         # every query dynamic: one batched call over [cache ; chunk], padding masked by its -inf bias
         keys, vals = torch.cat([kc, k_chunk], dim=2), torch.cat([vc, v_chunk], dim=2)
@@ -144,7 +145,7 @@ def dasa_attention_reference(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: to
     if parts is None or region_mask is None or cfg.static_policy == "full":
         dyn = torch.ones(b, n, dtype=torch.bool)
     else:
-            dyn = _query_dynamic(region_mask, cache, n, q.device, cfg.region_size)
+            dyn = _query_dynamic(region_mask, cache, n, q.device, cfg.for_grid(cache.grid_hw).region_size)
     seen_static = _static_keys(cfg, kf, valid)
     # allowed[b, i, j]: query i sees cache entry j (dynamic: every valid one; static: the policy's set)
     allowed = torch.where(dyn[:, :, None], valid[:, None, :], seen_static[:, None, :])        # [B, N, M]
@@ -154,3 +155,104 @@ def dasa_attention_reference(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: to
     logits_x = torch.einsum("bhnd,bhmd->bhnm", q, k_chunk) / math.sqrt(d)
     w = torch.softmax(torch.cat([logits_c, logits_x], dim=-1), dim=-1)
     return torch.einsum("bhnm,bhmd->bhnd", w[..., :m], vc) + torch.einsum("bhnm,bhmd->bhnd", w[..., m:], v_chunk)
+
+
+# ---- block-sparse path: one flex_attention call with a BlockMask ----------------------------------------
+@dataclass
+class FlexPlan:
+    """What one chunk's DASA attention needs besides q, k, v, built once per (cache state, region mask): the
+    query order ``q_order [B, N]`` (dynamic queries first), the cache order ``k_order [B, M]`` (entries a static
+    query sees first, then the other valid ones, padding last), the additive bias ``add [B, M + N]`` ($\\log n$ on
+    the cache, 0 on the chunk), the allowed pairs ``allowed [B, N, M + N]`` in that order, the ``BlockMask`` and
+    the attended pair count. Reusable for the denoising steps of a chunk (the cache does not change between them).
+    """
+
+    q_order: torch.Tensor
+    k_order: torch.Tensor
+    add: torch.Tensor
+    allowed: torch.Tensor
+    block_mask: object
+    pairs: int
+
+
+def plan_flex(cache, layer: int, region_mask: torch.Tensor | None, cfg: DASAConfig, n: int, *,
+              device: torch.device | str = "cpu", block_size: tuple[int, int] = (32, 64)) -> FlexPlan | None:
+    """Build the :class:`FlexPlan` of a chunk of ``n`` queries (``None`` when the cache is empty).
+
+    Sorting the queries (dynamic first) and the cache (static-visible entries first) makes the allowed pairs
+    contiguous, so whole ``block_size = (query, key)`` tiles of a static query block against the rest of the
+    cache are empty and the kernel skips them.
+    """
+    from torch.nn.attention.flex_attention import create_block_mask
+
+    if cache is None or cache._stores[layer] is None:
+        return None
+    kc, _, _, logc = cache.get(layer)
+    b, m = kc.shape[0], kc.shape[2]
+    bias = torch.zeros(b, m, device=kc.device) if logc is None else logc.to(kc.device)
+    if not cfg.count_bias:
+        bias = torch.where(torch.isfinite(bias), torch.zeros_like(bias), bias)
+    valid = torch.isfinite(bias)
+    kf = cache.keyframe_mask(layer).to(kc.device)
+    dyn = (torch.ones(b, n, dtype=torch.bool, device=kc.device)
+           if region_mask is None or cfg.static_policy == "full"
+           else _query_dynamic(region_mask, cache, n, kc.device, cfg.for_grid(cache.grid_hw).region_size))
+    seen_static = _static_keys(cfg, kf, valid)
+    # stable sorts: dynamic queries first; cache: static-visible (0), other valid (1), padding (2)
+    q_order = torch.sort((~dyn).to(torch.int8), dim=1, stable=True).indices
+    rank = torch.where(seen_static, 0, torch.where(valid, 1, 2)).to(torch.int8)
+    k_order = torch.sort(rank, dim=1, stable=True).indices
+    dyn_s = dyn.gather(1, q_order)
+    valid_s, static_s = valid.gather(1, k_order), seen_static.gather(1, k_order)
+    allowed_c = torch.where(dyn_s[:, :, None], valid_s[:, None, :], static_s[:, None, :])       # [B, N, M]
+    allowed = torch.cat([allowed_c, torch.ones(b, n, n, dtype=torch.bool, device=kc.device)], dim=2)
+    add = torch.cat([torch.where(valid_s, bias.gather(1, k_order), torch.zeros_like(bias)),
+                     torch.zeros(b, n, device=kc.device)], dim=1)
+
+    def mask_mod(bi, h, qi, kv):
+        return allowed[bi, qi, kv]
+
+    bm = create_block_mask(mask_mod, b, None, n, m + n, device=str(device), BLOCK_SIZE=block_size)
+    return FlexPlan(q_order, k_order, add, allowed, bm, int(allowed.sum()))
+
+
+def dasa_attention_flex(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.Tensor, cache, layer: int,
+                        region_mask: torch.Tensor | None, cfg: DASAConfig, *, stats: dict | None = None,
+                        plan: FlexPlan | None = None, kernel=None, block_size: tuple[int, int] = (32, 64)
+                        ) -> torch.Tensor:
+    """:func:`dasa_attention` as one ``torch.nn.attention.flex_attention`` call with a ``BlockMask`` (forward,
+    for inference): same inputs, same output up to float rounding.
+
+    Args:
+        plan: a :func:`plan_flex` result to reuse (the denoising steps of one chunk share it).
+        kernel: the attention function, default ``flex_attention`` itself (eager: on CPU it computes every
+            score and masks them; pass ``torch.compile(flex_attention)`` for the fused block-sparse kernel,
+            which skips empty tiles).
+    """
+    from torch.nn.attention.flex_attention import flex_attention
+
+    _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
+    b, h, n, d = q.shape
+    if plan is None:
+        plan = plan_flex(cache, layer, region_mask, cfg, n, device=q.device, block_size=block_size)
+    if plan is None:
+        if stats is not None:
+            stats["pairs"] = stats.get("pairs", 0) + b * n * n
+        return F.scaled_dot_product_attention(q, k_chunk, v_chunk)
+    if plan.q_order.shape != (b, n):
+        raise ValueError(f"plan was built for {tuple(plan.q_order.shape)} queries, q has {(b, n)}")
+    kc, vc, _, _ = cache.get(layer)
+    idx_k = plan.k_order[:, None, :, None].expand(b, h, plan.k_order.shape[1], d)
+    keys = torch.cat([kc.gather(2, idx_k), k_chunk], dim=2)
+    vals = torch.cat([vc.gather(2, idx_k), v_chunk], dim=2)
+    idx_q = plan.q_order[:, None, :, None].expand(b, h, n, d)
+    add = plan.add.to(q.dtype)
+
+    def score_mod(score, bi, hi, qi, kv):
+        return score + add[bi, kv]
+
+    fn = flex_attention if kernel is None else kernel
+    o = fn(q.gather(2, idx_q), keys, vals, score_mod=score_mod, block_mask=plan.block_mask)
+    if stats is not None:
+        stats["pairs"] = stats.get("pairs", 0) + plan.pairs
+    return torch.empty_like(q).scatter_(2, idx_q, o)

@@ -2,7 +2,8 @@ r"""Baseline cache/attention policies behind DASA's interface, for comparisons a
 
 1. :class:`DenseKVCache` — everything (the reference).
 2. :class:`WindowKVCache` — Self-Forcing's rolling window of the last W frames.
-3. :class:`SinkWindowKVCache` — the first S frames (attention sink, StreamingLLM / PackForcing) + the last W.
+3. :class:`SinkWindowKVCache` — the first S frames (attention sink, StreamingLLM / PackForcing) + the last W;
+   on DASA's region path its sink frames play the keyframe's part (a rolling window has none).
 4. :class:`RandomDropKVCache` — DASA's cache with a *random* token mask of the same keep ratio (keyframes,
    counts and positions as DASA): isolates the value of the dynamics score.
 5. :class:`TempCacheMerge` — TempCache-style merge (our reading): a new key is folded into the co-located
@@ -58,6 +59,17 @@ class SinkWindowKVCache(BaseKVCache):
             t = st.pos[b][:, 0]
             keep = (t < self.sink_frames) | (t > newest - self.window_frames)
             st.keep(b, keep.nonzero().squeeze(1))
+
+
+    def keyframe_mask(self, layer: int) -> torch.Tensor:
+        """``bool [B, M]``: the sink frames' entries (what a static-region query sees on DASA's region path)."""
+        st = self._stores[layer]
+        m = max(self.sizes(layer))
+        out = torch.zeros(len(st.k), m, dtype=torch.bool)
+        for b in range(len(st.k)):
+            s = st.size(b)
+            out[b, :s] = st.pos[b][:, 0].cpu() < self.sink_frames
+        return out
 
 
 class WindowKVCache(SinkWindowKVCache):

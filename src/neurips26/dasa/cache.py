@@ -137,6 +137,11 @@ class BaseKVCache:
                              "grid in frame-major raster order (t, h, w), starting at frame_idx")
         return p, f
 
+    def validate_append(self, layer: int, k: torch.Tensor, v: torch.Tensor, pos: torch.Tensor, frame_idx: int,
+                        dyn_mask: torch.Tensor | None = None) -> None:
+        """Raise the error :meth:`append` would raise, writing nothing (for all-or-nothing multi-layer writes)."""
+        self._validate(layer, k, v, pos, frame_idx, dyn_mask)
+
     # ---- the interface ---------------------------------------------------------------------------------
     def append(self, layer: int, k: torch.Tensor, v: torch.Tensor, pos: torch.Tensor, frame_idx: int,
                dyn_mask: torch.Tensor | None = None, keyframe: bool = False) -> None:

@@ -23,7 +23,7 @@ from ..nn.train import TrainingGuard
 from .baselines import DenseKVCache
 from .cache import DynamicKVCache
 from .dynamics import DASAConfig, region_mask, token_dynamics
-from .model import ARVideoDiT, patchify
+from .model import ARVideoDiT, _tokens, patchify
 
 
 def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
@@ -36,7 +36,9 @@ def _positive(name: str, value: object, *, allow_zero: bool = False) -> float:
 def train_teacher(model: ARVideoDiT, clips: torch.Tensor, *, steps: int, batch: int = 8, lr: float = 2e-3,
                   seed: int = 0, max_seconds: float | None = None) -> list[float]:
     """AdamW (warm-up 20 steps, cosine), grad clip 1, teacher forcing on ``clips [N, T, 3, S, S]``; stops at
-    ``steps`` or ``max_seconds``. Returns the loss per step."""
+    ``steps`` or after ``max_seconds`` of this process's CPU time. Under :class:`neurips26.nn.train.TrainingGuard`:
+    a non-finite loss raises :class:`~neurips26.nn.train.NonFiniteLossError` with the weights and the train/eval
+    modes restored. Returns the loss per step (the model is left in eval mode)."""
     if not isinstance(model, ARVideoDiT):
         raise TypeError(f"model must be an ARVideoDiT, got {type(model).__name__}")
     clips = model._check_frames("clips", clips)
@@ -52,7 +54,7 @@ def train_teacher(model: ARVideoDiT, clips: torch.Tensor, *, steps: int, batch: 
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / 20) * 0.5 * (1 + math.cos(math.pi * min(s, steps) / steps)))
-    losses, t0 = [], time.perf_counter()
+    losses, t0 = [], time.process_time()
     # all or nothing: a non-finite loss or an interrupt puts the weights and the modes back
     with TrainingGuard(model, where="train_teacher", what="the teacher-forcing loss") as guard:
         model.train()
@@ -66,7 +68,7 @@ def train_teacher(model: ARVideoDiT, clips: torch.Tensor, *, steps: int, batch: 
             opt.step()
             sched.step()
             losses.append(loss.item())
-            if max_seconds is not None and time.perf_counter() - t0 > max_seconds:
+            if max_seconds is not None and time.process_time() - t0 > max_seconds:
                 break
     model.eval()
     return losses
@@ -87,10 +89,17 @@ def _prefill(model: ARVideoDiT, frames: torch.Tensor, chunks: int, cache, cfg: D
 
 
 def dynamics_guided_distill(student: ARVideoDiT, teacher: ARVideoDiT, contexts: torch.Tensor, cfg: DASAConfig,
-                            steps: int = 300, lr: float = 1e-4, weight_lambda: float = 1.0, *,
-                            num_frames: int = 8, seed: int = 0) -> dict:
+                            steps: int = 300, lr: float = 5e-5, weight_lambda: float = 1.0, *,
+                            num_frames: int = 8, seed: int = 0, warmup_fraction: float = 0.1,
+                            clip_norm: float = 1.0) -> dict:
     """Distil the dense ``teacher`` into the DASA ``student`` (trained in place) on teacher rollouts from
     ``contexts [N, chunk_frames, 3, S, S]``; ``weight_lambda = 0`` gives the uniform MSE.
+
+    Schedule: AdamW (no weight decay: the student starts at the teacher's weights), linear warm-up over
+    ``warmup_fraction`` of the steps then cosine decay to 0, gradient norm clipped at ``clip_norm``. A
+    fine-tune of a converged model: a small peak lr (default 5e-5) and a decay to zero keep the student from
+    drifting away from the teacher where the loss is already near zero. Under
+    :class:`neurips26.nn.train.TrainingGuard`: a non-finite loss raises and restores the weights and modes.
 
     Returns ``{"losses": [...], "steps": int}``.
     """
@@ -110,15 +119,32 @@ def dynamics_guided_distill(student: ARVideoDiT, teacher: ARVideoDiT, contexts: 
             or num_frames % c.chunk_frames:
         raise ValueError(f"num_frames must be a multiple of {c.chunk_frames} >= {2 * c.chunk_frames}, got "
                          f"{num_frames!r}")
+    _positive("clip_norm", clip_norm)
+    if isinstance(warmup_fraction, bool) or not isinstance(warmup_fraction, int | float) \
+            or not 0 <= warmup_fraction < 1:
+        raise ValueError(f"warmup_fraction must be a number in [0, 1), got {warmup_fraction!r}")
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         rollouts = teacher.generate(contexts, num_frames, generator=torch.Generator().manual_seed(seed))
-    n_chunks = num_frames // c.chunk_frames
     opt = torch.optim.AdamW(student.parameters(), lr=lr, weight_decay=0.0)
+    warm = max(1, round(warmup_fraction * steps))
+    sched = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda k: min(1.0, (k + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(k, steps) / steps)))
     t_cache, s_cache = DenseKVCache(c.depth), DynamicKVCache(c.depth, cfg)
     losses = []
-    student.train()
-    for _ in range(steps):
+    with TrainingGuard(student, opt, where="dynamics_guided_distill", what="the distillation loss") as guard:
+        student.train()
+        _distill_loop(student, teacher, rollouts, cfg, steps, weight_lambda, clip_norm, g, opt, sched, guard,
+                      t_cache, s_cache, losses)
+    student.eval()
+    return {"losses": losses, "steps": steps}
+
+
+def _distill_loop(student, teacher, rollouts, cfg, steps, weight_lambda, clip_norm, g, opt, sched, guard,
+                  t_cache, s_cache, losses) -> None:
+    c = teacher.config
+    n_chunks = rollouts.shape[1] // c.chunk_frames
+    for step in range(steps):
         i = int(torch.randint(len(rollouts), (1,), generator=g))
         ci = int(torch.randint(1, n_chunks, (1,), generator=g))
         t = (1.0, 0.75, 0.5, 0.25)[int(torch.randint(4, (1,), generator=g))]
@@ -138,14 +164,15 @@ def dynamics_guided_distill(student: ARVideoDiT, teacher: ARVideoDiT, contexts: 
         before = torch.cat([prev[:, 1:], cur[:, :-1]], dim=1)
         s = token_dynamics(before.flatten(1, 2), cur.flatten(1, 2), "latent_l2")
         w = 1 + weight_lambda * s / s.mean().clamp_min(1e-6)
-        err = (patchify(pred, c.patch) - patchify(target, c.patch)).pow(2).mean(-1)
+        err = (_tokens(pred, c.patch) - _tokens(target, c.patch)).pow(2).mean(-1)   # unchecked: NaN -> guard
         loss = (w * err).mean()
+        guard.check_loss(loss, step=step)
         opt.zero_grad()
         loss.backward()
+        torch.nn.utils.clip_grad_norm_(student.parameters(), clip_norm)
         opt.step()
+        sched.step()
         losses.append(loss.item())
-    student.eval()
-    return {"losses": losses, "steps": steps}
 
 
 def copy_model(model: ARVideoDiT) -> ARVideoDiT:

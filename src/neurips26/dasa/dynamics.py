@@ -14,7 +14,7 @@ absolute threshold on the normalised score; the mask is then dilated (motion hal
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import torch
@@ -33,8 +33,12 @@ class DASAConfig:
             (the top-$\\rho$ by dynamics score, before dilation). Give exactly one of keep_ratio / threshold.
         threshold: absolute threshold $\\tau$ on the normalised score instead of a quantile.
         score: ``"latent_l2"`` (relative L2 residual of denoised tokens) or ``"key_cos"`` (1 − cos of keys).
-        region_size: ``(rh, rw)`` tokens per compute region; must divide the token grid.
+        region_size: ``(rh, rw)`` tokens per compute region; must divide the token grid. ``None`` (default):
+            from the grid (:meth:`for_grid`): per axis the largest divisor of the side that is <= min(4, side/4),
+            i.e. the spec's 4×4 on large grids and at least 4 regions per axis on small ones (2×2 on 8×8).
         dilation: dilate the token mask (and the region mask) by this many cells (Chebyshev, 3×3 per step).
+            ``None`` (default): 1 when the region grid has >= 8 regions per axis, else 0 (one step of dilation
+            on a 4×4 region grid marks most of the frame dynamic and leaves nothing sparse).
         keyframe_every: every G-th chunk (the first included) is stored in full, like a codec I-frame.
         static_policy: what queries of static regions attend to: ``"full"`` (same as dynamic), ``"local"``
             (current chunk + latest keyframe) or ``"skip"`` (current chunk only).
@@ -44,8 +48,8 @@ class DASAConfig:
     keep_ratio: float | None = 0.3
     threshold: float | None = None
     score: Literal["latent_l2", "key_cos"] = "latent_l2"
-    region_size: tuple[int, int] = (4, 4)
-    dilation: int = 1
+    region_size: tuple[int, int] | None = None
+    dilation: int | None = None
     keyframe_every: int = 4
     static_policy: Literal["local", "skip", "full"] = "local"
     count_bias: bool = True
@@ -63,17 +67,39 @@ class DASAConfig:
             raise ValueError(f"threshold must be a number (-inf allowed), got {self.threshold!r}")
         if self.score not in SCORES:
             raise ValueError(f"score must be one of {SCORES}, got {self.score!r}")
-        rs = tuple(self.region_size) if isinstance(self.region_size, (tuple, list)) else None
-        if rs is None or len(rs) != 2 or not all(isinstance(r, int) and r >= 1 for r in rs):
-            raise ValueError(f"region_size must be two positive ints (rh, rw), got {self.region_size!r}")
-        self.region_size = rs
-        if not isinstance(self.dilation, int) or isinstance(self.dilation, bool) or self.dilation < 0:
-            raise ValueError(f"dilation must be an int >= 0, got {self.dilation!r}")
+        if self.region_size is not None:
+            rs = tuple(self.region_size) if isinstance(self.region_size, (tuple, list)) else None
+            if rs is None or len(rs) != 2 or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 1
+                                                     for r in rs):
+                raise ValueError(f"region_size must be None or two positive ints (rh, rw), got {self.region_size!r}")
+            self.region_size = rs
+        if self.dilation is not None and (not isinstance(self.dilation, int) or isinstance(self.dilation, bool)
+                                          or self.dilation < 0):
+            raise ValueError(f"dilation must be None or an int >= 0, got {self.dilation!r}")
         if not isinstance(self.keyframe_every, int) or isinstance(self.keyframe_every, bool) \
                 or self.keyframe_every < 1:
             raise ValueError(f"keyframe_every must be an int >= 1, got {self.keyframe_every!r}")
         if self.static_policy not in STATIC_POLICIES:
             raise ValueError(f"static_policy must be one of {STATIC_POLICIES}, got {self.static_policy!r}")
+
+
+    def for_grid(self, grid_hw: tuple[int, int]) -> DASAConfig:
+        """This config with ``region_size`` and ``dilation`` resolved for a token grid ``(h, w)`` (itself when
+        both are set): see the attribute docs."""
+        if self.region_size is not None and self.dilation is not None:
+            return self
+        gh, gw = _check_grid(grid_hw, None)
+        rs = self.region_size or (_region_side(gh), _region_side(gw))
+        dil = self.dilation
+        if dil is None:
+            dil = 1 if min(gh // rs[0], gw // rs[1]) >= 8 else 0
+        return replace(self, region_size=rs, dilation=dil)
+
+
+def _region_side(side: int) -> int:
+    """The largest divisor of ``side`` that is <= min(4, side / 4) (at least 1)."""
+    cap = max(1, min(4, side // 4))
+    return max(d for d in range(1, cap + 1) if side % d == 0)
 
 
 def _check_tensor(name: str, x: object, dim: int) -> torch.Tensor:
@@ -113,12 +139,12 @@ def dilate(mask: torch.Tensor, radius: int) -> torch.Tensor:
     return out[:, 0] > 0.5
 
 
-def _check_grid(grid_hw: object, n: int) -> tuple[int, int]:
+def _check_grid(grid_hw: object, n: int | None) -> tuple[int, int]:
     if not (isinstance(grid_hw, (tuple, list)) and len(grid_hw) == 2
             and all(isinstance(g, int) and g >= 1 for g in grid_hw)):
         raise ValueError(f"grid_hw must be two positive ints (h, w), got {grid_hw!r}")
     gh, gw = grid_hw
-    if gh * gw != n:
+    if n is not None and gh * gw != n:
         raise ValueError(f"grid_hw {tuple(grid_hw)} has {gh * gw} tokens, scores have {n}")
     return gh, gw
 
@@ -139,6 +165,7 @@ def token_mask(scores: torch.Tensor, grid_hw: tuple[int, int], cfg: DASAConfig) 
     quantile/threshold, then dilation by ``cfg.dilation`` tokens."""
     scores = _check_tensor("scores", scores, 2)
     gh, gw = _check_grid(grid_hw, scores.shape[1])
+    cfg = cfg.for_grid((gh, gw))
     keep = _select(scores, cfg).view(-1, gh, gw)
     return dilate(keep, cfg.dilation).view(scores.shape)
 
@@ -157,6 +184,7 @@ def region_scores(scores: torch.Tensor, grid_hw: tuple[int, int], region_size: t
 def region_mask(scores: torch.Tensor, grid_hw: tuple[int, int], cfg: DASAConfig) -> torch.Tensor:
     """Dynamic-region mask ``bool [B, R]`` from token scores ``[B, N]``: region means, top-ρ of the regions
     (or the threshold), then dilation by ``cfg.dilation`` regions."""
+    cfg = cfg.for_grid(_check_grid(grid_hw, _check_tensor("scores", scores, 2).shape[1]))
     rs = region_scores(scores, grid_hw, cfg.region_size)
     gh, gw = grid_hw
     grid = (gh // cfg.region_size[0], gw // cfg.region_size[1])

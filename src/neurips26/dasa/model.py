@@ -25,7 +25,7 @@ from neurips26.nn import apply_rope, layers, rope_cos_sin
 from neurips26.nn.layers import AdaLNZeroBlock
 
 from .._checks import check_int
-from .attention import dasa_attention
+from .attention import dasa_attention, dasa_attention_flex
 from .baselines import DenseKVCache
 from .cache import BaseKVCache
 from .dynamics import DASAConfig, region_mask, token_dynamics, token_mask
@@ -81,6 +81,11 @@ def patchify(x: torch.Tensor, patch: int) -> torch.Tensor:
         raise ValueError(f"patch must be a positive int dividing the frame size {x.shape[-1]}, got {patch!r}")
     if x.is_floating_point() and not torch.isfinite(x).all():
         raise ValueError("x contains non-finite values (NaN/inf)")
+    return _tokens(x, patch)
+
+
+def _tokens(x: torch.Tensor, patch: int) -> torch.Tensor:
+    """:func:`patchify` without the checks (values, NaN included, are only moved)."""
     b, f, c, s, _ = x.shape
     # each frame through the shared image patchify: [B F, C, S, S] -> [B F, g², C p²] -> [B, F g², C p²]
     return layers.patchify(x.flatten(0, 1), patch).reshape(b, f * (s // patch) ** 2, c * patch * patch)
@@ -100,6 +105,15 @@ def unpatchify(tokens: torch.Tensor, frames: int, patch: int, channels: int = 3)
     # [B, F g², C p²] -> [B F, g², C p²] -> shared image unpatchify [B F, C, g p, g p] -> [B, F, C, g p, g p]
     x = layers.unpatchify(tokens.reshape(b * frames, g * g, width), patch, g * patch, g * patch)
     return x.reshape(b, frames, channels, g * patch, g * patch)
+
+
+def _shuffle_rows(mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """Each row of a bool ``[B, R]`` mask with its True entries moved to random places (same count per row)."""
+    out = torch.zeros_like(mask)
+    for b in range(mask.shape[0]):
+        perm = torch.randperm(mask.shape[1], generator=generator)[: int(mask[b].sum())]
+        out[b, perm.to(mask.device)] = True
+    return out
 
 
 class Rope3D(nn.Module):
@@ -184,33 +198,49 @@ class ARVideoDiT(nn.Module):
 
     def forward(self, x_noisy: torch.Tensor, t, cache: BaseKVCache | None = None, start_frame: int = 0,
                 attn: str = "dense", *, region: torch.Tensor | None = None, cfg: DASAConfig | None = None,
-                write: dict | None = None, stats: dict | None = None) -> torch.Tensor:
+                write: dict | None = None, stats: dict | None = None, backend: str = "gather") -> torch.Tensor:
         """Denoise one chunk: ``x_noisy [B, F, 3, S, S]`` at level ``t`` (float or ``[B]``) -> $\\hat x_0$.
 
         Attention runs over ``[cache ; chunk]`` (:func:`dasa_attention`); ``attn="dasa"`` uses the region mask
         ``region [B, R]`` with ``cfg``'s static policy, ``"dense"`` ignores it. ``write={"dyn_mask", "keyframe"}``
-        appends each layer's K/V of this chunk to ``cache`` (the clean re-run).
+        appends each layer's K/V of this chunk to ``cache`` (the clean re-run) after the whole forward has
+        succeeded and every layer's chunk is validated: a failed forward leaves the cache as it was.
+        ``backend``: ``"gather"`` (:func:`dasa_attention`, per-sequence gather + SDPA, any use) or ``"flex"``
+        (:func:`dasa_attention_flex`, one ``flex_attention`` call with a ``BlockMask``; inference only).
         """
         if attn not in ("dense", "dasa"):
             raise ValueError(f"attn must be 'dense' or 'dasa', got {attn!r}")
         c = self.config
         x_noisy = self._check_frames("x_noisy", x_noisy)
         b, f = x_noisy.shape[:2]
-        cfg = cfg or DASAConfig()
+        cfg = (cfg or DASAConfig()).for_grid((c.grid, c.grid))
         tt = torch.as_tensor(t, dtype=torch.float32, device=x_noisy.device).reshape(-1).expand(b)
         tokens = patchify(x_noisy, c.patch)
         pos = frame_positions(start_frame, f, c.grid).to(x_noisy.device)
         rm = region if attn == "dasa" else None
+        if write is not None and not isinstance(cache, BaseKVCache):
+            raise ValueError(f"write= needs a cache policy to write into, got {type(cache).__name__}")
+        if backend not in ("gather", "flex"):
+            raise ValueError(f"backend must be 'gather' or 'flex', got {backend!r}")
+        attention = dasa_attention if backend == "gather" else dasa_attention_flex
+        pending: list[tuple[torch.Tensor, torch.Tensor]] = []
 
         def attend_for_layer(i):
             def attend(q, k, v):
-                o = dasa_attention(q, k, v, cache, i, rm, cfg, stats=stats)
+                o = attention(q, k, v, cache, i, rm, cfg, stats=stats)
                 if write is not None:
-                    cache.append(i, k, v, pos, start_frame, write.get("dyn_mask"), write.get("keyframe", False))
+                    pending.append((k, v))         # written only once every layer has succeeded
                 return o
             return attend
 
         out = self._run(tokens, tt[:, None].expand(b, tokens.shape[1]), pos, attend_for_layer)
+        if write is not None:
+            # all or nothing: validate every layer's chunk first, then commit (a failed forward writes nothing)
+            dyn, kf = write.get("dyn_mask"), write.get("keyframe", False)
+            for i, (k, v) in enumerate(pending):
+                cache.validate_append(i, k, v, pos, start_frame, dyn)
+            for i, (k, v) in enumerate(pending):
+                cache.append(i, k, v, pos, start_frame, dyn, kf)
         return unpatchify(out, f, c.patch)
 
     # ---- training -------------------------------------------------------------------------------------
@@ -253,16 +283,23 @@ class ARVideoDiT(nn.Module):
     # ---- sampling -------------------------------------------------------------------------------------
     @torch.no_grad()
     def generate(self, context: torch.Tensor, num_frames: int, steps: int = 4, policy: BaseKVCache | None = None,
-                 generator: torch.Generator | None = None, *, cfg: DASAConfig | None = None, regions: bool = True,
-                 stats: dict | None = None) -> torch.Tensor:
+                 generator: torch.Generator | None = None, *, cfg: DASAConfig | None = None,
+                 regions: bool | None = None, region_policy: str = "dynamics", region_seed: int = 0,
+                 stats: dict | None = None, backend: str = "gather") -> torch.Tensor:
         """Roll out ``num_frames`` frames (context included) from ``context [B, chunk_frames, 3, S, S]``.
 
         Args:
             policy: the KV cache (reset first); default :class:`DenseKVCache`.
             cfg: DASA settings for the token masks written to the cache and, if ``regions``, the region masks
                 predicted from the previous chunk (motion persistence; never from ground truth).
+            regions: use DASA's region path (static regions take the cheap path); default: when ``cfg`` is
+                given (a plain ``generate(context, n)`` is dense attention over whatever ``policy`` stores).
             steps: denoising steps per chunk (the first ``steps`` levels of 1, .75, .5, .25, ...).
+            region_policy: ``"dynamics"`` (DASA: the regions of highest predicted dynamics) or ``"random"``
+                (the same number of regions per sequence, drawn at random with ``region_seed``: the control
+                for region allocation at equal attended pairs).
             stats: accumulates attended (query, key) pairs in ``stats["pairs"]``.
+            backend: attention path of every forward, ``"gather"`` or ``"flex"`` (see :meth:`forward`).
         """
         c = self.config
         context = self._check_frames("context", context)
@@ -273,7 +310,11 @@ class ARVideoDiT(nn.Module):
                              f"{num_frames!r}")
         if not isinstance(steps, int) or steps < 1:
             raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-        cfg = cfg or DASAConfig()
+        if region_policy not in ("dynamics", "random"):
+            raise ValueError(f"region_policy must be 'dynamics' or 'random', got {region_policy!r}")
+        if regions is None:            # the region path only when asked for DASA settings
+            regions = cfg is not None
+        cfg = (cfg or DASAConfig()).for_grid((c.grid, c.grid))
         policy = DenseKVCache(c.depth) if policy is None else policy
         if not isinstance(policy, BaseKVCache) or policy.num_layers != c.depth:
             raise ValueError(f"policy must be a cache with num_layers = {c.depth}, got {policy!r}")
@@ -281,25 +322,28 @@ class ARVideoDiT(nn.Module):
         levels = [1.0 - i / steps for i in range(steps)]
         b, dev = context.shape[0], context.device
         frames = [context]
-        self(context, 0.0, policy, 0, write={"dyn_mask": None, "keyframe": True}, stats=stats)
+        self(context, 0.0, policy, 0, write={"dyn_mask": None, "keyframe": True}, stats=stats, backend=backend)
         for ci in range(1, num_frames // c.chunk_frames):
             start = ci * c.chunk_frames
             prev = patchify(frames[-1], c.patch).view(b, c.chunk_frames, c.tokens_per_frame, -1)
             rmask, attn = None, "dense"
             if regions and cfg.static_policy != "full":
                 rmask = region_mask(token_dynamics(prev[:, -2], prev[:, -1], cfg.score), (c.grid, c.grid), cfg)
+                if region_policy == "random":
+                    rmask = _shuffle_rows(rmask, torch.Generator().manual_seed(region_seed * 100_003 + ci))
                 attn = "dasa"
             shape = (b, c.chunk_frames, 3, c.frame_size, c.frame_size)
             x = torch.randn(shape, generator=generator).to(dev)
             for i, t in enumerate(levels):
-                x0 = self(x, t, policy, start, attn, region=rmask, cfg=cfg, stats=stats).clamp(-0.5, 1.5)
+                x0 = self(x, t, policy, start, attn, region=rmask, cfg=cfg, stats=stats,
+                          backend=backend).clamp(-0.5, 1.5)
                 if i + 1 < len(levels):
                     tn = levels[i + 1]
                     x = (1 - tn) * x0 + tn * torch.randn(shape, generator=generator).to(dev)
             frames.append(x0)
             keyframe = ci % cfg.keyframe_every == 0
             self(x0, 0.0, policy, start, write={"dyn_mask": self._dyn_mask(x0, prev[:, -1], cfg),
-                                                 "keyframe": keyframe}, stats=stats)
+                                                 "keyframe": keyframe}, stats=stats, backend=backend)
         return torch.cat(frames, dim=1)
 
     def _dyn_mask(self, x0: torch.Tensor, prev_last: torch.Tensor, cfg: DASAConfig) -> torch.Tensor:

@@ -20,7 +20,8 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-REGIMES = ("sparse", "medium", "dense")
+REGIMES = ("sparse", "medium", "dense", "occlusion")
+BAR_LEVEL = 0.05                      # grey level of the occluding bar (before flicker)
 
 
 @dataclass
@@ -73,7 +74,7 @@ def moving_sprites(regime: str, num_frames: int, size: int = 64, seed: int = 0) 
         bg[:, y:y + h, x:x + w] = rng.random(3)[:, None, None]
     glyphs = _glyphs()
     gs = max(4, round(12 * scale))
-    n_sprites = 1 if regime == "sparse" else 4
+    n_sprites = {"sparse": 1, "occlusion": 2}.get(regime, 4)
     sprites = []
     for _ in range(n_sprites):
         g = _resize(glyphs[rng.integers(len(glyphs))], gs)
@@ -81,6 +82,7 @@ def moving_sprites(regime: str, num_frames: int, size: int = 64, seed: int = 0) 
         vel = rng.choice([-1, 1], size=2) * rng.uniform(1, 2, size=2) * scale
         sprites.append([g, pos, vel, rng.uniform(0.1, 1.0, size=3)])
     background = torch.from_numpy(bg[:, :size, :size].astype(np.float32))
+    bar = _bar_track(rng, num_frames, size) if regime == "occlusion" else None
     frames = np.empty((num_frames, 3, size, size), np.float32)
     masks = np.zeros((num_frames, size, size), bool)
     for t in range(num_frames):
@@ -97,9 +99,41 @@ def moving_sprites(regime: str, num_frames: int, size: int = 64, seed: int = 0) 
                 if pos[a] < 0 or pos[a] > size - gs:
                     vel[a] = -vel[a]
                     pos[a] = np.clip(pos[a], 0, size - gs)
+        if bar is not None:                                  # the occluder, in front of everything
+            axis, lo, hi = bar[t]
+            if axis == 0:
+                img[:, :, lo:hi] = BAR_LEVEL
+            else:
+                img[:, lo:hi, :] = BAR_LEVEL
         frames[t] = np.clip(img * (1 + rng.uniform(-0.02, 0.02)), 0, 1)
     static = ~masks.any(0) if not pan else np.zeros((size, size), bool)
+    if bar is not None:                                      # pixels the bar ever covers are not static
+        for axis, lo, hi in bar:
+            if axis == 0:
+                static[:, lo:hi] = False
+            else:
+                static[lo:hi, :] = False
     return SpriteVideo(torch.from_numpy(frames), torch.from_numpy(masks), torch.from_numpy(static), regime, background)
+
+
+def _bar_track(rng: np.random.Generator, num_frames: int, size: int) -> list[tuple[int, int, int]]:
+    """Per frame ``(axis, lo, hi)`` of the occluding bar: vertical (axis 0, columns ``lo:hi``) or horizontal
+    (rows); width 3/8 of the frame, speed 1/8 of the frame per frame, bouncing; off-screen in the context frames
+    0-1 (the model sees the whole scene first), entering from a random side at frame 2."""
+    axis = int(rng.integers(2))
+    step, width = size // 8, 3 * size // 8
+    travel = (size - width) // step                           # positions 0..travel (in steps)
+    from_left = bool(rng.integers(2))
+    out = []
+    for t in range(num_frames):
+        if t < 2:
+            out.append((axis, 0, 0))
+            continue
+        k = (t - 2) % (2 * travel)                            # triangle wave over the positions
+        x = k if k <= travel else 2 * travel - k
+        lo = (x if from_left else travel - x) * step
+        out.append((axis, lo, lo + width))
+    return out
 
 
 def _check_pair(x: torch.Tensor, ref: torch.Tensor, **positive: float) -> None:
