@@ -174,3 +174,19 @@ def test_gcal_norm_adapts_only_batchnorm(setup):
     plain = train_source_gnn(stream[0], hidden=8, epochs=2, seed=0)
     with pytest.raises(ValueError, match="BatchNorm"):
         GCAL(plain, params="norm")
+
+
+def test_declared_constraints_refuse_bad_arguments_by_name(setup):
+    stream, model = setup
+    g = stream[1]
+    for kwargs, name in (({"batch_size": 0, "num_hops": 2}, "batch_size"),
+                         ({"batch_size": 8, "num_hops": 0}, "num_hops"),
+                         ({"batch_size": 8, "num_hops": 2, "loader": "magic"}, "loader")):
+        with pytest.raises(ValueError, match=name):
+            embed_in_batches(model.embed, g.x, g.edge_index, **kwargs)
+    with pytest.raises(ValueError, match="edge_index"):
+        embed_in_batches(model.embed, g.x, g.edge_index.float(), batch_size=8, num_hops=2)
+    with pytest.raises(ValueError, match="capture"):
+        PenultimateEncoder(model, "head", capture="middle")
+    with pytest.raises(TypeError, match="download"):
+        twitch_stream("/nonexistent", download="yes")

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.constraints import Int, validate
 from neurips26.nn.train import TrainingGuard
 
 from ._validate import check_float_tensor, check_int, check_number
@@ -169,9 +170,9 @@ class T3A:
     Supports carry over from domain to domain.
     """
 
+    @validate(filter_k=Int(low=-1))
     def __init__(self, model: nn.Module, *, filter_k: int = 20) -> None:
         self.model = _check_model(model)
-        filter_k = check_int("filter_k", filter_k, -1)
         if filter_k == 0:
             raise ValueError("filter_k: expected an integer >= 1 or -1 (keep all), got 0")
         self.filter_k = filter_k
@@ -454,6 +455,16 @@ class GCAL:
     def _adapt(self, x: Tensor, ei: Tensor) -> Tensor:
         self.vgae.train()
         mem_opt = torch.optim.Adam(self.vgae.parameters(), lr=self.lr_mem, weight_decay=self.wd_mem)
+        with TrainingGuard(self.model, self._optimizer, where="GCAL.adapt", what="the adaptation loss") as guard:
+            self._epochs(x, ei, mem_opt, guard)
+        if self.epochs > self.warmup_epochs:
+            with torch.no_grad():
+                mu, logvar = self.vgae.encode(x, ei)
+            self.memory_.append((mu.detach(), logvar.detach()))
+        self.model.load_state_dict(self.teacher.state_dict())
+        return self.predict(x, ei)
+
+    def _epochs(self, x: Tensor, ei: Tensor, mem_opt: torch.optim.Optimizer, guard: TrainingGuard) -> None:
         for epoch in range(self.epochs):
             self._set_train()
             loss = self._im(self.model(x, ei))
@@ -461,6 +472,7 @@ class GCAL:
                 # replay at the mean with hard edges; as in GCAL, the generator runs with autograd on
                 ei_m, ew_m, _ = self.vgae.edges(mu, hard=True)
                 loss = loss + self.replay_weight * self._im(self.model(mu, ei_m, ew_m))
+            guard.check_loss(loss, step=epoch)
             self._optimizer.zero_grad()
             loss.backward()
             self._optimizer.step()
@@ -468,12 +480,6 @@ class GCAL:
             if epoch >= self.warmup_epochs:
                 for _ in range(self.inner_loop):
                     self._train_memory(x, ei, mem_opt)
-        if self.epochs > self.warmup_epochs:
-            with torch.no_grad():
-                mu, logvar = self.vgae.encode(x, ei)
-            self.memory_.append((mu.detach(), logvar.detach()))
-        self.model.load_state_dict(self.teacher.state_dict())
-        return self.predict(x, ei)
 
     @torch.no_grad()
     def predict(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:

@@ -15,6 +15,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.nn.train import TrainingGuard
+
 from ._validate import check_int, check_number
 from .graph import unpack_graph
 
@@ -136,11 +138,13 @@ def train_source_gnn(graph: Any, *, n_classes: int | None = None, hidden: int = 
                           batch_norm=batch_norm)
         opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
         model.train()
-        for _ in range(epochs):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x, edge_index)[train_mask], y[train_mask])
-            loss.backward()
-            opt.step()
+        with TrainingGuard(model, opt, where="train_source_gnn", what="the source cross-entropy") as guard:
+            for epoch in range(epochs):
+                opt.zero_grad()
+                loss = F.cross_entropy(model(x, edge_index)[train_mask], y[train_mask])
+                guard.check_loss(loss, step=epoch)
+                loss.backward()
+                opt.step()
     finally:
         torch.random.set_rng_state(gen_state)
     return model.eval()

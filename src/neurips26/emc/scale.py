@@ -23,7 +23,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ._validate import check_int
+from neurips26.constraints import Choice, Instance, Int, Optional, validate
+from neurips26.constraints import Tensor as TensorOf
 
 __all__ = ["PenultimateEncoder", "embed_in_batches", "neighbor_loader_available"]
 
@@ -43,6 +44,8 @@ def _run(encoder: Callable, x: Tensor, edge_index: Tensor, edge_weight: Tensor |
     return encoder(x, edge_index) if edge_weight is None else encoder(x, edge_index, edge_weight)
 
 
+@validate(x=TensorOf("N D", dtype="float"), edge_index=TensorOf("2 E", dtype="integer"), batch_size=Int(low=1),
+          num_hops=Int(low=1), edge_weight=Optional(TensorOf("E", dtype="float")), loader=Choice(*LOADERS))
 @torch.no_grad()
 def embed_in_batches(encoder: Callable[..., Tensor], x: Tensor, edge_index: Tensor, *, batch_size: int,
                      num_hops: int, edge_weight: Tensor | None = None, loader: str = "auto") -> Tensor:
@@ -56,10 +59,6 @@ def embed_in_batches(encoder: Callable[..., Tensor], x: Tensor, edge_index: Tens
             normalisation, ``n_layers`` for mean/sum/attention aggregation.
         loader: ``"neighbor"`` (PyG ``NeighborLoader``), ``"khop"`` (plain torch) or ``"auto"``.
     """
-    batch_size = check_int("batch_size", batch_size, 1)
-    num_hops = check_int("num_hops", num_hops, 1)
-    if loader not in LOADERS:
-        raise ValueError(f"loader: expected one of {LOADERS}, got {loader!r}")
     if loader == "neighbor" and not neighbor_loader_available():
         raise ImportError("loader='neighbor': PyG's NeighborLoader needs pyg-lib or torch-sparse; install one, or "
                           "use loader='khop' (same result, plain torch)")
@@ -117,16 +116,13 @@ class PenultimateEncoder(nn.Module):
             ``layer`` is the last layer) or ``"output"``.
     """
 
+    @validate(model=Instance(nn.Module), layer=Instance(str), capture=Choice("input", "output"))
     def __init__(self, model: nn.Module, layer: str, *, capture: str = "input") -> None:
         super().__init__()
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"model: expected a torch.nn.Module, got {type(model).__name__}")
         modules = dict(model.named_modules())
-        if not isinstance(layer, str) or layer not in modules or layer == "":
+        if layer not in modules or layer == "":
             raise ValueError(f"layer: expected the name of a submodule of the model, one of "
                              f"{[k for k in modules if k][:12]}..., got {layer!r}")
-        if capture not in ("input", "output"):
-            raise ValueError(f"capture: expected 'input' or 'output', got {capture!r}")
         self.model, self.layer, self.capture = model, layer, capture
         self.in_dim = getattr(model, "in_dim", getattr(model, "in_channels", None))
         self._target = modules[layer]

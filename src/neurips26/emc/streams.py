@@ -16,10 +16,13 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import torch
 from torch_geometric.data import Data
+
+from neurips26.constraints import Bool, Instance, Int, Real, validate
 
 from ._validate import check_int, check_number
 
@@ -224,6 +227,8 @@ def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropou
     return stream
 
 
+@validate(root=Instance((str, os.PathLike)), download=Bool(), train_fraction=Real(0.0, 1.0, "neither"),
+          seed=Int(low=0))
 def twitch_stream(root: str, *, source: str = "DE", targets: tuple[str, ...] = ("EN", "ES", "FR", "PT", "RU"),
                   download: bool = False, train_fraction: float = 0.5, seed: int = 0) -> list[Data]:
     """Twitch gamer networks, one domain per language (GCAL's protocol: train on DE, adapt to the others).
@@ -238,15 +243,11 @@ def twitch_stream(root: str, *, source: str = "DE", targets: tuple[str, ...] = (
             :class:`neurips26.data.DatasetNotFoundError` naming the path (nothing is fetched silently).
         train_fraction, seed: the labeled share of the source graph (``train_mask``), drawn with ``seed``.
     """
-    import os
-
     from torch_geometric.datasets import Twitch
     from torch_geometric.utils import to_undirected
 
     from neurips26.data import DatasetNotFoundError
 
-    if not isinstance(root, str | os.PathLike):
-        raise TypeError(f"root: expected a folder path, got {type(root).__name__}")
     if not isinstance(targets, tuple | list) or not targets:
         raise ValueError(f"targets: expected a non-empty tuple of languages, got {targets!r}")
     for lang in (source, *targets):
@@ -254,10 +255,6 @@ def twitch_stream(root: str, *, source: str = "DE", targets: tuple[str, ...] = (
             raise ValueError(f"language: expected one of {TWITCH_LANGUAGES}, got {lang!r}")
     if source in targets:
         raise ValueError(f"targets: must not contain the source language {source!r}")
-    if not isinstance(download, bool):
-        raise TypeError(f"download: expected a bool, got {download!r}")
-    check_number("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
-    check_int("seed", seed, 0)
     stream = []
     for t, lang in enumerate((source, *targets)):
         raw = os.path.join(str(root), lang, "raw", f"{lang}.npz")
