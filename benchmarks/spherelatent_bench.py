@@ -1,11 +1,14 @@
-"""Side by side: sampling speed and FLOPs of SLE, our Sphere Encoder and latent flow matching, as ratios to SE;
-and our Fréchet distance beside torchmetrics' ``FrechetInceptionDistance(feature=module)`` (value and time).
+"""Side by side: sampling time and FLOPs of SLE against our Sphere Encoder (and latent FM, latent CM), and our
+Fréchet distance beside torchmetrics' ``FrechetInceptionDistance(feature=module)`` (value and time).
 
-Architectures as in the ``full`` claim check (16×16 digits: conv tokenizer width 28 → 4×4×8, denoiser d = 128,
-4 blocks; SE widened to the same parameter count), untrained weights (speed does not depend on training).
-Images/s: process CPU time, median of 5 after 2 warm-ups, 2 threads. Not run in CI; needs ``torchmetrics``.
+Protocol = the claim check's C2 (``compare_sampling_speed``): each peer's ``sample(batch, T)`` interleaved with
+SLE's in one process, **1 thread, process CPU clock**, one warm-up each, ``--repeats`` pairs; the ratio is the
+geometric mean of time(peer) / time(SLE) per pair with its 95 % t interval (log scale). Architectures from
+``matched_generators``: ``--arch spec`` = the spec's (tokenizer width 28, d = 128, 4 blocks; what ``check --scale
+full`` times), ``--arch quick`` = the quick check's (16, 64, 2). Untrained weights (speed does not depend on them).
+Not run in CI; the FID part needs ``torchmetrics``.
 
-    python benchmarks/spherelatent_bench.py [--batch 256] [--threads 2] [--repeats 5]
+    python benchmarks/spherelatent_bench.py [--arch spec] [--batch 256] [--repeats 7]
 """
 
 from __future__ import annotations
@@ -15,52 +18,50 @@ import time
 
 import torch
 
-from neurips26.claims import measure
 from neurips26.spherelatent import (
     ClassifierFID,
-    ConvAutoencoder,
     DigitsClassifier,
     FeatureView,
-    LatentFlowMatching,
-    LatentTransformer,
-    SphereEncoder,
-    SphereLatentEncoder,
-    count_flops,
+    compare_sampling_speed,
+    matched_generators,
 )
+
+ARCHS = {"spec": (28, 128, 4), "quick": (16, 64, 2)}
 
 
 def _params(m: torch.nn.Module) -> int:
     return sum(p.numel() for p in m.parameters())
 
 
-def build() -> dict[str, torch.nn.Module]:
-    torch.manual_seed(0)
-    tok = ConvAutoencoder(width=28)
-    g = LatentTransformer(tok.latent_shape, dim=128, depth=4, mlp_ratio=2.0, num_classes=10)
-    target = _params(tok) + _params(g)
-    width = min(range(8, 200), key=lambda w: abs(_params(SphereEncoder(width=w, num_classes=10)) - target))
-    v = LatentTransformer(tok.latent_shape, dim=128, depth=4, mlp_ratio=2.0, num_classes=10, time_input=True)
-    models = {"SLE": SphereLatentEncoder(tok, g, num_classes=10), "SE": SphereEncoder(width=width, num_classes=10),
-              "latent FM": LatentFlowMatching(tok, v, num_classes=10)}
+def speed(arch: str, batch: int, repeats: int) -> None:
+    tw, dim, depth = ARCHS[arch]
+    models = matched_generators(tokenizer_width=tw, dim=dim, depth=depth)
     for name, m in models.items():
-        print(f"{name:10s} {_params(m) if name != 'SLE' else target:>9,d} parameters")
-    return {k: m.eval() for k, m in models.items()}
+        print(f"{name:4s} {_params(m):>9,d} parameters")
+    print(f"\n{'peer':4s} {'T':>3s} {'time peer / SLE [95% CI]':>28s} {'SLE img/s':>10s} {'peer img/s':>10s} "
+          f"{'FLOPs peer/SLE':>15s}")
+    for peer, steps_list in (("se", (1, 2, 4)), ("fm", (4, 32)), ("cm", (4,))):
+        for steps in steps_list:
+            sle_steps = min(steps, 4)
+            out = compare_sampling_speed(models["sle"], models[peer], steps=steps, batch=batch, repeats=repeats) \
+                if sle_steps == steps else None
+            if out is None:  # FM at T = 32 against SLE at T = 4 (C4's pairing): time both sides separately
+                out = _against_sle_t4(models, peer, steps, batch, repeats)
+            ci = f"{out['ratio']:.2f} [{out['lo']:.2f}, {out['hi']:.2f}]"
+            print(f"{peer:4s} {steps:3d} {ci:>28s} {out['images_per_s_a']:10.0f} {out['images_per_s_b']:10.0f} "
+                  f"{out['flops_ratio']:15.2f}")
 
 
-def speed(models: dict[str, torch.nn.Module], batch: int, repeats: int) -> None:
-    y = torch.arange(batch) % 10
-    rows = {}
-    for name, model in models.items():
-        for steps in ((1, 2, 4, 32) if name == "latent FM" else (1, 2, 4)):
-            t = measure.timeit(lambda m=model, s=steps: m.sample(batch, steps=s, y=y), warmup=2, repeats=repeats)
-            flops = count_flops(lambda m=model, s=steps: m.sample(16, steps=s, y=y[:16])) / 16
-            rows[(name, steps)] = (batch / t.median, flops)
-    print(f"\n{'method':10s} {'T':>3s} {'images/s':>10s} {'x SE':>6s} {'MFLOP/img':>10s} {'SE/ours':>8s}")
-    for (name, steps), (ips, flops) in rows.items():
-        se = rows.get(("SE", steps))
-        ratio = f"{ips / se[0]:6.2f}" if se else "     -"
-        fratio = f"{se[1] / flops:8.2f}" if se else "       -"
-        print(f"{name:10s} {steps:3d} {ips:10.0f} {ratio} {flops / 1e6:10.2f} {fratio}")
+def _against_sle_t4(models: dict, peer: str, steps: int, batch: int, repeats: int) -> dict:
+    class Fixed(torch.nn.Module):  # SLE sampled at T = 4 whatever steps the comparison asks for
+        def __init__(self, m: torch.nn.Module) -> None:
+            super().__init__()
+            self.m = m
+
+        def sample(self, n: int, steps: int = 4, **kw: object) -> torch.Tensor:
+            return self.m.sample(n, steps=4, **kw)
+
+    return compare_sampling_speed(Fixed(models["sle"]), models[peer], steps=steps, batch=batch, repeats=repeats)
 
 
 def fid_side_by_side() -> None:
@@ -70,29 +71,29 @@ def fid_side_by_side() -> None:
     net = FeatureView(DigitsClassifier()).double()
     real = torch.rand(1797, 1, 16, 16, dtype=torch.float64)
     fake = torch.rand(1797, 1, 16, 16, dtype=torch.float64) ** 1.5
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     ours = ClassifierFID(net)
     ours.update(real, real=True)
     ours.update(fake, real=False)
-    v_ours, t_ours = ours.compute(), time.perf_counter() - t0
-    t0 = time.perf_counter()
+    v_ours, t_ours = ours.compute(), time.process_time() - t0
+    t0 = time.process_time()
     tm = FrechetInceptionDistance(feature=net, normalize=True)
     tm.update(real, real=True)
     tm.update(fake, real=False)
-    v_tm, t_tm = float(tm.compute()), time.perf_counter() - t0
-    print(f"\nFID on 1797 vs 1797 images (64-d features): ours {v_ours:.6f} in {t_ours:.2f} s; "
-          f"torchmetrics {v_tm:.6f} in {t_tm:.2f} s; |diff| {abs(v_ours - v_tm):.2e}")
+    v_tm, t_tm = float(tm.compute()), time.process_time() - t0
+    print(f"\nFID on 1797 vs 1797 images (64-d features): ours {v_ours:.6f} in {t_ours:.2f} CPU-s; "
+          f"torchmetrics {v_tm:.6f} in {t_tm:.2f} CPU-s; |diff| {abs(v_ours - v_tm):.2e}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--arch", choices=sorted(ARCHS), default="spec")
     parser.add_argument("--batch", type=int, default=256)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(1)  # the timings themselves run at 1 thread (timeit_pair); so does the rest
     with torch.no_grad():
-        speed(build(), args.batch, args.repeats)
+        speed(args.arch, args.batch, args.repeats)
         fid_side_by_side()
 
 

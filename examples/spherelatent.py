@@ -10,6 +10,7 @@ from neurips26.spherelatent import (
     ConvAutoencoder,
     LatentTransformer,
     SphereLatentEncoder,
+    SphereLatentPipeline,
     digits_images,
     fit,
     latent_statistics,
@@ -23,6 +24,8 @@ train_tokenizer(tok, x, steps=150, batch_size=64, seed=0)  # then frozen inside 
 g = LatentTransformer(tok.latent_shape, dim=64, depth=2, mlp_ratio=2.0, num_classes=10)
 sle = SphereLatentEncoder(tok, g, latent_stats=latent_statistics(tok, x), num_classes=10)
 run = fit(sle, x, y, loss_fn=lambda m, xb, yb: m.loss(xb, yb)[0], steps=150, batch_size=64, seed=0)
-images = run.ema.module.sample(10, steps=2, y=torch.arange(10), generator=torch.Generator().manual_seed(0))
+pipe = SphereLatentPipeline(run.ema.module)                # diffusers-shaped: labels, steps, generator
+images = pipe(class_labels=list(range(10)), num_inference_steps=2, generator=torch.Generator().manual_seed(0)).images
 print(f"samples {tuple(images.shape)} in [{float(images.min()):.2f}, {float(images.max()):.2f}], "
-      f"one per class, {2} decoder steps each")
+      f"one per class, 2 latent steps and one decode each")
+# pipe.save_pretrained("sle-digits"); SphereLatentPipeline.from_pretrained("sle-digits")  (safetensors + config.json)

@@ -11,23 +11,27 @@ T − 1 encodes per sample. Decoupling removes that cost (T·G + D) and the obje
 
 How here: :mod:`.sphere` (f, corruption, stratified radii), :mod:`.tokenizer` (protocol + conv autoencoder),
 :mod:`.denoiser` (SiT-like adaLN transformer, no timestep), :mod:`.sle` (the method), :mod:`.baselines`
-(SE with its pixel loop, latent flow matching), :mod:`.metrics` (Fréchet distance on a pluggable feature
+(SE with its pixel loop, latent flow matching, a latent consistency model), :mod:`.pipeline` (a
+diffusers-shaped pipeline with save/load, a diffusers ``AutoencoderKL`` tokenizer adapter),
+:mod:`.metrics` (Fréchet distance on a pluggable feature
 network, k-NN precision/recall, FLOPs), :mod:`.training` (budgeted training, EMA, digits data);
 ``check.py`` is the digits experiment. SLE's code is not public: its latent losses, latent CFG and the
 missing timestep input are inferred (marked in the code).
 """
 
-from .baselines import LatentFlowMatching, SphereEncoder
+from .baselines import LatentConsistencyModel, LatentFlowMatching, SphereEncoder, matched_generators, se_width_for
 from .denoiser import LatentTransformer
 from .metrics import (
     ClassifierFID,
     DigitsClassifier,
     FeatureView,
+    compare_sampling_speed,
     count_flops,
     frechet_distance,
     knn_precision_recall,
     psnr,
 )
+from .pipeline import DiffusersVAETokenizer, ImagePipelineOutput, SphereLatentPipeline
 from .sle import SphereLatentEncoder
 from .sphere import angle_between, sigma_max, spherical_corrupt, spherify, stratified_radii
 from .tokenizer import ConvAutoencoder, ConvDecoder, ConvEncoder, LatentTokenizer, latent_statistics
@@ -39,22 +43,29 @@ __all__ = [
     "ConvAutoencoder",
     "ConvDecoder",
     "ConvEncoder",
+    "DiffusersVAETokenizer",
     "DigitsClassifier",
     "FeatureView",
     "FitResult",
+    "ImagePipelineOutput",
+    "LatentConsistencyModel",
     "LatentFlowMatching",
     "LatentTokenizer",
     "LatentTransformer",
     "SphereEncoder",
     "SphereLatentEncoder",
+    "SphereLatentPipeline",
     "angle_between",
+    "compare_sampling_speed",
     "count_flops",
     "digits_images",
     "fit",
     "frechet_distance",
     "knn_precision_recall",
     "latent_statistics",
+    "matched_generators",
     "psnr",
+    "se_width_for",
     "sigma_max",
     "spherical_corrupt",
     "spherify",

@@ -68,6 +68,8 @@ class LatentTransformer(nn.Module):
             raise TypeError(f"time_input must be a bool, got {time_input!r}")
         self.latent_shape = tuple(latent_shape)
         self.num_classes, self.time_input, self.dim = num_classes, bool(time_input), dim
+        self.config = dict(latent_shape=list(latent_shape), dim=dim, depth=depth, heads=heads,
+                           mlp_ratio=float(mlp_ratio), num_classes=num_classes, time_input=bool(time_input))
         c, h, w = self.latent_shape
         self.embed = nn.Linear(c, dim)
         self.pos = nn.Parameter(torch.randn(1, h * w, dim) * 0.02)

@@ -24,7 +24,8 @@ from torch import Tensor, nn
 
 from .tokenizer import check_images
 
-__all__ = ["ClassifierFID", "DigitsClassifier", "count_flops", "frechet_distance", "knn_precision_recall", "psnr"]
+__all__ = ["ClassifierFID", "DigitsClassifier", "compare_sampling_speed", "count_flops", "frechet_distance",
+           "knn_precision_recall", "psnr"]
 
 
 def _features(name: str, f: object) -> np.ndarray:
@@ -229,3 +230,39 @@ def count_flops(fn: Callable[[], Any]) -> int:
     with FlopCounterMode(display=False) as counter:
         fn()
     return int(counter.get_total_flops())
+
+
+def compare_sampling_speed(model_a: Any, model_b: Any, *, steps: int, batch: int = 256, repeats: int = 7,
+                           num_classes: int = 10, threads: int = 1, flops_batch: int = 16) -> dict[str, Any]:
+    """Sampling cost of ``model_a`` against ``model_b`` at ``steps`` steps: both ``sample(batch, steps, y)`` calls
+    interleaved in this process at ``threads`` thread(s) on the process CPU clock
+    (:func:`neurips26.claims.measure.timeit_pair`, one warm-up each), plus FLOPs per image of each.
+
+    Returns ``{"ratios": [time_b / time_a per interleaved pair], "timing": {...}, "flops_a", "flops_b",
+    "flops_ratio" (b / a), "images_per_s_a", "images_per_s_b"}`` (ratios above 1: A is faster). The claim check
+    and ``benchmarks/spherelatent_bench.py`` both call this, so their numbers are the same protocol.
+    """
+    from neurips26.claims import measure
+
+    for name, v, low in (("steps", steps, 1), ("batch", batch, 1), ("repeats", repeats, 2),
+                         ("num_classes", num_classes, 1), ("threads", threads, 1), ("flops_batch", flops_batch, 1)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+    labels = torch.arange(batch) % num_classes
+    gen_a, gen_b = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
+
+    def run(model: Any, gen: torch.Generator) -> Callable[[], None]:
+        def call() -> None:
+            with torch.no_grad():
+                model.sample(batch, steps=steps, y=labels, generator=gen)
+        return call
+
+    cmp = measure.timeit_pair(run(model_a, gen_a), run(model_b, gen_b), repeats=repeats, warmup=1, threads=threads,
+                              clock="process")
+    small = torch.arange(flops_batch) % num_classes
+    flops_a = count_flops(lambda: model_a.sample(flops_batch, steps=steps, y=small)) / flops_batch
+    flops_b = count_flops(lambda: model_b.sample(flops_batch, steps=steps, y=small)) / flops_batch
+    return {"ratios": list(cmp.ratios), "ratio": cmp.ratio, "lo": cmp.lo, "hi": cmp.hi, "timing": cmp.record(),
+            "flops_a": flops_a, "flops_b": flops_b, "flops_ratio": flops_b / flops_a,
+            "images_per_s_a": batch / float(np.median(cmp.a.values)),
+            "images_per_s_b": batch / float(np.median(cmp.b.values))}

@@ -155,6 +155,8 @@ class SphereLatentEncoder(FrozenTokenizerGenerator):
         self.denoiser = denoiser
         self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), float(hard_case_prob)
         self.con_weight, self.num_classes, self.class_dropout = float(con_weight), num_classes, float(class_dropout)
+        self.config = dict(max_angle_deg=self.max_angle_deg, hard_case_prob=self.hard_case_prob,
+                           con_weight=self.con_weight, num_classes=num_classes, class_dropout=self.class_dropout)
 
     # ---------------------------------------------------------------------------- latent space
     @torch.no_grad()

@@ -99,14 +99,30 @@ class _FiLM(nn.Module):
 
 
 class _ConvStack(nn.Module):
-    """Convs with GELU and optional FiLM after each hidden layer."""
+    r"""Convs with GELU and optional FiLM after each hidden layer, and an optional learned position map.
 
-    def __init__(self, layers: list[nn.Module], hidden: list[int], num_classes: int) -> None:
+    ``position=(h, w)`` adds a learned bias $P \in \mathbb{R}^{C_0 \times h \times w}$ (zero-initialised) to the
+    first hidden layer, and with ``class_position`` (the decoder, at the latent's small resolution) also a
+    per-class map $P_y$: $h_1 \leftarrow h_1 + P + P_y$. A conv net with a spatially uniform FiLM is
+    translation-equivariant up to its padding, so from a latent of pure noise it cannot put a class's strokes
+    anywhere in particular: the Sphere Encoder's decoder then generates class-agnostic blobs (class accuracy at
+    chance). SE's ViT has position embeddings; these maps give our conv SE that information, and the class a
+    place to draw.
+    """
+
+    def __init__(self, layers: list[nn.Module], hidden: list[int], num_classes: int,
+                 position: tuple[int, int] | None = None, class_position: bool = False) -> None:
         super().__init__()
         self.layers = nn.ModuleList(layers)
         self.num_classes = num_classes
         self.films = nn.ModuleList(_FiLM(num_classes, c) for c in hidden) if num_classes > 0 else None
         self.act = nn.GELU()
+        self.position = nn.Parameter(torch.zeros(1, hidden[0], *position)) if position is not None else None
+        # per-class maps (decoder only: small at the latent's resolution): $P_y$, zero-initialised
+        self.class_position = (nn.Embedding(num_classes + 1, hidden[0] * position[0] * position[1])
+                               if position is not None and class_position and num_classes > 0 else None)
+        if self.class_position is not None:
+            nn.init.zeros_(self.class_position.weight)
 
     def forward(self, h: Tensor, y: Tensor | None = None) -> Tensor:
         first = self.layers[0]
@@ -120,6 +136,13 @@ class _ConvStack(nn.Module):
             y = torch.full((h.shape[0],), self.num_classes, dtype=torch.long, device=h.device)  # null class
         for i, layer in enumerate(self.layers):
             h = layer(h)
+            if i == 0 and self.position is not None:
+                if tuple(h.shape[2:]) != tuple(self.position.shape[2:]):
+                    raise ValueError(f"input of spatial size {tuple(h.shape[2:])} does not match the position map "
+                                     f"{tuple(self.position.shape[2:])} of this network")
+                h = h + self.position
+                if self.class_position is not None:
+                    h = h + self.class_position(y).reshape(h.shape[0], *self.position.shape[1:])
             if i < len(self.layers) - 1:
                 h = self.act(h)
                 if self.films is not None:
@@ -136,6 +159,12 @@ def _check_arch(in_channels: int, image_size: int, latent_channels: int, width: 
         raise ValueError(f"image_size must be divisible by 2**downsample = {2 ** downsample}, got {image_size}")
 
 
+def _check_flag(name: str, v: object) -> bool:
+    if not isinstance(v, bool):
+        raise TypeError(f"{name} must be a bool, got {v!r}")
+    return v
+
+
 def _check_classes(num_classes: object) -> int:
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
         raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
@@ -146,28 +175,31 @@ class ConvEncoder(_ConvStack):
     """``[B, C, H, W] -> [B, latent_channels, H / 2^k, W / 2^k]``: conv3x3, k stride-2 conv4x4, conv1x1."""
 
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
-                 downsample: int = 2, num_classes: int = 0) -> None:
+                 downsample: int = 2, num_classes: int = 0, position: bool = False) -> None:
         _check_arch(in_channels, image_size, latent_channels, width, downsample)
         _check_classes(num_classes)
+        _check_flag("position", position)
         chans = [width] + [2 * width] * downsample
         layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, padding=1)]
         layers += [nn.Conv2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
         layers.append(nn.Conv2d(chans[-1], latent_channels, 1))
-        super().__init__(layers, chans, num_classes)
+        super().__init__(layers, chans, num_classes, (image_size, image_size) if position else None)
 
 
 class ConvDecoder(_ConvStack):
     """``[B, latent_channels, h, w] -> [B, C, 2^k h, 2^k w]``: conv3x3, k transposed conv4x4, conv3x3."""
 
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
-                 downsample: int = 2, num_classes: int = 0) -> None:
+                 downsample: int = 2, num_classes: int = 0, position: bool = False) -> None:
         _check_arch(in_channels, image_size, latent_channels, width, downsample)
         _check_classes(num_classes)
+        _check_flag("position", position)
         chans = [2 * width] * downsample + [width]
         layers: list[nn.Module] = [nn.Conv2d(latent_channels, chans[0], 3, padding=1)]
         layers += [nn.ConvTranspose2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
         layers.append(nn.Conv2d(chans[-1], in_channels, 3, padding=1))
-        super().__init__(layers, chans, num_classes)
+        side = image_size // 2 ** downsample
+        super().__init__(layers, chans, num_classes, (side, side) if position else None, class_position=True)
 
 
 class ConvAutoencoder(nn.Module):
@@ -191,6 +223,7 @@ class ConvAutoencoder(nn.Module):
         self.in_channels, self.image_size = in_channels, image_size
         side = image_size // 2 ** downsample
         self.latent_shape: tuple[int, int, int] = (latent_channels, side, side)
+        self.config = dict(kw)  # the constructor's arguments (save_pretrained / from_pretrained)
 
     def encode(self, x: Tensor) -> Tensor:
         """Images ``[B, C, H, W]`` in [-1, 1] -> latents ``[B, *latent_shape]``."""

@@ -54,13 +54,20 @@ class EMA:
 
     @torch.no_grad()
     def update(self, module: nn.Module) -> None:
-        """Move the average towards ``module`` (the same architecture as the averaged one)."""
+        """Move the average towards ``module`` (the same architecture as the averaged one).
+
+        Refuses (``ValueError``) a module with a NaN or infinite parameter or buffer, leaving the average and the
+        update count unchanged: one diverged step must not poison the weights that are evaluated."""
         if not isinstance(module, nn.Module):
             raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
         avg_sd, cur_sd = self.module.state_dict(), module.state_dict()
         if list(avg_sd) != list(cur_sd) or any(avg_sd[k].shape != cur_sd[k].shape for k in avg_sd):
             raise ValueError("module must have the averaged module's parameters and buffers (same names and "
                              "shapes); got another architecture")
+        bad = [k for k, v in cur_sd.items() if v.is_floating_point() and not bool(torch.isfinite(v).all())]
+        if bad:  # checked before any change: the average is left exactly as it was
+            raise ValueError(f"module must be finite to be averaged; non-finite entries in {bad[:3]}"
+                             f"{' ...' if len(bad) > 3 else ''} (the EMA is unchanged: {self.updates} updates)")
         # $d_t = \min(d, (1 + t) / (10 + t))$; $\bar\theta \leftarrow d_t \bar\theta + (1 - d_t)\theta$
         d = min(self.decay, (1 + self.updates) / (10 + self.updates))
         self.updates += 1
@@ -76,6 +83,8 @@ class FitResult:
     wall_seconds: float
     losses: list[float] = field(default_factory=list)
     ema: EMA | None = None
+    # (steps done, cpu seconds of training so far, eval_fn(EMA module or model)) every eval_every steps and at the end
+    eval_history: list[tuple[int, float, Any]] = field(default_factory=list)
 
 
 def _batches(x: Tensor, y: Tensor | None, batch_size: int, seed: int) -> Callable[[int], tuple[Tensor, Tensor]]:
@@ -124,12 +133,19 @@ def _steps_for_budget(model: nn.Module, loss_fn: Callable, batch: Callable, budg
 def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.Module, Tensor, Tensor], Tensor],
         budget_s: float | None = None, steps: int | None = None, batch_size: int = 128, lr: float = 1e-3,
         seed: int = 0, ema_decay: float | None = 0.999, warmup_steps: int | None = None,
-        progress: Callable[..., Any] | None = None, desc: str = "train", clock: str = "process") -> FitResult:
+        progress: Callable[..., Any] | None = None, desc: str = "train", clock: str = "process",
+        eval_fn: Callable[[nn.Module], Any] | None = None, eval_every: int | None = None,
+        evals: int | None = None, on_step: Callable[[int, int], None] | None = None) -> FitResult:
     """Train ``model`` in place for ``steps`` AdamW steps, or as many as ``budget_s`` CPU seconds allow.
 
     ``loss_fn(model, x_batch, y_batch) -> scalar``; ``y=None`` passes dummy labels. Cosine schedule with a
     5 % warm-up, grad-clip 1, weight decay 0; seeded batch order and noise. ``clock``: ``"process"`` (CPU
     seconds of this process) or ``"wall"`` (CUDA-synchronised wall seconds, for GPUs).
+    ``eval_fn(module)`` is called on the EMA module (the model without EMA) after the EMA update of every
+    ``eval_every``-th step (or at ``evals`` evenly spaced steps, when the step count comes from the budget) and
+    after the last one (the evaluation curve, ``FitResult.eval_history``; its time is not counted in
+    ``cpu_seconds``); ``on_step(steps_done, total_steps)`` after every step (e.g. a schedule
+    inside the loss, as the consistency model's).
     """
     if clock not in ("process", "wall"):
         raise ValueError(f"clock must be 'process' or 'wall', got {clock!r}")
@@ -139,10 +155,18 @@ def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.
                                      and math.isfinite(budget_s) and budget_s > 0):
         raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
     _check_fit_args(model, x, y, loss_fn, steps, batch_size, lr, seed, ema_decay, warmup_steps, progress)
+    for name, fn in (("eval_fn", eval_fn), ("on_step", on_step)):
+        if fn is not None and not callable(fn):
+            raise TypeError(f"{name} must be callable or None, got {type(fn).__name__}")
+    for name, v in (("eval_every", eval_every), ("evals", evals)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise ValueError(f"{name} must be None or an int >= 1, got {v!r}")
+    if eval_every is not None and evals is not None:
+        raise ValueError("give at most one of eval_every and evals")
     # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back: train_lm
     # runs under nn.train.TrainingGuard, and nothing before it touches the model (the budget probe trains a copy)
     return _fit(model, x, y, loss_fn, budget_s, steps, batch_size, lr, seed, ema_decay, warmup_steps, progress,
-                desc, clock)
+                desc, clock, eval_fn, eval_every, evals, on_step)
 
 
 def _check_fit_args(model: Any, x: Any, y: Any, loss_fn: Any, steps: Any, batch_size: Any, lr: Any, seed: Any,
@@ -180,18 +204,37 @@ def _check_fit_args(model: Any, x: Any, y: Any, loss_fn: Any, steps: Any, batch_
 
 def _fit(model: nn.Module, x: Tensor, y: Tensor | None, loss_fn: Callable, budget_s: float | None, steps: int | None,
          batch_size: int, lr: float, seed: int, ema_decay: float | None, warmup_steps: int | None,
-         progress: Callable[..., Any] | None, desc: str, clock: str) -> FitResult:
+         progress: Callable[..., Any] | None, desc: str, clock: str, eval_fn: Callable | None = None,
+         eval_every: int | None = None, evals: int | None = None, on_step: Callable | None = None) -> FitResult:
     torch.manual_seed(seed)
     if budget_s is not None:
         steps = _steps_for_budget(model, loss_fn, _batches(x, y, batch_size, seed + 1), float(budget_s), lr,
                                   clock)
+    if evals is not None:
+        eval_every = max(1, steps // evals)
     ema = EMA(model, ema_decay) if ema_decay is not None else None
     torch.manual_seed(seed)
     cpu0, wall0 = time.process_time(), time.perf_counter()
+    history: list[tuple[int, float, Any]] = []
+    eval_cpu = [0.0]  # evaluation time, excluded from the training CPU seconds
 
-    def after_step(_: Any) -> None:
+    def after_step(record: Any) -> None:
         if ema is not None:
             ema.update(model)
+        done = record.step + 1
+        if on_step is not None:
+            on_step(done, steps)
+        if eval_fn is not None and (done == steps or (eval_every is not None and done % eval_every == 0)):
+            t0 = time.process_time()
+            trained_cpu = t0 - cpu0 - eval_cpu[0]
+            target = ema.module if ema is not None else model
+            was = target.training
+            target.eval()
+            with torch.no_grad():
+                value = eval_fn(target)
+            target.train(was)
+            eval_cpu[0] += time.process_time() - t0
+            history.append((done, round(trained_cpu, 3), value))
 
     wrap = None
     if progress is not None:
@@ -202,8 +245,8 @@ def _fit(model: nn.Module, x: Tensor, y: Tensor | None, loss_fn: Callable, budge
                       weight_decay=0.0, betas=(0.9, 0.99), grad_clip=1.0, loss_fn=loss_fn, callback=after_step,
                       progress=wrap)
     model.eval()
-    return FitResult(steps=steps, cpu_seconds=time.process_time() - cpu0, wall_seconds=time.perf_counter() - wall0,
-                     losses=result.losses, ema=ema)
+    return FitResult(steps=steps, cpu_seconds=time.process_time() - cpu0 - eval_cpu[0],
+                     wall_seconds=time.perf_counter() - wall0, losses=result.losses, ema=ema, eval_history=history)
 
 
 def train_tokenizer(model: nn.Module, x: Tensor, *, budget_s: float | None = None, steps: int | None = None,
