@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from neurips26.claims import measure
 from neurips26.mobillm import DeviceClient, FeatureAligner, LoRAClassifier, SideNetwork, SideTuningServer
-from neurips26.mobillm.baselines import weighted_state_mean, lora_trainable_nbytes
+from neurips26.mobillm.baselines import lora_trainable_nbytes, weighted_state_mean
 from neurips26.mobillm.memory import make_backbone
 
 

@@ -26,7 +26,7 @@ def test_headroom_precondition_refuses_a_task_at_its_ceiling():
 def test_plateau_precondition_reads_accuracy_curves_higher_is_better():
     rising = [0.5, 0.6, 0.7, 0.8, 0.9]
     flat = [0.5, 0.8, 0.85, 0.85, 0.851, 0.851]
-    ev = Evidence(values=[0.9, 0.851], unit="accuracy", details={"curves": [rising, flat]})
-    assert check.PLATEAU.rule(ev).label != "supported"
-    ev = Evidence(values=[0.851, 0.851], unit="accuracy", details={"curves": [flat, flat]})
+    ev = Evidence(values=[0.9, 0.851, 0.851], unit="accuracy", details={"curves": [rising, flat, flat]})
+    assert check.PLATEAU.rule(ev).label != "supported"  # one peer still rising: not converged
+    ev = Evidence(values=[0.851] * 3, unit="accuracy", details={"curves": [flat, flat, flat]})
     assert check.PLATEAU.rule(ev).label == "supported"

@@ -80,6 +80,7 @@ def test_receive_is_one_adam_step_on_the_arrival(batch, llama):
     import copy
 
     ref_side, ref_align = copy.deepcopy(srv.side), copy.deepcopy(srv.aligners["l"])
+    assert ref_align.pca_init_(payload.dequantize()) > 0  # the first arrival of a type sets its width maps
     params = list(ref_side.parameters()) + list(ref_align.parameters())
     opt = torch.optim.AdamW(params, lr=1e-2, weight_decay=0.0)
     loss = F.cross_entropy(ref_side(ref_align.train()(payload.dequantize())), batch["labels"])

@@ -7,8 +7,7 @@ import pandas as pd
 import pytest
 import torch
 
-from neurips26.mobillm import (DeviceClient, FeatureAligner, SideNetwork, SideTuningServer, encode_texts,
-                               time_to_target)
+from neurips26.mobillm import DeviceClient, FeatureAligner, SideNetwork, SideTuningServer, encode_texts, time_to_target
 
 
 def _server(width: int = 32) -> SideTuningServer:

@@ -30,17 +30,29 @@ from .baselines import (
     local_only,
     lora_trainable_nbytes,
 )
+from .config import SideTuningConfig, load_side_model, save_side_model
 from .device import POSITIONS, DeviceClient, FeatureMemo, select_positions
 from .payload import QUANT_BITS, ActivationPayload, dequantize_absmax, payload_nbytes, quantize_absmax
 from .side import FeatureAligner, SideModel, SideNetwork, SideTuningServer, side_step_flops
 from .simulate import AsyncSimulator, DeviceProfile, time_to_target
-from .tasks import comedy_tragedy_passages, dirichlet_partition, encode_texts, make_profiles, planted_task, subset
+from .tasks import (
+    comedy_tragedy_passages,
+    dirichlet_partition,
+    encode_texts,
+    genre_passages,
+    make_profiles,
+    planted_task,
+    shuffle_windows,
+    subset,
+    word_order_passages,
+)
 
 __all__ = [
     "POSITIONS", "QUANT_BITS", "ActivationPayload", "AsyncSimulator", "BackboneOutput", "DeviceClient",
     "DeviceProfile", "FeatureAligner", "FeatureMemo", "FedAsyncLoRABaseline", "FedAvgLoRABaseline", "HiddenStates",
-    "LoRAClassifier", "SideModel", "SideNetwork", "SideTuningServer", "SyncSideTuningBaseline", "backbone_flops",
-    "block_parameters", "comedy_tragedy_passages", "dequantize_absmax", "device_features", "dirichlet_partition",
-    "encode_texts", "evaluate_side", "local_only", "lora_trainable_nbytes", "make_profiles", "payload_nbytes",
-    "planted_task", "quantize_absmax", "select_positions", "side_step_flops", "subset", "time_to_target",
+    "LoRAClassifier", "SideModel", "SideNetwork", "SideTuningConfig", "SideTuningServer", "SyncSideTuningBaseline",
+    "backbone_flops", "block_parameters", "comedy_tragedy_passages", "dequantize_absmax", "device_features",
+    "dirichlet_partition", "encode_texts", "evaluate_side", "genre_passages", "load_side_model", "local_only",
+    "lora_trainable_nbytes", "make_profiles", "payload_nbytes", "planted_task", "quantize_absmax", "save_side_model",
+    "select_positions", "shuffle_windows", "side_step_flops", "subset", "time_to_target", "word_order_passages",
 ]

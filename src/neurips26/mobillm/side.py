@@ -32,11 +32,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.nn.layers import PreNormBlock
+from neurips26.nn.train import TrainingGuard
+
 from .payload import QUANT_BITS, ActivationPayload
 
 __all__ = ["NORMS", "FeatureAligner", "SideModel", "SideNetwork", "SideTuningServer", "side_step_flops"]
 
 NORMS = ("running", "layer", "none")
+INITS = ("pca", "random")
 
 
 def _pos_int(name: str, v: object, lo: int = 1) -> int:
@@ -64,10 +68,12 @@ class FeatureAligner(nn.Module):
             or ``"none"``.
         momentum: weight of a new batch in the running statistics after the first ``1/momentum`` batches
             (before that, the plain average of all batches so far).
+        init: ``"pca"`` (the spec: the server sets each width map from the principal directions of the first
+            arrival, :meth:`pca_init_`; rows beyond that batch's rank keep their random init) or ``"random"``.
     """
 
     def __init__(self, n_backbone_layers: int, d_backbone: int, n_side_layers: int, d_side: int, window: int = 2,
-                 norm: str = "running", *, momentum: float = 0.01) -> None:
+                 norm: str = "running", *, momentum: float = 0.01, init: str = "pca") -> None:
         super().__init__()
         k = _pos_int("n_backbone_layers", n_backbone_layers)
         self.d_backbone = _pos_int("d_backbone", d_backbone)
@@ -78,6 +84,9 @@ class FeatureAligner(nn.Module):
             raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
         if not (isinstance(momentum, float | int) and 0 < momentum <= 1):
             raise ValueError(f"momentum must be in (0, 1], got {momentum!r}")
+        if init not in INITS:
+            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        self.init = init
         self.n_backbone_layers, self.n_side_layers, self.norm, self.momentum = k, ls, norm, float(momentum)
         # c_l = round(l K / L_s) (1-based), the backbone layer at the side layer's relative depth
         centers = [min(k, max(1, round(l * k / ls))) - 1 for l in range(1, ls + 1)]
@@ -92,7 +101,47 @@ class FeatureAligner(nn.Module):
         self.register_buffer("running_mean", torch.zeros(k, d_backbone))
         self.register_buffer("running_var", torch.ones(k, d_backbone))
         self.register_buffer("batches_seen", torch.zeros((), dtype=torch.long))
+        # 1 once the width maps were set by PCA (or when init="random": nothing to do)
+        self.register_buffer("initialised", torch.tensor(init == "random"))
         self.centers = centers
+
+    @torch.no_grad()
+    def pca_init_(self, h: torch.Tensor) -> int:
+        r"""Set every width map $P_l$ from the principal directions of the first arrival ``h [B, K, (T,) d_b]``.
+
+        The vectors are normalised as the first training forward will normalise them (for ``"running"``: this
+        batch's own mean and variance), mixed over the window with the initial $\mathrm{softmax}(\beta_l)$ and
+        centred; the top $r = \min(d_s, \mathrm{rank})$ right singular vectors become the first $r$ rows of
+        $P_l$ (scaled to the norm of the random rows they replace, so the output scale is unchanged) and the bias
+        centres them. Returns $r$ (0 when already initialised). Idempotent: only the first call acts."""
+        if bool(self.initialised):
+            return 0
+        if h.dim() not in (3, 4) or h.shape[1] != self.n_backbone_layers or h.shape[-1] != self.d_backbone:
+            raise ValueError(f"features must be [B, {self.n_backbone_layers}, (T,) {self.d_backbone}], "
+                             f"got {tuple(h.shape)}")
+        if not torch.isfinite(h).all():
+            raise ValueError("features hold non-finite values (NaN/inf); refusing them")
+        flat = h.transpose(0, 1).reshape(self.n_backbone_layers, -1, self.d_backbone)  # [K, N, d]
+        if self.norm == "running":
+            mu, var = flat.mean(1, keepdim=True), flat.var(1, unbiased=False, keepdim=True)
+            flat = (flat - mu) * torch.rsqrt(var + 1e-5)
+        elif self.norm == "layer":
+            flat = F.layer_norm(flat, flat.shape[-1:])
+        w = self.mixing_weights()
+        rank = 0
+        for l, proj in enumerate(self.proj):
+            mixed = torch.einsum("k,knd->nd", w[l], flat)
+            center = mixed.mean(0)
+            _, sv, vh = torch.linalg.svd(mixed - center, full_matrices=False)
+            r = int(min(self.d_side, int((sv > 1e-6 * sv[0].clamp(min=1e-12)).sum())))
+            if r == 0:
+                continue
+            scale = proj.weight[:r].norm(dim=1, keepdim=True)
+            proj.weight[:r] = vh[:r] * scale
+            proj.bias[:r] = -(proj.weight[:r] @ center)
+            rank = max(rank, r)
+        self.initialised.fill_(True)
+        return rank
 
     def mixing_weights(self) -> torch.Tensor:
         """``[L_s, K]``: $\\mathrm{softmax}(\\beta_l)$ over the window (zero outside)."""
@@ -145,18 +194,17 @@ class _MLPBlock(nn.Module):
 
 
 class _TransformerBlock(nn.Module):
+    """A pre-norm transformer block over the token axis (``neurips26.nn.layers.PreNormBlock``, GELU MLP of
+    width 2d); padded tokens are masked out of the keys."""
+
     def __init__(self, d: int, n_heads: int) -> None:
         super().__init__()
-        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
-        self.attn = nn.MultiheadAttention(d, n_heads, batch_first=True)
-        self.mlp = nn.Sequential(nn.Linear(d, 2 * d), nn.GELU(), nn.Linear(2 * d, d))
+        self.block = PreNormBlock(d, n_heads, mlp_ratio=2.0)
 
     def forward(self, s: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """``s [B, T, d]``; ``mask [B, T]`` True = real token."""
-        x = self.norm1(s)
-        a, _ = self.attn(x, x, x, key_padding_mask=None if mask is None else ~mask, need_weights=False)
-        s = s + a
-        return s + self.mlp(self.norm2(s))
+        attn = None if mask is None else mask.bool()[:, None, None, :]  # [B, 1, 1, T]: keys to attend to
+        return self.block(s, attn_mask=attn)
 
 
 class SideNetwork(nn.Module):
@@ -208,6 +256,27 @@ class SideNetwork(nn.Module):
         return self.head(pooled)
 
 
+def _moment_loss(zs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> torch.Tensor:
+    """Class-conditional first and second (diagonal) moment gap between every pair of groups (see
+    :class:`SideTuningServer`'s ``moment_weight``); 0 when no class has 2+ samples in two groups."""
+    pooled = []
+    for z, y, mask in zs:
+        if z.dim() == 4:  # token level: masked mean over tokens
+            m = (torch.ones(z.shape[0], z.shape[2]) if mask is None else mask.to(z.dtype))[:, None, :, None]
+            z = (z * m).sum(2) / m.sum(2).clamp(min=1.0)
+        pooled.append((z.flatten(1), y))
+    terms = []
+    for c in torch.unique(torch.cat([y for _, y in pooled])).tolist():
+        stats = [(z[y == c].mean(0), z[y == c].var(0, unbiased=False)) for z, y in pooled if int((y == c).sum()) >= 2]
+        for i in range(len(stats)):
+            for j in range(i + 1, len(stats)):
+                (m1, v1), (m2, v2) = stats[i], stats[j]
+                terms.append((m1 - m2).pow(2).mean() + (v1 - v2).pow(2).mean())
+    if not terms:
+        return zs[0][0].sum() * 0.0
+    return torch.stack(terms).mean()
+
+
 def side_step_flops(side: SideNetwork, aligner: FeatureAligner, n_vectors: int, *, backward: bool = True) -> float:
     """Dense FLOPs of one aligned side-network pass over ``n_vectors`` (x3 with the backward)."""
     params = sum(p.numel() for p in side.parameters()) + sum(p.numel() for p in aligner.parameters())
@@ -227,7 +296,7 @@ class SideModel(nn.Module):
 
 
 class SideTuningServer:
-    """Trains the side network and the aligners, one optimiser step per arrival (no rounds, no barrier).
+    r"""Trains the side network and the aligners, one optimiser step per arrival (no rounds, no barrier).
 
     Args:
         side: the :class:`SideNetwork`.
@@ -240,11 +309,22 @@ class SideTuningServer:
         seed: seeds the replay draws.
         step_time_s: virtual server time per optimiser step (a fixed cost keeps the simulation deterministic);
             default: measured wall time is *not* used.
+        moment_weight: $\lambda$ of the class-conditional moment-matching loss between backbone types (the spec's
+            CORAL-style term, 0.1 there): in a step holding several types (replay draws over devices), the
+            per-class mean and per-dimension variance of the aligned inputs $z$ of every pair of types are pulled
+            together, $\lambda \cdot \mathrm{mean}_{c, (b, b')} (\lVert \mu_{b,c} - \mu_{b',c} \rVert^2 +
+            \lVert \sigma^2_{b,c} - \sigma^2_{b',c} \rVert^2) / d_s$. 0 turns it off.
+        weight_decay: AdamW's.
+
+    Every update runs under :class:`neurips26.nn.train.TrainingGuard`: a payload is validated completely before
+    anything moves, and a step that fails (a non-finite loss, an error in the forward) leaves the weights,
+    the optimiser state, the aligners' running statistics and PCA state, and every module's train/eval mode as
+    they were.
     """
 
     def __init__(self, side: SideNetwork, aligners: Mapping[str, FeatureAligner], lr: float = 1e-3,
                  cache: bool = True, replay_ratio: float = 1.0, *, replay_batch: int | None = None, seed: int = 0,
-                 step_time_s: float = 0.005, weight_decay: float = 0.0) -> None:
+                 step_time_s: float = 0.005, weight_decay: float = 0.0, moment_weight: float = 0.0) -> None:
         if not isinstance(side, SideNetwork):
             raise TypeError(f"side must be a SideNetwork, got {type(side).__name__}")
         if not isinstance(aligners, Mapping) or not aligners:
@@ -258,6 +338,8 @@ class SideTuningServer:
         _pos_float("lr", lr)
         _pos_float("replay_ratio", replay_ratio, allow_zero=True)
         _pos_float("step_time_s", step_time_s, allow_zero=True)
+        self.moment_weight = _pos_float("moment_weight", moment_weight, allow_zero=True)
+        _pos_float("weight_decay", weight_decay, allow_zero=True)
         if replay_batch is not None:
             _pos_int("replay_batch", replay_batch)
         self.side, self.aligners = side, dict(aligners)
@@ -308,33 +390,31 @@ class SideTuningServer:
 
     # ------------------------------------------------------------------ training
     def _loss(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> torch.Tensor:
-        logits, ys = [], []
+        logits, ys, zs = [], [], []
         for btype, x, y, mask in groups:
-            logits.append(self.side(self.aligners[btype](x), mask))
+            z = self.aligners[btype](x)
+            logits.append(self.side(z, mask))
             ys.append(y)
-        return F.cross_entropy(torch.cat(logits), torch.cat(ys))
+            zs.append((z, y, mask))
+        loss = F.cross_entropy(torch.cat(logits), torch.cat(ys))
+        if self.moment_weight > 0 and len(groups) > 1:
+            loss = loss + self.moment_weight * _moment_loss(zs)
+        return loss
 
     def _step(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> float:
-        # A failed step changes nothing: the aligners' running statistics move in the forward pass, so they
-        # are snapshotted and put back if anything before the optimiser step raises (parameters only move there).
-        buffers = {n: b.clone() for n, b in self.trainable.named_buffers()}
-        modes = {n: m.training for n, m in self.trainable.named_modules()}
-        try:
+        # all-or-nothing: weights, optimiser state, buffers (running statistics, PCA flag) and modes come back
+        # if anything in the step raises, including a non-finite loss (checked before the backward)
+        with TrainingGuard(self.trainable, self.optimizer, where="SideTuningServer", what="the side-tuning loss",
+                           hint="check the payloads or lower lr") as guard:
             self.trainable.train()
+            for btype, x, _, _ in groups:
+                if not bool(self.aligners[btype].initialised):
+                    self.aligners[btype].pca_init_(x)  # the spec's PCA init, from this type's first arrival
             loss = self._loss(groups)
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"side-tuning loss is non-finite ({float(loss)}); step refused")
+            guard.check_loss(loss, step=self.steps)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
-        except BaseException:
-            with torch.no_grad():
-                for n, b in self.trainable.named_buffers():
-                    b.copy_(buffers[n])
-            for n, m in self.trainable.named_modules():
-                m.train(modes[n])
-            self.optimizer.zero_grad(set_to_none=True)
-            raise
-        self.optimizer.step()
+            self.optimizer.step()
         self.steps += 1
         for btype, x, _, _ in groups:
             self.server_flops += side_step_flops(self.side, self.aligners[btype], x.shape[0])
