@@ -9,22 +9,24 @@ that spends its oracle budget (``--cap``) without reaching the target is a failu
 
     .venv/bin/python benchmarks/truncbool_bench.py [--ns 8 16 24 32 48 64] [--m 4000] [--seeds 3]
         [--lr-ball 10] [--lr-free 3]
-        [--target 0.5] [--steps 2000] [--cap 20000000] [--out results/truncbool/bench_calls.json]
+        [--target 0.5] [--steps 2000] [--cap 20000000] [--repeats 7] [--no-write]
 
-Prints one row per n with medians over seeds; writes every row to ``--out`` (JSON).
+Runs on the ``neurips26.bench`` harness and writes results/truncbool/bench.json: per n, the median oracle calls to
+the target of ours against each SGD form (deterministic counts; a failed peer run counts what it spent, so its
+ratio is a lower bound, said in the row's note) with every (n, seed) run kept in the row, and the GD vs L-BFGS-B
+CPU time (interleaved pairs, 1 thread, process clock). Also prints the per-n table.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import warnings
-from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
+from neurips26.bench import Bench
 from neurips26.claims import measure
 from neurips26.truncbool import (
     ExactTruncatedMLE,
@@ -46,6 +48,20 @@ def _first(errors, costs, target, spent):
         if e <= target:
             return float(c), True
     return float(spent), False
+
+
+def bench_gd_vs_lbfgs(bench: Bench | None, S: WeightBand, X: np.ndarray, n: int, seed: int) -> float:
+    """CPU time of L-BFGS-B over ours (GD) on the same loss: a harness row when ``bench`` is given."""
+    def ours():
+        return TruncatedBooleanProduct(S).fit(X)
+
+    def peer():
+        return TruncatedBooleanProduct(S, solver="lbfgs").fit(X)
+
+    if bench is None:
+        return measure.timeit_pair(ours, peer, repeats=5).ratio
+    return bench.compare(f"n={n} (seed {seed}): fit, GD (ours) vs L-BFGS-B on the same loss", ours=ours,
+                         peer=peer, peer_name="SciPy L-BFGS-B", peer_kind="real")["speedup"]
 
 
 def one(n: int, m: int, seed: int, args) -> dict:
@@ -80,9 +96,7 @@ def one(n: int, m: int, seed: int, args) -> dict:
                                     total)[0]
         row[f"{key}_err"] = _err(sgd.natural_params_, z)
         row[f"{key}_budget_hit"] = sgd.limit_reached_
-    cmp = measure.timeit_pair(lambda: TruncatedBooleanProduct(S).fit(X),
-                              lambda: TruncatedBooleanProduct(S, solver="lbfgs").fit(X), repeats=5)
-    row["lbfgs_over_gd_time"] = cmp.ratio
+    row["lbfgs_over_gd_time"] = bench_gd_vs_lbfgs(None, S, X, n, seed)
     if n <= 16:
         ex = ExactTruncatedMLE(S)
         row["exact_time"] = measure.time_once(lambda: ex.fit(X), "process")
@@ -100,8 +114,10 @@ def main() -> None:
     ap.add_argument("--target", type=float, default=0.5)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--cap", type=int, default=2 * 10**7)
-    ap.add_argument("--out", type=Path, default=Path("results/truncbool/bench_calls.json"))
-    args = ap.parse_args()
+    args, rest = ap.parse_known_args()
+    bench = Bench("truncbool", description=f"TruncPL-GD vs truncated-MLE rejection SGD (FKT'20 / delphi.ai, our "
+                  f"re-implementation, ball and ball-free): oracle calls to l-inf error {args.target}, "
+                  f"band |x| <= n/4, m = {args.m}, {args.seeds} seeds", argv=rest)
     rows = [one(n, args.m, s, args) for n, s in tqdm([(n, s) for n in args.ns for s in range(args.seeds)],
                                                      desc="(n, seed)")]
     print(f"\nband |x| <= n/4, m = {args.m}, target ℓ∞ error {args.target}, medians over {args.seeds} seeds; "
@@ -120,8 +136,21 @@ def main() -> None:
               f"{med('free_calls'):>11.0f} {med('ball_calls') / med('pl_calls'):>7.1f} "
               f"{med('free_calls') / med('pl_calls'):>7.1f} {fails:>9} {med('pl_time'):>7.3f} {med('free_time'):>7.3f} "
               f"{med('pl_err'):>7.3f} {med('exact_err'):>9.3f} {med('lbfgs_over_gd_time'):>10.2f}")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({"args": {k: str(v) for k, v in vars(args).items()}, "rows": rows}, indent=1))
+        for key, peer_name in (("free", "rejection SGD, ball-free (FKT'20 form)"),
+                               ("ball", "rejection SGD, ball r log(1/sqrt(alpha)) (FKT'20 / delphi.ai)")):
+            failed = sum(not r[f"{key}_reached"] for r in cell)
+            row = bench.count(f"n={n} (mu {med('mass'):.1e}): median oracle calls to the target", ours=med("pl_calls"),
+                              peer=med(f"{key}_calls"), peer_name=peer_name, peer_kind="ours", unit="oracle calls",
+                              note=(f"{failed}/{len(cell)} peer runs never reached the target (they count what they "
+                                    "spent: the ratio is a lower bound)") if failed else "")
+            row["runs"] = [{k: v for k, v in r.items() if k == "n" or k == "seed" or k.startswith(("pl_", key))}
+                           for r in cell]
+    largest = max(args.ns)
+    rng = np.random.default_rng([0, largest])
+    z = rng.uniform(-1, 1, largest)
+    S = WeightBand(largest // 4)
+    bench_gd_vs_lbfgs(bench, S, sample_truncated_product(z, S, args.m, rng=rng), largest, 0)
+    bench.write()
 
 
 if __name__ == "__main__":

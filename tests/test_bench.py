@@ -46,3 +46,24 @@ def test_load_bench_refuses_another_papers_record(tmp_path):
     (tmp_path / "dyra" / "bench.json").write_text(json.dumps({"kind": "bench", "slug": "tst"}))
     with pytest.raises(ValueError, match="not a benchmark record of dyra"):
         of_record.load_bench("dyra", root=tmp_path)
+
+
+def test_count_rows_are_rendered_apart_and_refuse_non_finite_values():
+    bench = Bench("saddle", description="calls", argv=["--no-write", "--repeats", "2"])
+    row = bench.count("calls to tolerance", ours=400, peer=1600, peer_name="cooper ExtraSGD", peer_kind="real",
+                      unit="max-agent calls")
+    assert row["ratio"] == 4.0
+    assert bench.count("zero", ours=0, peer=3, peer_name="p", peer_kind="ours", unit="u")["ratio"] == float("inf")
+    for bad in (float("nan"), -1, True, "3"):
+        with pytest.raises(ValueError, match="ours"):
+            bench.count("x", ours=bad, peer=1, peer_name="p", peer_kind="ours", unit="u")
+    with pytest.raises(ValueError, match="unit"):
+        bench.count("x", ours=1, peer=1, peer_name="p", peer_kind="ours", unit="")
+    n_rows = len(bench.rows)
+    with pytest.raises(ValueError, match="peer_kind"):
+        bench.count("x", ours=1, peer=1, peer_name="p", peer_kind="published", unit="u")
+    assert len(bench.rows) == n_rows  # a refused call adds nothing
+    table = render_bench_table(bench.record())
+    assert "Work and quality counts" in table
+    assert "| calls to tolerance | cooper ExtraSGD (real) | 400 | 1600 | 4 |" in table
+    assert "speed-up (peer / ours)" not in table  # no timing rows: no empty timing table

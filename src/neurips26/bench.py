@@ -7,6 +7,8 @@ generated from it by ``neurips26 report --readme``)::
     bench = Bench("dyra", description="DyRA vs dense at 35 % of dense FLOPs", argv=sys.argv[1:])
     bench.compare("forward, N=1608", ours=lambda: dyra(x), peer=lambda: dense(x), peer_name="nn.Linear",
                   peer_kind="real", flops=dyra_flops)
+    bench.count("gradient calls to tolerance", ours=412, peer=1650, peer_name="cooper ExtraSGD", peer_kind="real",
+                unit="calls")
     bench.scaling("update time in n", sizes=[1e3, 2e3, 4e3], time_of=run_at, claimed="O(n log n) -> slope 1")
     bench.write()
 
@@ -139,6 +141,32 @@ class Bench:
         print(f"{name}: ours {row['ours_s'] * 1e3:.3g} ms, {peer_name} ({peer_kind}) {row['peer_s'] * 1e3:.3g} ms, "
               f"speed-up {row['speedup']:.3g}x [{row['lo']:.3g}, {row['hi']:.3g}]"
               + (f", ours/limit {row['ours_over_limit']:.2f}" if "ours_over_limit" in row else ""))
+        return row
+
+    def count(self, name: str, *, ours: float, peer: float, peer_name: str, peer_kind: str, unit: str,
+              lower_is_better: bool = True, note: str = "") -> dict[str, Any]:
+        """A deterministic cost or quality of one run, ours beside the peer's (no clock): oracle calls, rounds,
+        FLOPs counted in closed form, bytes, an approximation ratio. Where a timing measures interpreter
+        overhead more than the method (tiny vectors), the count is the sound comparison.
+
+        Args:
+            ours, peer: finite non-negative numbers in ``unit`` (e.g. ``"max-agent gradient calls"``).
+            lower_is_better: the direction of ``unit``; the row's ``ratio`` is peer / ours either way.
+        Returns: the row (``ratio`` = peer / ours; ``inf`` when ours is 0 and the peer is not).
+        """
+        if peer_kind not in ("real", "ours"):
+            raise ValueError(f"count: peer_kind must be 'real' or 'ours', got {peer_kind!r}")
+        for arg, value in (("ours", ours), ("peer", peer)):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+                raise ValueError(f"count: {arg} must be a finite number >= 0, got {value!r}")
+        if not isinstance(unit, str) or not unit:
+            raise ValueError(f"count: unit must be a non-empty string, got {unit!r}")
+        ratio = float(peer) / float(ours) if ours else (math.inf if peer else 1.0)
+        row = {"kind": "count", "name": name, "peer": peer_name, "peer_kind": peer_kind, "ours": float(ours),
+               "peer_value": float(peer), "unit": unit, "ratio": ratio, "lower_is_better": bool(lower_is_better),
+               "note": note}
+        self.rows.append(row)
+        print(f"{name}: ours {ours:.4g}, {peer_name} ({peer_kind}) {peer:.4g} {unit}; peer / ours {ratio:.3g}")
         return row
 
     def published(self, name: str, *, peer_name: str, value: str, source: str, ours: str = "") -> None:

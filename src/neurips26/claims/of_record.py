@@ -247,10 +247,13 @@ def render_bench_table(record: dict[str, Any]) -> str:
     load = (record.get("load") or {}).get("start")
     lines = [f"Benchmark of record (`results/{record['slug']}/bench.json`, generated; {record['start_time'][:10]}, "
              f"{record['threads']} thread(s), {record['repeats']} interleaved pairs, process clock"
-             + (f", load {load[0]:.2f}" if load else "") + f"): {record['description']}", "",
-             "| comparison | peer | ours | peer | speed-up (peer / ours) [95% interval] | ours / machine limit |",
-             "|---|---|---|---|---|---|"]
-    for row in record["rows"]:
+             + (f", load {load[0]:.2f}" if load else "") + f"): {record['description']}"]
+    counts = [row for row in record["rows"] if row.get("kind") == "count"]
+    timings = [row for row in record["rows"] if row.get("kind") != "count"]
+    if timings:
+        lines += ["", "| comparison | peer | ours | peer | speed-up (peer / ours) [95% interval] "
+                      "| ours / machine limit |", "|---|---|---|---|---|---|"]
+    for row in timings:
         if row["peer_kind"] == "published":
             lines.append(f"| {row['name']} | {row['peer']} (published: {row['source']}) | {row.get('ours', '')} | "
                          f"{row['published']} | - | - |")
@@ -260,6 +263,14 @@ def render_bench_table(record: dict[str, Any]) -> str:
         lines.append(f"| {row['name']} | {row['peer']} ({kind}) | {row['ours_s'] * 1e3:.3g} ms | "
                      f"{row['peer_s'] * 1e3:.3g} ms | {row['speedup']:.3g}x [{row['lo']:.3g}, {row['hi']:.3g}] | "
                      f"{limit} |")
+    if counts:
+        lines += ["", "Work and quality counts (deterministic, no clock):", "",
+                  "| comparison | peer | ours | peer | peer / ours | unit |", "|---|---|---|---|---|---|"]
+        for row in counts:
+            kind = "real" if row["peer_kind"] == "real" else "our re-implementation"
+            better = "lower is better" if row.get("lower_is_better", True) else "higher is better"
+            lines.append(f"| {row['name']} | {row['peer']} ({kind}) | {row['ours']:.4g} | {row['peer_value']:.4g} | "
+                         f"{row['ratio']:.3g} | {row['unit']} ({better}) |")
     for row in record.get("scalings", []):
         lines.append(f"\nScaling, {row['name']}: log-log slope {row['slope']:.3g} (R² {row['r2']:.3f}) over sizes "
                      f"{row['sizes']}; the paper claims {row['claimed']}.")
