@@ -103,25 +103,24 @@ def test_modules_refuse_non_finite_by_name():
         StaticShortConv(6)(x.index_fill(1, torch.tensor([0]), float("nan")))
 
 
-def test_readme_hf_hook_example_runs_under_autocast_and_matches_manual_conv():
+def test_readme_hf_example_runs_under_autocast_and_matches_manual_conv():
     transformers = pytest.importorskip("transformers")
+    from neurips26.dynconv import add_convs_to_hf
+
     torch.manual_seed(0)
     cfg = transformers.LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                                    num_attention_heads=4, num_key_value_heads=2)
     hf = transformers.LlamaForCausalLM(cfg)
-    convs = torch.nn.ModuleList()
-    for layer in hf.model.layers:
-        for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
-            conv = DynamicShortConv(proj.out_features, 4, rank=15, cond_dim=cfg.hidden_size, static=True,
-                                    residual=True, backend="torch")
-            convs.append(conv)
-            proj.register_forward_hook(lambda mod, args, out, conv=conv: conv(out, cond=args[0]))
+    convs = add_convs_to_hf(hf, conv="dynamic", kernel_size=4, rank=15)
+    assert len(convs) == 6
     ids = torch.randint(0, 64, (2, 12))
     with torch.autocast("cpu", dtype=torch.bfloat16):
         loss = hf(input_ids=ids, labels=ids).loss
     loss.backward()
     assert torch.isfinite(loss) and all(p.grad is not None for p in convs.parameters())
-    # the hooked q_proj output equals the conv applied by hand
+    # the hooked q_proj output equals the conv applied by hand (a fresh sequence: no carried state)
     layer = hf.model.layers[0].self_attn
     x = torch.randn(1, 5, 32)
-    torch.testing.assert_close(layer.q_proj(x), convs[0](torch.nn.functional.linear(x, layer.q_proj.weight), cond=x))
+    convs.cache.reset()
+    want = convs[0]._run(torch.nn.functional.linear(x, layer.q_proj.weight), x)
+    torch.testing.assert_close(layer.q_proj(x), want)

@@ -83,6 +83,59 @@ def _check_state(state: object, batch: int, width: int, dim: int, x: torch.Tenso
     return state
 
 
+class ConvCache:
+    """The decode state of every short conv of a model, carried from one forward call to the next.
+
+    While a conv module holds a cache (:func:`conv_cache`), each of its forward calls continues the sequence
+    of the previous call: it prepends the last ``W-1`` inputs it saw (zeros at the start) and saves the new
+    last ``W-1``. So a prefill followed by one-token calls gives exactly the full forward's outputs, which a
+    KV-cached decoder (:func:`~.decoding.generate`, Hugging Face ``generate`` through
+    :func:`~.decoding.add_convs_to_hf`) needs. ``tokens`` counts the positions seen since :meth:`reset`.
+    """
+
+    def __init__(self) -> None:
+        self._states: dict[int, torch.Tensor] = {}
+        self.tokens = 0
+
+    def reset(self) -> None:
+        """Start a new sequence (forget every conv's state)."""
+        self._states.clear()
+        self.tokens = 0
+
+    def get(self, conv: nn.Module) -> torch.Tensor | None:
+        return self._states.get(id(conv))
+
+    def put(self, conv: nn.Module, state: torch.Tensor) -> None:
+        self._states[id(conv)] = state
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Reorder the batch rows of every state (beam search), ``index: [B']`` of row indices."""
+        for key, state in self._states.items():
+            self._states[key] = state.index_select(0, index.to(state.device))
+
+
+def _stateful(conv: nn.Module, run: Callable[[torch.Tensor, torch.Tensor | None], torch.Tensor], x: torch.Tensor,
+              c: torch.Tensor | None, cache: ConvCache, cu_seqlens: torch.Tensor | None) -> torch.Tensor:
+    r"""Run ``run(x, c)`` as the continuation of the cached sequence: prepend the last ``W-1`` inputs
+    (zeros before the first call) and drop their outputs. Output ``t`` reads only $x_{t-W+1..t}$ and
+    $c_t$, so the prepended rows' conditioning (zeros) never reaches a kept output."""
+    if cu_seqlens is not None:
+        raise ValueError("cu_seqlens cannot be combined with a decode cache (conv_cache): decode one batch "
+                         "of sequences [B, T, D] at a time")
+    keep = conv.kernel_size - 1
+    state = cache.get(conv)
+    if state is None:
+        state = x.new_zeros(x.shape[0], keep, x.shape[-1])
+    elif state.shape[0] != x.shape[0] or state.dtype != x.dtype:
+        raise ValueError(f"the conv cache holds a state for batch {state.shape[0]} ({state.dtype}), got x of "
+                         f"batch {x.shape[0]} ({x.dtype}); call cache.reset() to start new sequences")
+    xs = torch.cat([state, x], dim=1)  # [B, W-1+T, D]
+    cs = None if c is None else torch.cat([c.new_zeros(c.shape[0], keep, c.shape[-1]), c], dim=1)
+    y = run(xs, cs)[:, keep:]
+    cache.put(conv, xs[:, xs.shape[1] - keep:].detach())
+    return y
+
+
 class DynamicShortConv(nn.Module):
     """Causal depthwise conv whose W taps per channel are generated from each token's conditioning.
 
@@ -131,6 +184,7 @@ class DynamicShortConv(nn.Module):
             self.static_weight = nn.Parameter(torch.empty(kernel_size, dim).uniform_(-bound, bound))
         else:
             self.register_parameter("static_weight", None)
+        self.conv_cache: ConvCache | None = None  # set by conv_cache(model) while decoding
 
     def extra_repr(self) -> str:
         kind = f"rank={self.rank}" if self.head_size is None else f"head_size={self.head_size}"
@@ -153,7 +207,8 @@ class DynamicShortConv(nn.Module):
         """``x: [B, T, D]``, ``cond: [B, T, Dc]`` (default ``x``) -> ``[B, T, D]``.
 
         ``cu_seqlens`` (``[N+1]``, ``B == 1``) packs sequences; ``return_final_state`` also returns the
-        decode cache ``[B (or N), W-1, D]`` (prefill), to continue with :meth:`step`.
+        decode cache ``[B (or N), W-1, D]`` (prefill), to continue with :meth:`step`. Under
+        :func:`conv_cache` the call continues the previous call's sequence (see :class:`ConvCache`).
         """
         x = _check_input("x", x, self.dim)
         c = self._cond(x, cond)
@@ -163,22 +218,28 @@ class DynamicShortConv(nn.Module):
         if c.dtype != x.dtype:
             raise TypeError(f"cond dtype ({c.dtype}) must match x ({x.dtype})")
         check_finite(x=x, cond=None if c is x else c)
+        if self.conv_cache is not None:
+            y = _stateful(self, self._run, x, c, self.conv_cache, cu_seqlens)
+        else:
+            y = self._run(x, c, cu_seqlens)
+        if return_final_state:
+            return y, _final_state(x, self.kernel_size, cu_seqlens)
+        return y
+
+    def _run(self, x: torch.Tensor, c: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
         # parameters follow x's dtype (works under autocast / bf16 activations with fp32 master weights)
         dt = x.dtype
         static_w = self.static_weight.to(dt) if self.static_weight is not None else None
         with torch.autocast(x.device.type, enabled=False):
             if self.head_size is None:
+                # z_t = W_in c_t  [B, T, R]
                 z = F.linear(c, self.proj_in.weight.to(dt))
-                y = lowrank_dynamic_conv1d(x, z, self.U.to(dt), static_w, self.residual, self.backend, cu_seqlens,
-                                           finite_check=False)
-            else:
-                b, t, _ = x.shape
-                taps = F.linear(c, self.tap_weight.to(dt)).view(b, t, self.dim // self.head_size,
-                                                                 self.kernel_size)
-                y = dynamic_conv1d(x, taps, static_w, self.residual, self.backend, cu_seqlens, finite_check=False)
-        if return_final_state:
-            return y, _final_state(x, self.kernel_size, cu_seqlens)
-        return y
+                return lowrank_dynamic_conv1d(x, z, self.U.to(dt), static_w, self.residual, self.backend,
+                                              cu_seqlens, finite_check=False)
+            b, t, _ = x.shape
+            # G_t = W_g c_t  [B, T, H, W]
+            taps = F.linear(c, self.tap_weight.to(dt)).view(b, t, self.dim // self.head_size, self.kernel_size)
+            return dynamic_conv1d(x, taps, static_w, self.residual, self.backend, cu_seqlens, finite_check=False)
 
     def init_state(self, batch_size: int, *, device: torch.device | str | None = None,
                    dtype: torch.dtype | None = None) -> torch.Tensor:
@@ -217,7 +278,9 @@ class DynamicShortConv(nn.Module):
         state = _check_state(state, b, self.kernel_size, self.dim, x_t)
         window = torch.cat([state, x_t[:, None]], dim=1)  # [B, W, D]; window[:, W-1-w] = x_{t-w}
         k = self.taps_at(cond_t)  # [B, W, D], lag 0 first
-        y = (k.float() * window.flip(1).float()).sum(1).to(x_t.dtype)
+        # accumulate in the input dtype, at least fp32 (bf16/fp16 as the kernels do; fp64 stays fp64)
+        acc = torch.promote_types(x_t.dtype, torch.float32)
+        y = (k.to(acc) * window.flip(1).to(acc)).sum(1).to(x_t.dtype)
         if self.residual:
             y = y + x_t
         return y, window[:, 1:]
@@ -241,6 +304,7 @@ class StaticShortConv(nn.Module):
         self.residual = bool(residual)
         bound = 1.0 / math.sqrt(kernel_size)  # nn.Conv1d's default bound for fan_in = W
         self.weight = nn.Parameter(torch.empty(kernel_size, dim).uniform_(-bound, bound))
+        self.conv_cache: ConvCache | None = None  # set by conv_cache(model) while decoding
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, kernel_size={self.kernel_size}, residual={self.residual}"
@@ -272,6 +336,11 @@ class StaticShortConv(nn.Module):
         x = _check_input("x", x, self.dim)
         check_cu_seqlens(cu_seqlens, x)
         check_finite(x=x)
+        if self.conv_cache is not None:
+            return _stateful(self, lambda xs, _: self._run(xs, None), x, None, self.conv_cache, cu_seqlens)
+        return self._run(x, cu_seqlens)
+
+    def _run(self, x: torch.Tensor, cu_seqlens: torch.Tensor | None) -> torch.Tensor:
         t = x.shape[1]
         weight = self.weight.to(x.dtype)  # follows x's dtype (autocast / bf16 activations)
         if cu_seqlens is None:
@@ -295,7 +364,8 @@ class StaticShortConv(nn.Module):
             raise ValueError(f"x_t must be [B, {self.dim}]")
         state = _check_state(state, x_t.shape[0], self.kernel_size, self.dim, x_t)
         window = torch.cat([state, x_t[:, None]], dim=1)
-        y = (self.weight.to(x_t.dtype) * window.flip(1)).sum(1)
+        acc = torch.promote_types(x_t.dtype, torch.float32)
+        y = (self.weight.to(acc) * window.flip(1).to(acc)).sum(1).to(x_t.dtype)
         return (y + x_t if self.residual else y), window[:, 1:]
 
 
@@ -310,6 +380,26 @@ def packed_causal_mask(cu_seqlens: torch.Tensor, t: int, device: torch.device) -
     starts = sequence_starts(cu_seqlens, probe).long()
     i = torch.arange(t, device=device)
     return (i[None, :] <= i[:, None]) & (i[None, :] >= starts[:, None])
+
+
+class KVCache:
+    """Keys and values (after RoPE) of every :class:`ConvAugmentedAttention` of a model, for decoding."""
+
+    def __init__(self) -> None:
+        self._kv: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def length(self, layer: nn.Module) -> int:
+        """Positions cached for ``layer`` (0 before the prefill)."""
+        kv = self._kv.get(id(layer))
+        return 0 if kv is None else kv[0].shape[2]
+
+    def append(self, layer: nn.Module, k: torch.Tensor, v: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Add ``k, v: [B, H_kv, T, d]``; returns the whole cached ``[B, H_kv, past + T, d]``."""
+        if id(layer) in self._kv:
+            pk, pv = self._kv[id(layer)]
+            k, v = torch.cat([pk, k], dim=2), torch.cat([pv, v], dim=2)
+        self._kv[id(layer)] = (k, v)
+        return k, v
 
 
 class ConvAugmentedAttention(nn.Module):
@@ -368,12 +458,21 @@ class ConvAugmentedAttention(nn.Module):
         return self.convs[name](h, cond=x, cu_seqlens=cu_seqlens)
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor | None = None, sin: torch.Tensor | None = None,
-                cu_seqlens: torch.Tensor | None = None, **attention_kwargs: Any) -> torch.Tensor:
-        """``x: [B, T, d_model]``, RoPE tables ``[B, 1, T, head_dim]`` -> ``[B, T, d_model]``."""
+                cu_seqlens: torch.Tensor | None = None, kv_cache: KVCache | None = None,
+                **attention_kwargs: Any) -> torch.Tensor:
+        """``x: [B, T, d_model]``, RoPE tables ``[B, 1, T, head_dim]`` -> ``[B, T, d_model]``.
+
+        With ``kv_cache`` (decoding) the call continues the cached sequence: its keys/values are appended to
+        the cache and the queries attend causally to everything cached (pass matching ``cos``/``sin`` of the
+        new positions, as :func:`~.decoding.generate` does)."""
         x = _check_input("x", x, self.q_proj.in_features)  # shapes only: no NaN scan (no extra sync per layer)
         b, t, _ = x.shape
+        if kv_cache is not None and cu_seqlens is not None:
+            raise ValueError("kv_cache cannot be combined with cu_seqlens")
         if cos is None or sin is None:
-            cos, sin = rope_cos_sin(torch.arange(t, device=x.device), self.head_dim, self.rope_theta, x.dtype)
+            start = 0 if kv_cache is None else kv_cache.length(self)
+            cos, sin = rope_cos_sin(torch.arange(start, start + t, device=x.device), self.head_dim,
+                                    self.rope_theta, x.dtype)
         if cu_seqlens is not None:
             check_cu_seqlens(cu_seqlens, x)
             attention_kwargs.setdefault("attn_mask", packed_causal_mask(cu_seqlens, t, x.device))
@@ -384,6 +483,12 @@ class ConvAugmentedAttention(nn.Module):
         q = apply_rope(heads(self._conv("q", self.q_proj(x), x, cu_seqlens), self.n_heads), cos, sin)
         k = apply_rope(heads(self._conv("k", self.k_proj(x), x, cu_seqlens), self.n_kv_heads), cos, sin)
         v = heads(self._conv("v", self.v_proj(x), x, cu_seqlens), self.n_kv_heads)
+        if kv_cache is not None:
+            k, v = kv_cache.append(self, k, v)  # [B, H_kv, past + T, d]
+            past = k.shape[2] - t
+            # query i sits at position past + i and sees keys 0 .. past + i
+            i = torch.arange(t, device=x.device)[:, None]
+            attention_kwargs["attn_mask"] = torch.arange(past + t, device=x.device)[None, :] <= past + i
         out = self.attention_fn(q, k, v, **attention_kwargs)  # [B, H, T, d]
         return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
