@@ -7,7 +7,11 @@ All methods at 96 LLM tokens (SmartRes: 64 global + 2 × 16 region tokens); Fast
 block 1, VisionZip keeps 80 dominant + 16 contextual tokens, ToMe merges inside the ViT down to 96. Latency:
 median of ``--repeats`` calls, process clock, 1 thread; FLOPs from ``torch.utils.flop_counter``.
 
-    python benchmarks/smartres_bench.py [--batch 1 32] [--repeats 7] [--size 128] [--dim 96]
+FastV and SparseVLM score from the text-token attention rows only (``scoring="rows"``); ``--scoring full``
+times the whole-matrix recompute instead. ``--lm-blocks 12`` gives the LM-dominated geometry (3 ViT : 12 LM).
+
+    python benchmarks/smartres_bench.py [--batch 1 32] [--repeats 7] [--size 128] [--dim 96] [--lm-blocks 3]
+                                        [--prune-layer 1] [--scoring rows]
 """
 
 from __future__ import annotations
@@ -38,21 +42,27 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=7)
     ap.add_argument("--size", type=int, default=128)
     ap.add_argument("--dim", type=int, default=96)
+    ap.add_argument("--lm-blocks", type=int, default=3)
+    ap.add_argument("--prune-layer", type=int, default=1)
+    ap.add_argument("--scoring", choices=("rows", "full"), default="rows")
     args = ap.parse_args()
     torch.manual_seed(0)
-    c = MLLMConfig(image_size=args.size, dim=args.dim)
+    c = MLLMConfig(image_size=args.size, dim=args.dim, lm_blocks=args.lm_blocks)
+    k, sc = args.prune_layer, args.scoring
     model = MiniGroundingMLLM(c).eval()
     sr = SmartRes(model, ResolutionRouter(c.dim, 2 * c.dim).eval(), c.lowres_scale, c.region_px, k_min=2, k_max=2)
     keep = c.low_grid ** 2 + 2 * c.region_tokens
     methods = {
         "smartres": lambda im, q: run_smartres(sr, im, q),
-        "fastv": lambda im, q: run_fastv(model, im, q, keep=keep, layer=1),
+        "fastv": lambda im, q: run_fastv(model, im, q, keep=keep, layer=k, scoring=sc),
         "visionzip": lambda im, q: run_visionzip(model, im, q, n_dominant=keep - keep // 6, n_contextual=keep // 6),
-        "sparsevlm": lambda im, q: run_sparsevlm(model, im, q, keep=keep - keep // 12, recycle=keep // 12, layer=1),
+        "sparsevlm": lambda im, q: run_sparsevlm(model, im, q, keep=keep - keep // 12, recycle=keep // 12, layer=k,
+                                             scoring=sc),
         "tome": lambda im, q: run_tome(model, im, q, target=keep),
         "full": lambda im, q: run_full(model, im, q),
     }
-    print(f"mini MLLM {args.size}² patch {c.patch} d {c.dim}, {keep} LLM tokens for every reduced method")
+    print(f"mini MLLM {args.size}² patch {c.patch} d {c.dim}, {c.vit_blocks} ViT : {c.lm_blocks} LM blocks, "
+          f"{keep} LLM tokens for every reduced method; FastV/SparseVLM at LM block {k}, {sc} scoring")
     print(f"{'method':<10} {'batch':>5} {'ViT tok':>8} {'LLM tok':>8} {'ms':>9} {'GFLOP':>8} "
           f"{'lat/SmartRes':>12} {'FLOP/SmartRes':>13}")
     for b in args.batch:

@@ -80,6 +80,7 @@ class Setting:
     router_steps: int
     lat_batches: tuple[int, ...]
     repeats: int
+    attribute_weight: float = 1.0
 
 
 def _setting(ctx: CheckContext) -> Setting:
@@ -138,9 +139,10 @@ def _backbone(ctx: CheckContext) -> dict[str, Any]:
     log = train_backbone(model, pools["train"], steps=s.steps, batch=s.batch, lr=s.lr, seed=ctx.seeds[0],
                          progress=lambda it, desc: ctx.progress(it, desc=desc),
                          evaluate=lambda m: float(_hits(lambda im, q: run_full(m, im, q), val)["hit50"].mean()),
-                         eval_every=s.eval_every)
+                         eval_every=s.eval_every, attribute_weight=s.attribute_weight)
     ctx.metrics["backbone"] = {"loss_first": log.losses[0], "loss_last50_mean": float(np.mean(log.losses[-50:])),
-                               "val_full_acc50_curve": log.curve, "steps": s.steps, "batch": s.batch, "lr": s.lr}
+                               "val_full_acc50_curve": log.curve, "steps": s.steps, "batch": s.batch, "lr": s.lr,
+                               "attribute_weight": s.attribute_weight}
     ctx.log(f"backbone: loss {log.losses[0]:.3f} -> {np.mean(log.losses[-50:]):.3f}; val full-res Acc@0.5 "
             + ", ".join(f"{a:.3f}@{st}" for st, a in log.curve))
     return {"model": model, "curve": log.curve}

@@ -53,6 +53,8 @@ class Scene:
     box: Tensor
     query: Tensor
     small: bool
+    #: every object placed, target first: ``[n_obj, 6]`` (x1, y1, x2, y2, digit, colour)
+    objects: Tensor | None = None
 
 
 def _paste_glyph(img: np.ndarray, glyph: np.ndarray, colour: np.ndarray, x: int, y: int, s: int) -> None:
@@ -104,6 +106,7 @@ def make_scene(rng: np.random.Generator, size: int = 128, small: bool = False) -
             objects.append((int((t + rng.integers(1, N_DIGITS)) % N_DIGITS), c))
     lo, hi = (6, 10) if small else (14, 20)
     placed: list[tuple[int, int, int]] = []
+    attrs: list[tuple[int, int]] = []
     for k, (digit, colour) in enumerate(objects):
         s = max(3, int(round(rng.integers(lo, hi + 1) * f))) if k == 0 else max(3, int(round(rng.integers(6, 21) * f)))
         for _ in range(50):
@@ -115,11 +118,14 @@ def make_scene(rng: np.random.Generator, size: int = 128, small: bool = False) -
                 raise RuntimeError("could not place the target")                     # pragma: no cover
             continue
         placed.append((x, y, s))
+        attrs.append((digit, colour))
         idx = rng.choice(_by_digit()[digit])
         _paste_glyph(img, glyphs[idx], COLOURS[colour], x, y, s)
     x, y, s = placed[0]
     image = torch.from_numpy(np.ascontiguousarray(np.clip(img, 0, 1).transpose(2, 0, 1))).float()
-    return Scene(image, torch.tensor([x, y, x + s, y + s], dtype=torch.float32), torch.tensor([t, c]), small)
+    objs = torch.tensor([[px, py, px + ps, py + ps, d, col] for (px, py, ps), (d, col) in zip(placed, attrs)],
+                        dtype=torch.float32)
+    return Scene(image, torch.tensor([x, y, x + s, y + s], dtype=torch.float32), torch.tensor([t, c]), small, objs)
 
 
 class SyntheticEgoGrounding(torch.utils.data.Dataset):

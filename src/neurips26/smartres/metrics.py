@@ -9,9 +9,13 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from neurips26.constraints import Int, Real, validate
+from neurips26.constraints import Tensor as TensorC
+
 from ._checks import check_boxes, check_mask_like
 
 
+@validate(a=TensorC("N 4", dtype="float"), b=TensorC("M 4", dtype="float"))
 def box_iou(a: Tensor, b: Tensor) -> Tensor:
     r"""Pairwise IoU of ``a: [N, 4]`` and ``b: [M, 4]`` → ``[N, M]``.
 
@@ -29,6 +33,7 @@ def box_iou(a: Tensor, b: Tensor) -> Tensor:
     return torch.where(union > 0, inter / union.clamp(min=1e-12), torch.zeros_like(inter))
 
 
+@validate(pred=TensorC("N 4", dtype="float"), gt=TensorC("N 4", dtype="float"))
 def paired_iou(pred: Tensor, gt: Tensor) -> Tensor:
     """IoU of ``pred[i]`` with ``gt[i]``: ``[N, 4], [N, 4] → [N]``."""
     pred, gt = check_boxes("pred", pred), check_boxes("gt", gt)
@@ -43,11 +48,10 @@ def paired_iou(pred: Tensor, gt: Tensor) -> Tensor:
     return torch.where(union > 0, inter / union.clamp(min=1e-12), torch.zeros_like(inter))
 
 
+@validate(pred=TensorC("N 4", dtype="float"), gt=TensorC("N 4", dtype="float"), thresh=Real(0.0, 1.0, closed="right"))
 def grounding_accuracy(pred: Tensor, gt: Tensor, thresh: float = 0.5) -> float:
     r"""Acc@thresh: the share of queries whose predicted box has $\mathrm{IoU} \ge$ ``thresh`` with the truth
     (the RefCOCO / EgoIntention metric). ``pred, gt: [N, 4]``."""
-    if isinstance(thresh, bool) or not isinstance(thresh, int | float) or not 0.0 < float(thresh) <= 1.0:
-        raise ValueError(f"thresh must be a number in (0, 1], got {thresh!r}")
     iou = paired_iou(pred, gt)
     if iou.numel() == 0:
         raise ValueError("pred must hold at least one box, got 0")

@@ -15,6 +15,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.constraints import AnyOf, Choice, Int, Optional, Real, validate
+from neurips26.constraints import Tensor as TensorC
+
 from ._checks import check_float, check_grid, check_int, check_mask_like, check_tensor
 
 
@@ -89,6 +92,8 @@ def _pos_weight(fg: Tensor, pos_weight: float | str) -> Tensor:
     return torch.full((fg.shape[0], 1), check_float("pos_weight", pos_weight, low=0.0, open_low=True))
 
 
+@validate(logits=TensorC("B R", dtype="float"), fg_mask=TensorC("B R"),
+          pos_weight=AnyOf(Choice("auto"), Real(low=0.0, closed="neither")))
 def bce_routing_loss(logits: Tensor, fg_mask: Tensor, pos_weight: float | str = "auto") -> Tensor:
     r"""Weighted BCE-with-logits, mean over regions, then over images (the plain-BCE ablation):
 
@@ -105,11 +110,10 @@ def _bce(logits: Tensor, fg: Tensor, w: Tensor) -> Tensor:
     return per.mean(1)                                                              # [B]
 
 
+@validate(logits=TensorC("B R", dtype="float"), fg_mask=TensorC("B R"), gamma=Real(low=0.0), alpha=Real(0.0, 1.0))
 def focal_routing_loss(logits: Tensor, fg_mask: Tensor, gamma: float = 2.0, alpha: float = 0.75) -> Tensor:
     r"""Focal loss (ablation): $-\alpha_t (1-p_t)^\gamma \log p_t$, mean over regions and images."""
     logits, fg = _check_loss_inputs(logits, fg_mask)
-    gamma = check_float("gamma", gamma, low=0.0)
-    alpha = check_float("alpha", alpha, low=0.0, high=1.0)
     y = fg.to(logits.dtype)
     p = torch.sigmoid(logits)
     p_t = y * p + (1 - y) * (1 - p)
@@ -118,6 +122,8 @@ def focal_routing_loss(logits: Tensor, fg_mask: Tensor, gamma: float = 2.0, alph
     return (a_t * (1 - p_t) ** gamma * ce).mean()
 
 
+@validate(logits=TensorC("B R", dtype="float"), fg_mask=TensorC("B R"), margin=Real(low=0.0), lam=Real(low=0.0),
+          hard_negatives=Int(low=1), pos_weight=AnyOf(Choice("auto"), Real(low=0.0, closed="neither")))
 def margin_routing_loss(logits: Tensor, fg_mask: Tensor, margin: float = 2.0, lam: float = 1.0,
                         hard_negatives: int = 4, pos_weight: float | str = "auto") -> Tensor:
     r"""Margin-regularised routing loss (form inferred from the abstract; spec §"Router objective").
@@ -131,9 +137,7 @@ def margin_routing_loss(logits: Tensor, fg_mask: Tensor, margin: float = 2.0, la
     0/1; every image needs a positive and a negative region). Returns a scalar.
     """
     logits, fg = _check_loss_inputs(logits, fg_mask)
-    margin = check_float("margin", margin, low=0.0)
-    lam = check_float("lam", lam, low=0.0)
-    hard_negatives = check_int("hard_negatives", hard_negatives, 1)
+    margin, lam, hard_negatives = float(margin), float(lam), int(hard_negatives)
     w = _pos_weight(fg, pos_weight)
     bce = _bce(logits, fg, w)                                                       # [B]
     b, r = logits.shape
@@ -153,6 +157,8 @@ def margin_routing_loss(logits: Tensor, fg_mask: Tensor, margin: float = 2.0, la
     return (bce + lam * margin_term).mean()
 
 
+@validate(logits=TensorC("B R", dtype="float"), threshold=Real(0.0, 1.0, closed="neither"), k_min=Int(low=0),
+          k_max=Optional(Int(low=1)))
 def select_regions(logits: Tensor, threshold: float = 0.5, k_min: int = 1, k_max: int | None = None) -> list[Tensor]:
     r"""Active regions per image: $A = \{j : \sigma(\ell_j) > \tau\}$, topped up to ``k_min`` and capped at
     ``k_max`` by highest logit. ``logits [B, R]`` → a list of B sorted LongTensors (raster order).
@@ -160,8 +166,6 @@ def select_regions(logits: Tensor, threshold: float = 0.5, k_min: int = 1, k_max
     Since $\sigma$ is monotone, $A$ is a prefix of the regions sorted by logit, so the rule is: take the
     $\mathrm{clip}(|A|, k_{min}, k_{max})$ highest-logit regions.
     """
-    check_tensor("logits", logits, ndim=2)
-    threshold = check_float("threshold", threshold, low=0.0, high=1.0, open_low=True, open_high=True)
     r = logits.shape[1]
     k_min = check_int("k_min", k_min, 0, r)
     if k_max is not None:

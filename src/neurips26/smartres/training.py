@@ -19,7 +19,7 @@ from torch import Tensor
 from neurips26.constraints import Choice, Instance, Int, Optional, Real, Tensor, validate
 from neurips26.nn.train import TrainingGuard
 
-from .data import SyntheticEgoGrounding, region_labels
+from .data import N_COLOURS, N_DIGITS, SyntheticEgoGrounding, region_labels
 from .model import MiniGroundingMLLM
 from .router import ResolutionRouter, bce_routing_loss, focal_routing_loss, margin_routing_loss
 
@@ -34,6 +34,7 @@ class ScenePool:
     boxes: Tensor
     query: Tensor
     small: Tensor
+    objects: Tensor | None = None     # [N, 6, 6] (x1, y1, x2, y2, digit, colour) per object, rows of -1 padding
 
     def __len__(self) -> int:
         return len(self.boxes)
@@ -48,14 +49,30 @@ def make_pool(dataset: SyntheticEgoGrounding, progress: Callable[[Iterable, str]
     it: Iterable = range(len(dataset))
     if progress is not None:
         it = progress(it, desc)
-    imgs, boxes, qs, small = [], [], [], []
+    imgs, boxes, qs, small, objs = [], [], [], [], []
     for i in it:
         s = dataset.scene(i)
         imgs.append((s.image * 255).round().to(torch.uint8))
         boxes.append(s.box)
         qs.append(s.query)
         small.append(s.small)
-    return ScenePool(torch.stack(imgs), torch.stack(boxes), torch.stack(qs), torch.tensor(small))
+        pad = torch.full((6, 6), -1.0)
+        pad[:len(s.objects)] = s.objects
+        objs.append(pad)
+    return ScenePool(torch.stack(imgs), torch.stack(boxes), torch.stack(qs), torch.tensor(small), torch.stack(objs))
+
+
+def attribute_targets(pos: Tensor, objects: Tensor) -> tuple[Tensor, Tensor]:
+    """Per token, the digit and colour of the object whose box holds the token centre (``N_DIGITS`` /
+    ``N_COLOURS`` = none): ``pos [B, T, 2]``, ``objects [B, K, 6]`` → two ``[B, T]`` long tensors."""
+    x, y = pos[..., 0, None], pos[..., 1, None]                                       # [B, T, 1]
+    o = objects[:, None]                                                              # [B, 1, K, 6]
+    inside = (o[..., 4] >= 0) & (x >= o[..., 0]) & (x < o[..., 2]) & (y >= o[..., 1]) & (y < o[..., 3])  # [B, T, K]
+    any_in = inside.any(-1)
+    first = inside.float().argmax(-1)                                                 # the first holding object
+    digit = objects[..., 4].gather(1, first).long().masked_fill(~any_in, N_DIGITS)
+    colour = objects[..., 5].gather(1, first).long().masked_fill(~any_in, N_COLOURS)
+    return digit, colour
 
 
 def _training_regions(boxes: Tensor, model: MiniGroundingMLLM, gen: torch.Generator) -> list[Tensor]:
@@ -105,18 +122,28 @@ class TrainLog:
 
 @validate(model=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"), pool=Instance(ScenePool, "ScenePool"),
           steps=Int(low=1), batch=Int(low=1), lr=Real(low=0.0, closed="neither"), seed=Int(low=0),
-          eval_every=Optional(Int(low=1)))
+          eval_every=Optional(Int(low=1)), attribute_weight=Real(low=0.0))
 def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, batch: int = 32, lr: float = 2e-3,
                    seed: int = 0, progress: Callable[[Iterable, str], Iterable] | None = None,
                    evaluate: Callable[[MiniGroundingMLLM], float] | None = None,
-                   eval_every: int | None = None) -> TrainLog:
-    """AdamW (weight decay 0.05), linear warmup (5 %) + cosine, grad clip 1, on the mixture :data:`MIXTURE`,
+                   eval_every: int | None = None, attribute_weight: float = 0.0) -> TrainLog:
+    r"""AdamW (weight decay 0.05), linear warmup (5 %) + cosine, grad clip 1, on the mixture :data:`MIXTURE`,
     inside :class:`neurips26.nn.train.TrainingGuard` (a non-finite loss raises and restores the weights).
 
     ``evaluate(model) -> score`` runs (in eval mode, no grad) every ``eval_every`` steps and after the last;
-    the scores go to ``TrainLog.curve``."""
+    the scores go to ``TrainLog.curve``.
+
+    ``attribute_weight > 0`` adds a dense attribute loss on the ViT outputs (inferred; the stand-in for the
+    visual pre-training a real MLLM's encoder has): a linear probe, trained alongside and then dropped,
+    predicts from every visual token the digit and the colour of the object under its centre (or none),
+    $\mathcal L = \mathcal L_{ground} + w\,[\mathrm{CE}(\text{digit}) + \mathrm{CE}(\text{colour})]$.
+    It needs ``pool.objects``."""
     gen = torch.Generator().manual_seed(seed)
-    opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.05)
+    probe = torch.nn.Linear(model.config.dim, N_DIGITS + 1 + N_COLOURS + 1)
+    if attribute_weight > 0 and pool.objects is None:
+        raise ValueError("train_backbone: attribute_weight > 0 needs pool.objects (make_pool records them)")
+    params = list(model.parameters()) + (list(probe.parameters()) if attribute_weight > 0 else [])
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.05)
     names, probs = zip(*MIXTURE)
     rng = np.random.default_rng(seed)
     log = TrainLog()
@@ -138,10 +165,12 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
             else:
                 seq = model.sequence_from_regions(images, _training_regions(boxes, model, gen))
             loss = model.loss(seq, query, boxes)
+            if attribute_weight > 0:
+                loss = loss + attribute_weight * _attribute_loss(probe, seq, pool.objects[idx])
             guard.check_loss(loss, step=step)
             opt.zero_grad(set_to_none=True)
             loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
             log.losses.append(loss.item())
             log.modes.append(mode)
@@ -152,6 +181,15 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
                 model.train()
         model.eval()
     return log
+
+
+def _attribute_loss(probe: torch.nn.Linear, seq, objects: Tensor) -> Tensor:
+    digit, colour = attribute_targets(seq.pos, objects)
+    out = probe(seq.tokens)                                                           # [B, T, 16]
+    valid = seq.valid
+    ce_d = torch.nn.functional.cross_entropy(out[..., :N_DIGITS + 1][valid], digit[valid])
+    ce_c = torch.nn.functional.cross_entropy(out[..., N_DIGITS + 1:][valid], colour[valid])
+    return ce_d + ce_c
 
 
 @torch.no_grad()
