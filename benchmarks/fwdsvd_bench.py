@@ -5,7 +5,7 @@ and the C2I-style gradient search, on SmolLM2-135M with task (A) of the claim ch
 LASER runs restricted ({up, down} of the last ``--last`` blocks x ``--laser-rhos``) and is extrapolated to its
 full grid (every one of the 210 matrices x 6 rho = 1,260 cells) from its measured time per cell (a lower
 bound: cells in early blocks run more blocks than the prefix-cached late-block cells timed here). Peak memory:
-fresh processes (``claims.measure.peak_rss_subprocess`` on ``neurips26.fwdsvd.check:memory_probe``), quick-scale
+fresh processes (``claims.measure.peak_rss_subprocess`` on ``neurips26.fwdsvd.experiment:memory_probe``), quick-scale
 items. Single-threaded; times are process CPU seconds. Not run in CI.
 
     python benchmarks/fwdsvd_bench.py [--items 24] [--last 8] [--laser-rhos 0.01 0.1] [--split 0] [--tiny]
@@ -14,7 +14,6 @@ items. Single-threaded; times are process CPU seconds. Not run in CI.
 from __future__ import annotations
 
 import argparse
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +27,14 @@ from neurips26.fwdsvd import (
     candidate_linears,
     laser_grid_passes,
 )
-from neurips26.fwdsvd.check import _SETTINGS, _candidates, _evaluators, _index_batches, _load_model
+from neurips26.fwdsvd.experiment import (
+    SETTINGS,
+    calibration_evaluators,
+    candidates,
+    index_batches,
+    load_model,
+    read_probe,
+)
 
 
 def _peaks(scale: str, split: int) -> dict[str, float]:
@@ -36,9 +42,9 @@ def _peaks(scale: str, split: int) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         for method in ("forward", "gradient"):
             path = Path(tmp) / f"{method}.json"
-            measure.peak_rss_subprocess("neurips26.fwdsvd.check:memory_probe", method, scale, str(split), str(path),
-                                        env={"OMP_NUM_THREADS": "1"}, timeout_s=900)
-            rec = json.loads(path.read_text())
+            measure.peak_rss_subprocess("neurips26.fwdsvd.experiment:memory_probe", method, scale, str(split),
+                                        str(path), env={"OMP_NUM_THREADS": "1"}, timeout_s=900)
+            rec = read_probe(path)
             out[method] = max(rec["selection_peak"], rec["eval_peak"]) / 2**20
             out[f"{method}_selection"] = rec["selection_peak"] / 2**20
     return out
@@ -47,23 +53,24 @@ def _peaks(scale: str, split: int) -> dict[str, float]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--items", type=int, default=24, help="calibration items")
-    ap.add_argument("--last", type=int, default=8, help="candidate blocks: the last N")
+    ap.add_argument("--last", type=int, default=4, help="candidate blocks: the last N")
     ap.add_argument("--laser-rhos", type=float, nargs="+", default=[0.01, 0.1])
     ap.add_argument("--split", type=int, default=0)
     ap.add_argument("--tiny", action="store_true", help="tiny random Llama and synthetic items (a dry run)")
     args = ap.parse_args()
     scale = "smoke" if args.tiny else "quick"
-    cfg = dict(_SETTINGS[scale], n_cal=args.items, n_last=args.last)
+    cfg = dict(SETTINGS[scale], n_cal=args.items, n_last=args.last)
     with torch_threads(1):
-        model, tok = _load_model(scale)
-        names, laser_names, start = _candidates(model, cfg)
-        ev_cal, _ = _evaluators(model, tok, cfg, cfg["tasks"][0], args.split, start, test=False)
+        model, tok = load_model(scale)
+        names, start = candidates(model, cfg)
+        laser_names = [n for n in names if n.endswith(("up_proj", "down_proj"))]
+        ev_cal, _ = calibration_evaluators(model, tok, cfg, cfg["tasks"][0], args.split, start, test=False)
         grid = cfg["rho_grid"]
         t0 = time.process_time()
         fo = ForwardOnlyRankSearch(names, "last", "dispersion_energy", grid).fit(
             model, ev_cal.prompt_batches(), ev_cal.accuracy).result_
         grad = GradientSVSearch(ev_cal.loss, names, 1, grid).fit(
-            model, _index_batches(len(ev_cal.items), cfg["grad_batch"]), ev_cal.accuracy).result_
+            model, index_batches(len(ev_cal.items), cfg["grad_batch"]), ev_cal.accuracy).result_
         laser = LaserExhaustiveSearch(laser_names, tuple(args.laser_rhos)).fit(model, ev_cal.accuracy).result_
         total = time.process_time() - t0
     full_cells = laser_grid_passes(len(candidate_linears(model, "all")), len(DEFAULT_RHO_GRID))

