@@ -25,6 +25,7 @@ from .controls import (
     sigma_tail_share,
     weight_scores,
 )
+from .harness import HarnessLM, multiple_choice_eval_fn
 from .hub import load_pretrained, save_pretrained
 from .search import (
     DEFAULT_RHO_GRID,
@@ -50,11 +51,13 @@ __all__ = [
     "WEIGHT_SCORES",
     "AngleConcentrationStats",
     "ComposedEdit",
+    "HarnessLM",
     "WeightSpectrumSearch",
     "compose_edits",
     "load_pretrained",
     "marchenko_pastur_edge",
     "mp_noise_share",
+    "multiple_choice_eval_fn",
     "save_pretrained",
     "sigma_tail_share",
     "weight_scores",
