@@ -81,7 +81,7 @@ def _setting(ctx: CheckContext) -> Setting:
                          batch=2, distill_steps=2, distill_frames=4, repeats=2, compile=False),
         "quick": Setting(size=64, dim=48, depth=2, heads=2, train_s=100.0, clip=12, clips=64, frames=16,
                          videos=6),
-        "full": Setting(size=64, dim=72, depth=3, heads=2, train_s=850.0, clip=12, clips=128, frames=20,
+        "full": Setting(size=64, dim=48, depth=3, heads=2, train_s=850.0, clip=12, clips=128, frames=20,
                         videos=12, lr=2e-3, distill_steps=300),
         "gpu": Setting(size=128, dim=384, depth=8, heads=4, train_s=240.0, clip=16, clips=128, frames=64,
                        videos=24, distill_steps=300)})
