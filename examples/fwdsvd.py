@@ -37,3 +37,16 @@ for name, score in sorted(stats.dispersion().items()):
 cands = [f"layers.{i}.mlp.{p}" for i in range(2) for p in ("gate_proj", "up_proj", "down_proj")]
 search = ForwardOnlyRankSearch(candidates=cands, positions="last").fit(model, [prompts], eval_fn=neg_loss)
 print(f"chosen edit: {search.result_.reduction} after {search.result_.passes_used} forward passes")
+
+# a weight-only control for the same pick (no forward pass), several edits at once, and a save / load round trip
+from neurips26.fwdsvd import WeightSpectrumSearch, compose_edits, load_pretrained, save_pretrained  # noqa: E402
+
+control = WeightSpectrumSearch(candidates=cands, score="sigma_tail").fit(model, neg_loss)
+print(f"sigma-tail control picks {control.module_}; its edit {control.result_.reduction}")
+with compose_edits(model, [("layers.1.mlp.down_proj", 0.25), ("layers.0.mlp.up_proj", 0.5)], factorize=True):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        save_pretrained(model, tmp)                           # model.safetensors (HF Llama names) + config.json
+        reloaded = load_pretrained(tmp)
+        print(f"reloaded the factorised model: held-out loss {-neg_loss(reloaded):.4f} vs {-neg_loss(model):.4f}")
