@@ -7,35 +7,32 @@ For each problem/transition/λ (p = 2, squared loss, X standardised, y centred, 
   * agreement: |P_skglm - P_ours| / P_ours and our duality gap evaluated at skglm's solution;
   * coldN: an extra baseline, retraining with BCD to 1e-4·P(0) then the same active-set Newton step groupshift uses.
 
-Wall time: median of ``--repeats`` runs, single thread recommended (``OMP_NUM_THREADS=1``). On a shared 2-core
-machine absolute times are noisy: read the ratios within one run. Our solver is numpy (Python loop over groups),
-skglm is numba-compiled, so wall-time ratios against skglm measure implementation speed as much as algorithm.
+On the ``neurips26.bench`` harness (1 thread, process clock, interleaved pairs, t-interval on the log ratio;
+writes results/groupshift/bench.json): per case GroupShift against skglm warm and cold (the real peer) and our
+cold retraining, plus the flop counts (deterministic) of cold and cold+Newton over GroupShift. Our solver is numpy
+(a Python loop over groups), skglm is numba-compiled, so time ratios against skglm measure implementation speed as
+much as algorithm; the flop counts compare the algorithms. The printed table keeps the agreement columns.
 
-    OMP_NUM_THREADS=1 .venv/bin/python benchmarks/groupshift_bench.py [--quick] [--repeats 3]
+    .venv/bin/python benchmarks/groupshift_bench.py [--quick] [--repeats 7] [--no-write]
 """
 
 from __future__ import annotations
 
 import argparse
 import statistics
-import time
+import sys
 from functools import partial
 
 import numpy as np
 
+from neurips26.bench import Bench
 from neurips26.groupshift import cases, duality_gap, group_lambda_max, groupshift, skglm_group_lasso, solve_group_l1
 from neurips26.groupshift.baselines import cold_newton_refit, cold_refit, warm_refit
 
 
-def _timed(fn, repeats, cache=None):
-    """Median wall time of ``fn()`` (``fn(lipschitz_cache=copy)`` with a fresh copy of ``cache`` per run)."""
-    times, out = [], None
-    for _ in range(repeats):
-        kwargs = {} if cache is None else {"lipschitz_cache": dict(cache)}
-        t = time.perf_counter()
-        out = fn(**kwargs)
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), out
+def _fresh_cache(fn, cache):
+    """``fn`` called with a fresh copy of the Lipschitz cache each time (so no call reuses another's work)."""
+    return lambda: fn(lipschitz_cache=dict(cache))
 
 
 def _objective(X, y, w, part, lam):
@@ -46,9 +43,10 @@ def _objective(X, y, w, part, lam):
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="fewer problems (breast_cancer + 3 synthetic transitions)")
-    ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--tol", type=float, default=1e-9)
-    args = ap.parse_args(argv)
+    args, rest = ap.parse_known_args(sys.argv[1:] if argv is None else argv)
+    bench = Bench("groupshift", description="GroupShift refit after a re-partition vs skglm GroupLasso (warm, cold) "
+                  f"and our cold retraining; p = 2, squared loss, tol {args.tol:g} x P(0)", argv=rest)
 
     problems = [("breast_cancer", *cases.breast_cancer())]
     if not args.quick:
@@ -63,46 +61,44 @@ def main(argv: list[str] | None = None) -> int:
     skglm_group_lasso(X0, y0, tr0[0][3], 0.1 * group_lambda_max(X0, y0, tr0[0][3]), tol=1e-6,
                       w0=np.zeros(X0.shape[1]))
 
-    header = (f"{'problem':16s} {'transition':22s} {'λ/λmax':>6s} | {'gs ms':>8s} {'warm ms':>8s} {'cold ms':>8s} "
-              f"{'skW ms':>8s} {'skC ms':>8s} | {'cold/gs':>7s} {'warm/gs':>7s} {'skC/gs':>7s} {'skW/gs':>7s} | "
-              f"{'coldN/gs':>8s} {'flops c/gs':>10s} {'flops cN/gs':>11s} {'ep gs/w/c':>12s} | "
-              f"{'|ΔP|/P sk':>9s} {'gap@sk/tol':>10s}")
-    print(header)
-    print("-" * len(header))
-    ratios: dict[str, list[float]] = {k: [] for k in ("cold", "warm", "skC", "skW", "coldN", "flops", "flopsN")}
+    agreement = []
     for pname, X, y, transitions in problems:
         for tname, _kind, old, new in transitions:
             for lam_rel in lams:
+                case = f"{pname}:{tname} @ {lam_rel:g} lam_max"
                 lam = lam_rel * group_lambda_max(X, y, new)
                 cache: dict = {}
                 first = solve_group_l1(X, y, old, lam, tol=args.tol, lipschitz_cache=cache)
-                t_gs, (w_gs, info) = _timed(partial(
-                    groupshift, X, y, first.coef, old, new, lam, tol=args.tol, old_dual_scale=first.dual_scale,
-                    old_group_scores=first.extra["scores"]), args.repeats, cache)
-                t_w, warm = _timed(partial(warm_refit, X, y, first.coef, new, lam, tol=args.tol), args.repeats, cache)
-                t_c, cold = _timed(partial(cold_refit, X, y, new, lam, tol=args.tol), args.repeats)
-                t_cn, coldn = _timed(partial(cold_newton_refit, X, y, new, lam, tol=args.tol), args.repeats)
-                t_skc, skc = _timed(partial(skglm_group_lasso, X, y, new, lam, tol=1e-10), args.repeats)
-                t_skw, skw = _timed(partial(skglm_group_lasso, X, y, new, lam, tol=1e-10, w0=first.coef),
-                                    args.repeats)
-                p_ours = info["primal"]
-                p_sk = _objective(X, y, skc.coef_, new, lam)
-                gap_sk = duality_gap(X, y, skc.coef_, new, lam) / info["tol_abs"]
-                r = {"cold": t_c / t_gs, "warm": t_w / t_gs, "skC": t_skc / t_gs, "skW": t_skw / t_gs,
-                     "coldN": t_cn / t_gs, "flops": cold.n_flops / info["n_flops"],
-                     "flopsN": coldn.n_flops / info["n_flops"]}
-                for k, v in r.items():
-                    ratios[k].append(v)
-                print(f"{pname:16s} {tname:22s} {lam_rel:6.2f} | {1e3 * t_gs:8.2f} {1e3 * t_w:8.2f} {1e3 * t_c:8.2f} "
-                      f"{1e3 * t_skw:8.2f} {1e3 * t_skc:8.2f} | {r['cold']:7.2f} {r['warm']:7.2f} {r['skC']:7.2f} "
-                      f"{r['skW']:7.2f} | {r['coldN']:8.2f} {r['flops']:10.2f} {r['flopsN']:11.2f} "
-                      f"{info['n_epochs']:>3d}/{warm.n_epochs:>3d}/{cold.n_epochs:>4d} | "
-                      f"{abs(p_sk - p_ours) / p_ours:9.1e} {gap_sk:10.2f}")
-    print("-" * len(header))
-    print("median ratios (>1: groupshift faster): " + ", ".join(
-        f"{k}/gs {statistics.median(v):.2f}" for k, v in ratios.items()))
-    print("gap@sk/tol: our duality gap at skglm's cold solution divided by our tolerance (<= 1: same optimum "
-          "to our certificate); skglm's own tol bounds a KKT score, not a gap.")
+                ours = _fresh_cache(partial(groupshift, X, y, first.coef, old, new, lam, tol=args.tol,
+                                            old_dual_scale=first.dual_scale,
+                                            old_group_scores=first.extra["scores"]), cache)
+                w_gs, info = ours()
+                bench.compare(f"{case}: vs skglm warm", ours=ours, peer=partial(
+                    skglm_group_lasso, X, y, new, lam, tol=1e-10, w0=first.coef), peer_name="skglm GroupLasso, "
+                    "warm start", peer_kind="real", note="numba vs numpy: implementation speed as much as algorithm")
+                bench.compare(f"{case}: vs skglm cold", ours=ours, peer=partial(
+                    skglm_group_lasso, X, y, new, lam, tol=1e-10), peer_name="skglm GroupLasso, cold",
+                    peer_kind="real")
+                bench.compare(f"{case}: vs our cold refit", ours=ours,
+                              peer=partial(cold_refit, X, y, new, lam, tol=args.tol), peer_name="cold BCD refit",
+                              peer_kind="ours")
+                cold = cold_refit(X, y, new, lam, tol=args.tol)
+                coldn = cold_newton_refit(X, y, new, lam, tol=args.tol)
+                warm = warm_refit(X, y, first.coef, new, lam, tol=args.tol, lipschitz_cache=dict(cache))
+                for peer_name, res in (("cold BCD refit", cold), ("cold BCD + active-set Newton", coldn),
+                                       ("warm-started BCD", warm)):
+                    bench.count(f"{case}: flops to the certificate", ours=info["n_flops"], peer=res.n_flops,
+                                peer_name=peer_name, peer_kind="ours", unit="flops (counted)")
+                skc = skglm_group_lasso(X, y, new, lam, tol=1e-10)
+                p_ours, p_sk = info["primal"], _objective(X, y, skc.coef_, new, lam)
+                agreement.append((case, abs(p_sk - p_ours) / p_ours,
+                                  duality_gap(X, y, skc.coef_, new, lam) / info["tol_abs"]))
+    print("\nagreement with skglm (|P_sk - P_ours| / P_ours; our duality gap at skglm's cold solution / our tol):")
+    for case, dp, gap in agreement:
+        print(f"  {case:50s} {dp:9.1e} {gap:10.2f}")
+    speed = [r["speedup"] for r in bench.rows if r["peer"] == "skglm GroupLasso, warm start"]
+    print(f"median speed-up vs skglm warm: {statistics.median(speed):.2f}x over {len(speed)} cases")
+    bench.write()
     return 0
 
 
