@@ -55,8 +55,8 @@ def _reference(batch_rows, accum):
     opt, sched = _optim(model)
     trainer = TSTTrainer(model, opt, SCHEDULE, lr_scheduler=sched, context_len=L, grad_accum_steps=accum,
                          grad_clip=CLIP)
-    trainer.fit(TokenWindows(_tokens(), batch_size=batch_rows))
-    return model
+    history = trainer.fit(TokenWindows(_tokens(), batch_size=batch_rows))
+    return model, history
 
 
 def _max_diff(a, b):
@@ -77,8 +77,32 @@ def test_hf_trainer_runs_both_phases_like_tst_trainer(tmp_path, batch, accum):
                            train_tokens=_tokens(), schedule=SCHEDULE, context_len=L, callbacks=[Record()])
     trainer.train()
     assert seen == list(range(1, T + 1))
-    reference = _reference(batch * accum, accum)
+    reference, history = _reference(batch * accum, accum)
     assert _max_diff(model, reference) < 1e-5
+    # separate logs per objective (issue 47): MCE in phase 1, NTP after the switch, never one mixed "loss"
+    logs = [h for h in trainer.state.log_history if "learning_rate" in h]
+    assert [h["step"] for h in logs] == list(range(1, T + 1))
+    assert all("loss" not in h for h in logs)
+    for h, ref in zip(logs, history):
+        key = "mce_loss" if ref["phase"] == "superposition" else "ntp_loss"
+        other = "ntp_loss" if key == "mce_loss" else "mce_loss"
+        assert other not in h and h[key] == pytest.approx(ref["loss"], rel=1e-5)
+
+
+def test_a_log_window_across_the_switch_keeps_both_losses_apart(tmp_path):
+    model = _qwen3()
+    opt, sched = _optim(model)
+    args = _args(tmp_path, 4, 1)
+    args.logging_steps = 6
+    trainer = TSTHFTrainer(model=model, args=args, optimizers=(opt, sched), train_tokens=_tokens(),
+                           schedule=SCHEDULE, context_len=L)
+    trainer.train()
+    _, history = _reference(4, 1)
+    log = [h for h in trainer.state.log_history if "learning_rate" in h][-1]
+    mce = [r["loss"] for r in history if r["phase"] == "superposition"]
+    ntp = [r["loss"] for r in history if r["phase"] == "recovery"]
+    assert log["mce_loss"] == pytest.approx(sum(mce) / 3, rel=1e-5)
+    assert log["ntp_loss"] == pytest.approx(sum(ntp) / 3, rel=1e-5)
 
 
 def test_rows_follow_the_phases():
@@ -151,3 +175,44 @@ def test_rows_of_the_wrong_phase_length_are_refused(tmp_path):
                            context_len=L)
     with pytest.raises(ValueError, match="TSTRowStream"):
         trainer.train()
+
+
+def test_two_processes_equal_one_process_with_the_same_global_batch(tmp_path):
+    # torchrun, 2 gloo processes, 2 rows each: the row stream is sharded by rank (each rank its lanes), DDP
+    # averages the gradients; the weights and the per-objective logs equal one process reading 4 rows a step
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from tst_hf_ddp_worker import hf_run
+
+    single = hf_run(str(tmp_path / "one"))
+    out = tmp_path / "ddp.json"
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
+           str(Path(__file__).parent / "tst_hf_ddp_worker.py"), str(tmp_path / "two"), str(out)]
+    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ddp = json.loads(out.read_text())
+    assert ddp["world_size"] == 2 and single["world_size"] == 1
+    assert [x is not None for x in ddp["mce_loss"]] == [True] * 3 + [False] * 3
+    assert ddp["mce_loss"][:3] == pytest.approx(single["mce_loss"][:3], rel=1e-5)
+    assert ddp["ntp_loss"][3:] == pytest.approx(single["ntp_loss"][3:], rel=1e-5)
+    assert ddp["param_sum"] == pytest.approx(single["param_sum"], rel=1e-5, abs=1e-4)
+    assert ddp["param_abs"] == pytest.approx(single["param_abs"], rel=1e-5)
+    for name, values in single["params"].items():
+        assert ddp["params"][name] == pytest.approx(values, rel=1e-4, abs=1e-5), name
+
+
+def test_rank_shards_of_the_row_stream_are_the_global_rows():
+    whole = [r["input_ids"] for r in TSTRowStream(_tokens(), SCHEDULE, context_len=L, rows_per_step=4,
+                                                  block_len=256, seed=2)]
+    parts = [[r["input_ids"] for r in TSTRowStream(_tokens(), SCHEDULE, context_len=L, rows_per_step=4,
+                                                   block_len=256, seed=2, rank=k, world_size=2)] for k in (0, 1)]
+    assert len(parts[0]) == len(parts[1]) == len(whole) // 2
+    for step in range(T):
+        mine = parts[0][2 * step:2 * step + 2] + parts[1][2 * step:2 * step + 2]
+        assert all(torch.equal(a, b) for a, b in zip(mine, whole[4 * step:4 * step + 4]))

@@ -232,3 +232,26 @@ def test_ddp_two_processes_equal_one_process(tmp_path, monkeypatch, untied):
     assert ddp["loss"] == pytest.approx(single["loss"], rel=1e-5)
     assert ddp["param_sum"] == pytest.approx(single["param_sum"], rel=1e-5, abs=1e-4)
     assert ddp["param_abs"] == pytest.approx(single["param_abs"], rel=1e-5)
+
+
+def test_a_failed_fit_restores_weights_optimizer_step_scheduler_and_data():
+    # nn.train.TrainingGuard around fit: all or nothing
+    model = _model()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-2)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, wsd_lr_lambda(6))
+    trainer = TSTTrainer(model, opt, TSTSchedule(6, 2, 0.5), lr_scheduler=sched, context_len=8)
+    data = TokenWindows(_tokens(), batch_size=4)
+    trainer.fit(data, until_step=1)
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    data_before, sched_before = data.state_dict(), sched.state_dict()
+
+    def boom(tr, record):
+        if tr.step == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        trainer.fit(data, callback=boom)
+    assert trainer.step == 1 and data.state_dict() == data_before and sched.state_dict() == sched_before
+    assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())
+    trainer.fit(data)  # resumes from step 1
+    assert trainer.step == 6

@@ -32,6 +32,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.nn.train import NonFiniteLossError, TrainingGuard
+
 from .schedule import TSTSchedule
 from .superposition import fold_bags, multi_hot_cross_entropy, superpose_embeddings
 
@@ -379,7 +381,8 @@ class TSTTrainer:
                                            multi_hot_targets=self.multi_hot_targets, extra_kwargs=self._extra_kwargs)
             if not torch.isfinite(loss):
                 self.optimizer.zero_grad(set_to_none=True)
-                raise FloatingPointError(f"non-finite loss {float(loss)} at step {step} ({phase})")
+                raise NonFiniteLossError(f"TSTTrainer: non-finite loss {float(loss)} at step {step} ({phase}); "
+                                         "lower the learning rate or check the data")
             (loss / k).backward()
             total = total + loss.detach().float() / k
         loss = total
@@ -417,11 +420,25 @@ class TSTTrainer:
         if not isinstance(end, int) or not self.step <= end <= self.schedule.total_steps:
             raise ValueError(f"until_step must be an int in [{self.step}, {self.schedule.total_steps}], got {end!r}")
         history = []
-        while self.step < end:
-            record = self.train_step(data.next_batch(self.row_len(self.step)))
-            history.append(record)
-            if callback is not None:
-                callback(self, record)
+        # all or nothing: on a failure (non-finite loss, an error, an interrupt) the guard puts weights, optimizer
+        # state and modes back as they were before the fit; the step counter, LR scheduler and data position
+        # go back with them, so the trainer can resume from where the fit began
+        start = (self.step, None if self.lr_scheduler is None else self.lr_scheduler.state_dict(),
+                 data.state_dict() if hasattr(data, "state_dict") else None)
+        try:
+            with TrainingGuard(unwrap_model(self.model), self.optimizer, where="TSTTrainer.fit"):
+                while self.step < end:
+                    record = self.train_step(data.next_batch(self.row_len(self.step)))
+                    history.append(record)
+                    if callback is not None:
+                        callback(self, record)
+        except BaseException:
+            self.step = start[0]
+            if start[1] is not None:
+                self.lr_scheduler.load_state_dict(start[1])
+            if start[2] is not None and hasattr(data, "load_state_dict"):
+                data.load_state_dict(start[2])
+            raise
         return history
 
     # ------------------------------------------------------------------ checkpoint / resume
