@@ -60,14 +60,15 @@ class LaserExhaustiveSearch:
 
     def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
             progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
-            trial_cache: dict[Any, float] | None = None) -> LaserExhaustiveSearch:
+            trial_cache: dict[Any, float] | None = None,
+            svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> LaserExhaustiveSearch:
         """``trial_cache``: scores of earlier searches on the same model and ``eval_fn``, reused (and filled);
         ``result_.forward_passes`` counts the cells of the grid all the same (what LASER alone would run)."""
         grid = _check_grid(self.rho_grid)
         _check_eval_fn(eval_fn)
         names = candidate_linears(model, self.candidates)
         clock = _Clock(model)
-        svd_cache: dict[str, Any] = {}  # filled on first use of a matrix
+        svd_cache: dict[str, Any] = {} if svd is None else svd  # filled on first use of a matrix
         base, trials, best, best_score, _ = grid_trials(model, names, grid, eval_fn, svd_cache=svd_cache,
                                                         progress=progress, trial_cache=trial_cache)
         scores = {n: max(s for m, _, s in trials if m == n) for n in names}
@@ -85,7 +86,8 @@ class RandomMatrixSearch:
         self.candidates, self.rho_grid, self.seed = candidates, rho_grid, seed
 
     def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
-            trial_cache: dict[Any, float] | None = None) -> RandomMatrixSearch:
+            trial_cache: dict[Any, float] | None = None,
+            svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> RandomMatrixSearch:
         grid = _check_grid(self.rho_grid)
         _check_eval_fn(eval_fn)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
@@ -93,7 +95,8 @@ class RandomMatrixSearch:
         names = candidate_linears(model, self.candidates)
         clock = _Clock(model)
         module = random.Random(self.seed).choice(names)
-        base, trials, best, best_score, _ = grid_trials(model, [module], grid, eval_fn, trial_cache=trial_cache)
+        base, trials, best, best_score, _ = grid_trials(model, [module], grid, eval_fn, trial_cache=trial_cache,
+                                                        svd_cache=svd)
         wall, cpu, peak = clock.done()
         n = 1 + len(trials)
         self.result_ = SearchResult(best, {module: 1.0}, float(n), n, 0, wall, cpu, peak, trials, base, best_score)
@@ -174,7 +177,10 @@ class GradientSVSearch:
 
     def fit(self, model: nn.Module, cal_batches: Iterable[Any], eval_fn: Callable[[nn.Module], float] | None = None,
             *, progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
-            trial_cache: dict[Any, float] | None = None) -> GradientSVSearch:
+            trial_cache: dict[Any, float] | None = None,
+            svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> GradientSVSearch:
+        """``trial_cache`` / ``svd``: scores of earlier trials and SVD factors to reuse. A fit that raises
+        leaves the attributes of the previous fit whole."""
         grid = _check_grid(self.rho_grid)
         _check_top_k(self.top_k)
         if not callable(self.loss_fn):
@@ -192,7 +198,7 @@ class GradientSVSearch:
         if not batches:
             raise ValueError("cal_batches is empty: the search needs calibration data")
         clock = _Clock(model)
-        grads, sigmas = self._gradients(model, batches, None)
+        grads, sigmas = self._gradients(model, batches, svd)
         tail: dict[str, dict[float, float]] = {}
         for name, g in grads.items():
             sigma = sigmas[name]
@@ -206,7 +212,7 @@ class GradientSVSearch:
         trials: list[tuple[str, float, float]] = []
         if eval_fn is not None:
             base, trials, reduction, best_score, calls = grid_trials(model, ranked, grid, eval_fn, progress=progress,
-                                                                     trial_cache=trial_cache)
+                                                                     trial_cache=trial_cache, svd_cache=svd)
             forwards += calls
         else:
             top = ranked[0]

@@ -81,13 +81,14 @@ def _cell(ctx: CheckContext, model: Any, tok: Any, cfg: dict[str, Any], task: st
         model, ev_cal.prompt_batches(), ev_cal.accuracy, progress=prog("forward-only"), trial_cache=memo, svd=svd)
     grad = GradientSVSearch(ev_cal.loss, names, 1, grid).fit(
         model, index_batches(len(ev_cal.items), cfg["grad_batch"]), ev_cal.accuracy, progress=prog("gradient"),
-        trial_cache=memo)
+        trial_cache=memo, svd=svd)
     controls = {score: WeightSpectrumSearch(names, score, grid, seed=split).fit(
         model, ev_cal.accuracy, progress=prog(score), trial_cache=memo, svd=svd)
         for score in ("sigma_tail", "mp_noise")}
     laser = LaserExhaustiveSearch(names, cfg["laser_rhos"]).fit(model, ev_cal.accuracy, progress=prog("LASER"),
-                                                                trial_cache=memo)
-    randoms = [RandomMatrixSearch(names, grid, seed=1000 * split + d).fit(model, ev_cal.accuracy, trial_cache=memo)
+                                                                trial_cache=memo, svd=svd)
+    randoms = [RandomMatrixSearch(names, grid, seed=1000 * split + d).fit(model, ev_cal.accuracy, trial_cache=memo,
+                                                                          svd=svd)
                for d in ctx.progress(range(cfg["n_random"]), desc=f"random {tag}")]
     test_memo: dict[Any, list[int]] = {}
 
