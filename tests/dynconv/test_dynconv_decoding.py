@@ -5,8 +5,15 @@ in the input dtype."""
 import pytest
 import torch
 
-from neurips26.dynconv import (DynamicShortConv, StaticShortConv, add_convs_to_hf, conv_attention_factory, conv_cache,
-                               every_linear_llama, generate)
+from neurips26.dynconv import (
+    DynamicShortConv,
+    StaticShortConv,
+    add_convs_to_hf,
+    conv_attention_factory,
+    conv_cache,
+    every_linear_llama,
+    generate,
+)
 from neurips26.nn import Llama, LlamaConfig
 
 
@@ -22,7 +29,8 @@ def _randomise_taps(model):
 def test_cached_generate_equals_full_forward_argmax(arm):
     torch.manual_seed(0)
     cfg = LlamaConfig(vocab_size=40, d_model=32, n_layers=2, n_heads=4, n_kv_heads=2)
-    model = every_linear_llama(cfg) if arm == "every_linear" else Llama(cfg, attention_factory=conv_attention_factory(arm))
+    model = (every_linear_llama(cfg) if arm == "every_linear"
+             else Llama(cfg, attention_factory=conv_attention_factory(arm)))
     _randomise_taps(model)
     model.double()
     ids = torch.randint(0, 40, (3, 5))
@@ -54,7 +62,7 @@ def test_conv_cache_chunks_equal_one_call():
         x, c = torch.randn(2, 11, 8, dtype=torch.float64), torch.randn(2, 11, 6, dtype=torch.float64)
         conv.double()
 
-        def call(a, b):
+        def call(a, b, conv=conv):
             return conv(a, b) if isinstance(conv, DynamicShortConv) else conv(a)
 
         full = call(x, c)

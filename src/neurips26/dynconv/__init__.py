@@ -30,8 +30,8 @@ from .modules import (
 from .ops import dynamic_conv1d, lowrank_dynamic_conv1d
 from .tasks import IGNORE_INDEX, compositional_mqar, gap_mqar, mqar
 
-__all__ = ["ConvAugmentedAttention", "ConvCache", "ConvLinear", "DynamicShortConv", "GatedRecurrentMixer", "HFConvs", "KVCache",
-           "add_convs_after_linears", "add_convs_to_hf", "conv_cache", "every_linear_llama", "generate", "recurrent_mixer_factory", "IGNORE_INDEX", "StaticShortConv", "compositional_mqar",
+__all__ = ["ConvAugmentedAttention", "ConvCache", "ConvLinear", "DynamicShortConv", "GatedRecurrentMixer", "HFConvs",
+           "KVCache", "add_convs_after_linears", "add_convs_to_hf", "conv_cache", "every_linear_llama", "generate",
+           "recurrent_mixer_factory", "IGNORE_INDEX", "StaticShortConv", "compositional_mqar",
            "conv_attention_factory", "dynamic_conv1d", "gap_mqar", "lowrank_dynamic_conv1d", "mqar",
-           "naive_dynamic_conv1d", "naive_lowrank_dynamic_conv1d", "packed_causal_mask",
-           "static_depthwise_conv1d"]
+           "naive_dynamic_conv1d", "naive_lowrank_dynamic_conv1d", "packed_causal_mask", "static_depthwise_conv1d"]

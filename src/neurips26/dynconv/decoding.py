@@ -154,6 +154,13 @@ def _before_call(convs: HFConvs, args: tuple, kwargs: dict) -> None:
     convs._pending = _new_tokens(args, kwargs)
 
 
+def _conv_hook(conv: nn.Module, *, dynamic: bool) -> Any:
+    """A forward hook replacing a projection's output ``h`` by ``conv(h)`` (dynamic: conditioned on its input)."""
+    def hook(module: nn.Module, args: tuple, out: torch.Tensor) -> torch.Tensor:
+        return conv(out, cond=args[0]) if dynamic else conv(out)
+    return hook
+
+
 @validate(hf_model=Instance(nn.Module, "torch.nn.Module"), conv=Choice("dynamic", "static"),
           kernel_size=Int(low=1), rank=Int(low=1))
 def add_convs_to_hf(hf_model: nn.Module, *, conv: str = "dynamic", kernel_size: int = 4, rank: int = 15) -> HFConvs:
@@ -186,11 +193,7 @@ def add_convs_to_hf(hf_model: nn.Module, *, conv: str = "dynamic", kernel_size: 
     for m in convs:
         m.conv_cache = convs.cache
     for proj, m in zip([p for p, _ in found], convs):
-        if conv == "dynamic":
-            hook = (lambda mod, args, out, c=m: c(out, cond=args[0]))
-        else:
-            hook = (lambda mod, args, out, c=m: c(out))
-        convs._handles.append(proj.register_forward_hook(hook))
+        convs._handles.append(proj.register_forward_hook(_conv_hook(m, dynamic=conv == "dynamic")))
 
     def pre(module: nn.Module, args: tuple, kwargs: dict) -> None:
         _before_call(convs, args, kwargs)

@@ -89,7 +89,8 @@ def add_convs_after_linears(model: nn.Module, *, conv: str = "dynamic", kernel_s
     return model
 
 
-@validate(config=Instance(LlamaConfig), conv=Choice("dynamic", "static"), kernel_size=Int(low=1), rank=Int(low=1))
+@validate(config=Instance(LlamaConfig), conv=Choice("dynamic", "static"), kernel_size=Int(low=1),
+          rank=Int(low=1))
 def every_linear_llama(config: LlamaConfig, *, conv: str = "dynamic", kernel_size: int = 4,
                        rank: int = 15) -> Llama:
     """A :class:`neurips26.nn.Llama` with a short conv after each of the seven linear layers of every block
