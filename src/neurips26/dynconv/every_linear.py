@@ -68,7 +68,8 @@ class ConvLinear(nn.Module):
         return self.conv(h)
 
 
-@validate(model=Instance(nn.Module, "torch.nn.Module"), conv=Choice("dynamic", "static"), kernel_size=Int(low=1), rank=Int(low=1))
+@validate(model=Instance(nn.Module, "torch.nn.Module"), conv=Choice("dynamic", "static"), kernel_size=Int(low=1),
+          rank=Int(low=1))
 def add_convs_after_linears(model: nn.Module, *, conv: str = "dynamic", kernel_size: int = 4, rank: int = 15,
                             names: tuple[str, ...] = LINEAR_NAMES) -> nn.Module:
     """Wrap every ``nn.Linear`` named in ``names`` inside ``model.layers`` in a :class:`ConvLinear` (in place;
