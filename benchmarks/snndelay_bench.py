@@ -1,9 +1,12 @@
-"""Side by side: fixed-delay SNN building blocks vs their peers (not run in CI).
+"""Side by side on the ``neurips26.bench`` harness: fixed-delay SNN building blocks vs their peers (not run in CI;
+writes results/snndelay/bench.json).
 
-    .venv/bin/python benchmarks/snndelay_bench.py [--threads 1] [--batch 32] [--time 120] [--repeats 5]
+    .venv/bin/python benchmarks/snndelay_bench.py [--threads 1] [--batch 32] [--time 120] [--repeats 7]
 
-Rows (each a ratio to the peer measured in the same run, median of ``--repeats`` after one warm-up;
-process CPU time under ``torch_threads``):
+Rows (interleaved pairs, 1 thread, process clock, t-interval on the log ratio; SOPs are deterministic counts).
+The peers need ``pip install -e '.[bench]'`` (snnTorch) and ``pip install --no-deps neurobench==2.3.0``
+(its own requirements pull a torchaudio that does not load beside torch 2.13; the layer-ops counter needs none
+of them):
   DelayedLinear fwd+bwd vs nn.Linear     D in {0, 1, 2, 4, 8, 16}, conv and gather fast paths, 256 -> 256
   LIF fwd+bwd vs snnTorch snn.Leaky      our hand-written BPTT and our autograd reference (needs snntorch)
   SNN step vs GRU step                   ResidualDelaySNN (D = 0, 8) vs GRUDecoder at ~72k core parameters
@@ -15,11 +18,12 @@ Absolute times depend on the machine and its load; the ratios are the comparable
 from __future__ import annotations
 
 import argparse
+import sys
 
 import torch
 from torch import nn
 
-from neurips26.claims import measure, torch_threads
+from neurips26.bench import Bench
 from neurips26.snndelay import (
     LIF,
     DelayedLinear,
@@ -41,32 +45,29 @@ def _fwd_bwd(module: nn.Module, x: torch.Tensor, **kw):
     return step
 
 
-def bench_delayed_linear(args) -> None:
-    print(f"\n## DelayedLinear fwd+bwd vs nn.Linear  (x [{args.batch}, {args.time}, 256] -> 256)")
+def bench_delayed_linear(bench: Bench, args) -> None:
     x = torch.randn(args.batch, args.time, 256, requires_grad=True)
-    base = measure.timeit(_fwd_bwd(nn.Linear(256, 256), x), repeats=args.repeats).median
-    print(f"nn.Linear: {base * 1e3:.2f} ms")
-    print("| D | conv (ms) | conv / Linear | gather (ms) | gather / Linear |")
-    print("|---|---|---|---|---|")
+    peer = _fwd_bwd(nn.Linear(256, 256), x)
     for d in (0, 1, 2, 4, 8, 16):
         layer = DelayedLinear(256, 256, d, seed=0)
-        t_conv = measure.timeit(_fwd_bwd(layer, x, backend="conv"), repeats=args.repeats).median
-        t_gat = measure.timeit(_fwd_bwd(layer, x, backend="gather"), repeats=args.repeats).median
-        print(f"| {d} | {t_conv * 1e3:.2f} | {t_conv / base:.2f}x | {t_gat * 1e3:.2f} | {t_gat / base:.2f}x |")
+        for backend in ("conv", "gather"):
+            bench.compare(f"DelayedLinear D={d} ({backend}) fwd+bwd, x [{args.batch}, {args.time}, 256]",
+                          ours=_fwd_bwd(layer, x, backend=backend), peer=peer, peer_name="torch nn.Linear (no delays)",
+                          peer_kind="real", flops=6.0 * args.batch * args.time * 256 * 256,
+                          note="speed-up < 1 is the cost of the delays; the target is within 2x (>= 0.5)")
 
 
-def bench_lif(args) -> None:
-    print(f"\n## LIF fwd+bwd vs snnTorch snn.Leaky  (current [{args.batch}, {args.time}, 256])")
+def bench_lif(bench: Bench, args) -> None:
     cur = (torch.randn(args.batch, args.time, 256) + 0.5).requires_grad_(True)
-    ours = measure.timeit(_fwd_bwd(LIF(0.8), cur), repeats=args.repeats).median
-    ref = measure.timeit(_fwd_bwd(LIF(0.8, backend="reference"), cur), repeats=args.repeats).median
-    print(f"ours (hand BPTT): {ours * 1e3:.1f} ms; ours (autograd reference): {ref * 1e3:.1f} ms "
-          f"({ref / ours:.2f}x ours)")
+    ours = _fwd_bwd(LIF(0.8), cur)
+    bench.compare(f"LIF fwd+bwd, current [{args.batch}, {args.time}, 256]: hand BPTT vs autograd", ours=ours,
+                  peer=_fwd_bwd(LIF(0.8, backend="reference"), cur), peer_name="our autograd reference LIF",
+                  peer_kind="ours")
     try:
         import snntorch as snn
         from snntorch import surrogate
     except ImportError:
-        print("snntorch not installed: peer row skipped (pip install snntorch)")
+        print("snntorch not installed: peer row skipped (pip install -e '.[bench]')")
         return
     leaky = snn.Leaky(beta=0.8, spike_grad=surrogate.fast_sigmoid(slope=10), reset_mechanism="subtract")
 
@@ -78,41 +79,40 @@ def bench_lif(args) -> None:
             out.append(s)
         torch.stack(out, 1).sum().backward()
 
-    peer = measure.timeit(step, repeats=args.repeats).median
-    print(f"snn.Leaky: {peer * 1e3:.1f} ms  -> snn.Leaky / ours = {peer / ours:.2f}x")
+    bench.compare(f"LIF fwd+bwd, current [{args.batch}, {args.time}, 256]: ours vs snnTorch", ours=ours, peer=step,
+                  peer_name="snnTorch snn.Leaky (fast-sigmoid surrogate, subtract reset)", peer_kind="real")
 
 
-def bench_models(args) -> None:
-    print("\n## Training step (fwd + CTC + bwd) at ~72k core parameters, batch of synthetic sentences")
+def bench_models(bench: Bench, args) -> None:
     data = synthetic_speech_bci(n_sentences=args.batch, n_channels=64, seed=0)
     batch = make_batch(data, list(range(args.batch)))
     models = {"SNN D=0": ResidualDelaySNN(128, 128, 3, max_delay=0, n_days=4),
               "SNN D=8": ResidualDelaySNN(128, 128, 3, max_delay=8, n_days=4),
               "GRU 64x2": GRUDecoder(128, 64, 2, n_days=4)}
-    times = {}
-    for name, model in models.items():
-        def step(model=model) -> None:
+
+    def step_of(model: nn.Module):
+        def step() -> None:
             model.zero_grad(set_to_none=True)
             ctc_loss(model(batch.x, batch.day), batch.targets, batch.lengths).backward()
 
-        times[name] = measure.timeit(step, repeats=args.repeats).median
-    gru = times["GRU 64x2"]
-    print("| model | core params | step (ms) | / GRU |")
-    print("|---|---|---|---|")
-    for name, model in models.items():
-        print(f"| {name} | {count_core_params(model):,} | {times[name] * 1e3:.0f} | {times[name] / gru:.2f}x |")
-    bench_sops(models["SNN D=8"], batch)
+        return step
+
+    gru = models["GRU 64x2"]
+    for name in ("SNN D=0", "SNN D=8"):
+        bench.compare(f"training step (fwd + CTC + bwd), {name} ({count_core_params(models[name]):,} core params)",
+                      ours=step_of(models[name]), peer=step_of(gru),
+                      peer_name=f"GRU 64x2 decoder ({count_core_params(gru):,} core params)", peer_kind="ours")
+    bench_sops(bench, models["SNN D=8"], batch)
 
 
-def bench_sops(model: ResidualDelaySNN, batch) -> None:
-    print("\n## SOPs: ours vs NeuroBench's single_layer_MACs (same spike tensors, per delayed layer)")
+def bench_sops(bench: Bench, model: ResidualDelaySNN, batch) -> None:
     ours = estimate_energy(model, batch.x, batch.day, lengths=batch.lengths)
     print(f"ours: {ours['sops_per_bin']:.0f} SOPs/bin, {ours['macs_per_bin']:.0f} MACs/bin, "
           f"{ours['joules_per_bin'] * 1e9:.1f} nJ/bin, spike rate {ours['spike_rate']:.3f}")
     try:
         from neurobench.metrics.utils.layers import single_layer_MACs
     except ImportError:
-        print("neurobench not installed: peer row skipped (pip install neurobench)")
+        print("neurobench not installed: peer row skipped (pip install --no-deps neurobench==2.3.0)")
         return
     with torch.no_grad():
         _, spikes = model(batch.x, batch.day, return_spikes=True)
@@ -127,24 +127,25 @@ def bench_sops(model: ResidualDelaySNN, batch) -> None:
     for inp, layer in zip(inputs, layers):
         lin = nn.Linear(layer.in_features, layer.out_features)
         flat = (inp * mask)[mask.expand_as(inp)].view(-1, layer.in_features)
-        ops, spiking = single_layer_MACs(flat, lin)
+        ops, _spiking = single_layer_MACs(flat, lin)
         total_nb += ops
-    print(f"neurobench: {total_nb / int(mask.sum()):.0f} ops/bin on the delayed layers "
-          f"(ours counts SEW-ADD sums with multiplicity; NeuroBench counts nonzero inputs)")
+    bench.count("synaptic operations per time bin, SNN D=8 (same spike tensors)", ours=float(ours["sops_per_bin"]),
+                peer=float(total_nb / int(mask.sum())), peer_name="NeuroBench single_layer_MACs", peer_kind="real",
+                unit="ops per bin", note="ours counts SEW-ADD sums with multiplicity; NeuroBench counts nonzero inputs")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--time", type=int, default=120, help="time bins per sequence")
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
-    with torch_threads(args.threads):
-        bench_delayed_linear(args)
-        bench_lif(args)
-        bench_models(args)
+    args, rest = parser.parse_known_args()
+    bench = Bench("snndelay", description="delayed synapses, LIF and whole-model steps vs nn.Linear, snnTorch, a GRU; "
+                  "SOPs vs NeuroBench", argv=rest)
+    bench_delayed_linear(bench, args)
+    bench_lif(bench, args)
+    bench_models(bench, args)
+    bench.write()
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
