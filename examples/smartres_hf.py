@@ -12,8 +12,14 @@ import numpy as np
 import torch
 from transformers import SiglipVisionConfig, SiglipVisionModel
 
-from neurips26.smartres import (HFVisionTower, MiniGroundingMLLM, MLLMConfig, ResolutionRouter, SmartResGrounder,
-                                SmartResHF)
+from neurips26.smartres import (
+    HFVisionTower,
+    MiniGroundingMLLM,
+    MLLMConfig,
+    ResolutionRouter,
+    SmartResGrounder,
+    SmartResHF,
+)
 
 torch.manual_seed(0)
 tower = HFVisionTower(SiglipVisionModel(SiglipVisionConfig(

@@ -40,6 +40,6 @@ def test_train_backbone_curve_and_guard():
     bad = make_pool(SyntheticEgoGrounding(16, size=64, seed=0))
     bad.images = bad.images.clone()
     with pytest.raises(NonFiniteLossError):
-        train_backbone(model, bad, steps=3, batch=4, lr=float(1e30), attribute_weight=1.0)
+        train_backbone(model, bad, steps=3, batch=4, lr=1e30, attribute_weight=1.0)
     for k, v in model.state_dict().items():
         assert torch.equal(v, before[k]), k

@@ -47,7 +47,8 @@ from .model import FusionLM, MiniGroundingMLLM, MLLMConfig, SmartRes, ViT
 from .router import ResolutionRouter, bce_routing_loss, focal_routing_loss, margin_routing_loss, select_regions
 from .sequence import VisualSequence, build_order_preserving_sequence, token_centres
 
-__all__ = ["FusionLM", "HFVisionTower", "SmartResGrounder", "SmartResHF", "parse_query", "MLLMConfig", "MethodOutput", "MiniGroundingMLLM", "ResolutionRouter", "SmartRes",
+__all__ = ["FusionLM", "HFVisionTower", "MLLMConfig", "MethodOutput", "MiniGroundingMLLM", "ResolutionRouter",
+           "SmartRes", "SmartResGrounder", "SmartResHF", "parse_query",
            "SyntheticEgoGrounding", "ViT", "VisualSequence", "bce_routing_loss", "bipartite_merge", "box_iou",
            "build_order_preserving_sequence", "fastv_prune", "focal_routing_loss", "foreground_recall_at_k",
            "grounding_accuracy", "margin_routing_loss", "paired_iou", "region_labels", "run_fastv", "run_full",

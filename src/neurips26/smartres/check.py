@@ -304,7 +304,8 @@ def _latency_cells(ctx: CheckContext, model: MiniGroundingMLLM, router: Resoluti
             if images.shape[-1] != c.image_size:
                 raise ValueError("latency scenes must match the geometry's image size")
             for n in ctx.progress(SCORE_BASED, desc=f"latency b={bsz}"):
-                cmp = measure.timeit_pair(lambda: run_smartres(sr, images, query), lambda n=n: fns[n](images, query),
+                cmp = measure.timeit_pair(lambda im=images, q=query: run_smartres(sr, im, q),
+                                          lambda n=n, im=images, q=query: fns[n](im, q),
                                           repeats=s.repeats, warmup=1, threads=1, clock="process")
                 cells[f"{n}@b{bsz}"] = list(cmp.ratios)
                 medians[f"{n}@b{bsz}"] = {"smartres_s": cmp.a.median, "baseline_s": cmp.b.median}

@@ -43,7 +43,8 @@ def _tower_parts(model: nn.Module) -> nn.Module:
     """The module holding ``embeddings``/``encoder`` (``model.vision_model`` in older transformers)."""
     inner = getattr(model, "vision_model", model)
     if not (hasattr(inner, "embeddings") and hasattr(inner, "encoder")):
-        raise TypeError(f"model must be a transformers SiglipVisionModel or CLIPVisionModel, got {type(model).__name__}")
+        raise TypeError("model must be a transformers SiglipVisionModel or CLIPVisionModel, got "
+                        f"{type(model).__name__}")
     return inner
 
 

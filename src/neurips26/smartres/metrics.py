@@ -9,7 +9,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from neurips26.constraints import Int, Real, validate
+from neurips26.constraints import Real, validate
 from neurips26.constraints import Tensor as TensorC
 
 from ._checks import check_boxes, check_mask_like

@@ -208,9 +208,10 @@ class ViT(nn.Module):
         """Run the blocks on embedded tokens ``x [B, N, d]``.
 
         ``tome_r``: tokens merged after each block (ToMe, with size-weighted attention); ``extra [B, N, e]``
-        (positions, footprints) is merged alongside; ``tome_metric``: the similarity ToMe matches on, ``"keys"`` (the
-        paper's: the block's keys, averaged over heads) or ``"tokens"`` (the block outputs). ``return_last_attn``: also the last block's attention
-        matrix (recomputed). Returns ``(tokens, extra, size, attn)``.
+        (positions, footprints) is merged alongside; ``tome_metric``: the similarity ToMe matches on,
+        ``"keys"`` (the paper's: the block's keys, averaged over heads) or ``"tokens"`` (the block outputs).
+        ``return_last_attn``: also the last block's attention matrix (recomputed).
+        Returns ``(tokens, extra, size, attn)``.
         """
         from .baselines import bipartite_merge
 
@@ -237,7 +238,8 @@ class ViT(nn.Module):
                 attn = attention_probs(blk, x, bias)
             x, keys = block_forward(blk, x, bias)
             if tome_r is not None and tome_r[i] > 0:
-                x, size, extra = bipartite_merge(keys if tome_metric == "keys" else x, x, size, tome_r[i], extra)
+                metric = keys if tome_metric == "keys" else x
+                x, size, extra = bipartite_merge(metric, x, size, tome_r[i], extra)
         return self.ln(x), extra, size, attn
 
 

@@ -16,7 +16,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from neurips26.constraints import Choice, Instance, Int, Optional, Real, Tensor, validate
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, validate
+from neurips26.constraints import Tensor as TensorC
 from neurips26.nn.train import TrainingGuard
 
 from .data import N_COLOURS, N_DIGITS, SyntheticEgoGrounding, region_labels
@@ -211,8 +212,8 @@ ROUTER_LOSSES = {
 }
 
 
-@validate(model=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"), feats=Tensor("N L D"), query_emb=Tensor("N Q"),
-          boxes=Tensor("N 4"), loss=Choice(*ROUTER_LOSSES), steps=Int(low=1), batch=Int(low=1),
+@validate(model=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"), feats=TensorC("N L D"), query_emb=TensorC("N Q"),
+          boxes=TensorC("N 4"), loss=Choice(*ROUTER_LOSSES), steps=Int(low=1), batch=Int(low=1),
           lr=Real(low=0.0, closed="neither"), seed=Int(low=0), hidden=Int(low=1))
 def train_router(model: MiniGroundingMLLM, feats: Tensor, query_emb: Tensor, boxes: Tensor, *, loss: str,
                  steps: int, batch: int = 128, lr: float = 2e-3, seed: int = 0, hidden: int = 128) -> ResolutionRouter:
