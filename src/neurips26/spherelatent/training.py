@@ -211,7 +211,7 @@ def _fit(model: nn.Module, x: Tensor, y: Tensor | None, loss_fn: Callable, budge
         steps = _steps_for_budget(model, loss_fn, _batches(x, y, batch_size, seed + 1), float(budget_s), lr,
                                   clock)
     if evals is not None:
-        eval_every = max(1, steps // evals)
+        eval_every = max(1, -(-steps // evals))  # ceil: evals points, the last at the last step
     ema = EMA(model, ema_decay) if ema_decay is not None else None
     torch.manual_seed(seed)
     cpu0, wall0 = time.process_time(), time.perf_counter()
