@@ -197,6 +197,7 @@ class FedAvgLoRABaseline:
         rounds: at most this many rounds; time_budget_s: or until the virtual clock passes this.
         fraction: devices sampled per round (at least one).  local_epochs, batch_size, lr: local training.
         rank, alpha: LoRA.  depth, positions: as :class:`LoRAClassifier`.  seed: sampling and training seed.
+        eval_every: evaluate after every this many rounds (and after the last); rows are written only then.
     """
 
     def __init__(self, backbone: nn.Module, client_data: Sequence[Mapping[str, torch.Tensor]],
@@ -204,10 +205,13 @@ class FedAvgLoRABaseline:
                  time_budget_s: float = math.inf, fraction: float = 0.5, local_epochs: int = 1, batch_size: int = 16,
                  lr: float = 1e-3, rank: int = 8, alpha: float = 16.0, depth: int | None = None,
                  positions: str = "mean", n_classes: int = 2, seed: int = 0,
-                 progress: Callable | None = None) -> None:
+                 progress: Callable | None = None, eval_every: int = 1) -> None:
         _check_clients_data(client_data, profiles)
         if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
             raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
+        if isinstance(eval_every, bool) or not isinstance(eval_every, int) or eval_every < 1:
+            raise ValueError(f"eval_every must be an int >= 1, got {eval_every!r}")
+        self.eval_every = eval_every
         _check_run_args(1.0 if time_budget_s == math.inf else time_budget_s, fraction, lr)
         self.trainer = _LoRATrainer(backbone, depth=depth, positions=positions, rank=rank, alpha=alpha,
                                     n_classes=n_classes, lr=lr, local_epochs=local_epochs, batch_size=batch_size,
@@ -232,6 +236,7 @@ class FedAvgLoRABaseline:
         state = self.trainer.model.trainable_state()
         nbytes = self.exchange_nbytes
         t, up, down, flops = 0.0, 0, 0, 0.0  # each round's participants download the global model
+        pending = None
         rows = [{"time_s": 0.0, "round": 0, "accuracy": _accuracy(self.trainer.model, self.eval_data),
                  "bytes_up": 0, "bytes_down": down, "device_flops": 0.0, "round_s": 0.0}]
         for r in self.progress(range(1, self.rounds + 1), desc="FedAvg-LoRA rounds"):
@@ -253,8 +258,13 @@ class FedAvgLoRABaseline:
             up += k * nbytes
             down += k * nbytes
             self.participants.append(chosen)
-            rows.append({"time_s": t, "round": r, "accuracy": _accuracy(self.trainer.model, self.eval_data),
-                         "bytes_up": up, "bytes_down": down, "device_flops": flops, "round_s": round_s})
+            pending = {"time_s": t, "round": r, "bytes_up": up, "bytes_down": down, "device_flops": flops,
+                       "round_s": round_s}
+            if r % self.eval_every == 0 or r == self.rounds:
+                rows.append({**pending, "accuracy": _accuracy(self.trainer.model, self.eval_data)})
+                pending = None
+        if pending is not None:  # stopped by the time budget between evaluations: evaluate where it stopped
+            rows.append({**pending, "accuracy": _accuracy(self.trainer.model, self.eval_data)})
         return pd.DataFrame(rows)
 
 

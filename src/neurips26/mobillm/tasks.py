@@ -121,7 +121,7 @@ def word_order_passages(*, n_train: int, n_test: int, n_val: int = 0, words: int
     ``"val"`` when ``n_val > 0``); in each split exactly half of the passages (seeded) are corrupted, so
     the classes are balanced and no original appears beside its own corruption. The label is a property of
     the text alone, so it is learnable from frozen features (a centralised logistic probe on mean-pooled
-    MiniLM-3 features reaches about 0.92; the comedy/tragedy label of protocols 1-3 about 0.52).
+    MiniLM-3 features reaches 0.89-0.92 at 24-32 words; the comedy/tragedy label of protocols 1-3 about 0.52).
     """
     if isinstance(window, bool) or not isinstance(window, int) or window < 2:
         raise ValueError(f"window must be an int >= 2, got {window!r}")
