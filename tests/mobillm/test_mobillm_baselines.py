@@ -110,3 +110,13 @@ def test_sync_side_tuning_and_local_only_run_on_the_devices():
     assert curve["device_flops"].iloc[-1] > flops_fwd  # plus the on-device side-network training
     solo = local_only(clients, side_fn, aligner_fn, test_feats, epochs=5)
     assert 0.0 <= solo["accuracy_min"] <= solo["accuracy_mean"] <= 1.0 and math.isfinite(solo["device_flops_mean"])
+
+
+def test_fedavg_eval_every_writes_rows_only_at_evaluations_and_the_end():
+    parts, test = _parts()
+    fed = FedAvgLoRABaseline(tiny_llama(), parts, PROFILES, test, rounds=5, fraction=0.5, rank=2, eval_every=2)
+    curve = fed.run()
+    assert curve["round"].tolist() == [0, 2, 4, 5]  # the start, every 2nd round, the last
+    assert (curve["time_s"].diff().iloc[1:] > 0).all() and len(fed.participants) == 5
+    with pytest.raises(ValueError, match="eval_every"):
+        FedAvgLoRABaseline(tiny_llama(), parts, PROFILES, test, rounds=2, eval_every=0)
