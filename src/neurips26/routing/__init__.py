@@ -21,7 +21,7 @@ from .baselines import (
     solve_cvrp_pyvrp,
     two_opt,
 )
-from .decode import greedy_construct
+from .decode import greedy_construct, multi_start_construct
 from .grid import GridPoint, equal_param_pairs, scaling_grid
 from .model import (
     DecoderBlock,
@@ -37,6 +37,7 @@ from .train import SubpathBatch, SubpathSampler, TrainResult, subpath_loss, trai
 from .tsp import (
     ROUNDINGS,
     as_instances,
+    augment_x8,
     check_tours,
     distance_matrix,
     make_tsp_instances,
@@ -44,6 +45,7 @@ from .tsp import (
     random_tours,
     tour_length,
 )
+from .tsplib import TSPFile, read_tour, read_tsp
 
 
 def load_tsplib_small() -> list:
@@ -62,7 +64,8 @@ def load_cvrplib_x_small() -> list:
 
 
 __all__ = [
-    "BACKENDS", "ROUNDINGS", "DecoderBlock", "DecoderConfig", "GridPoint", "POMOLightDecoder", "SubpathBatch",
+    "BACKENDS", "ROUNDINGS", "TSPFile", "augment_x8", "multi_start_construct", "read_tour", "read_tsp",
+    "DecoderBlock", "DecoderConfig", "GridPoint", "POMOLightDecoder", "SubpathBatch",
     "SubpathSampler", "TSPDecoderOnly", "TrainResult", "as_instances", "backend_available", "check_tours",
     "count_params", "decoder_step_flops", "distance_matrix", "equal_param_pairs", "farthest_insertion_tours",
     "greedy_construct", "held_karp", "load_cvrplib_x_small", "load_tsplib_small", "make_tsp_instances",

@@ -14,7 +14,7 @@ import torch
 
 from .tsp import _check_rounding, as_instances, tour_length
 
-__all__ = ["greedy_construct"]
+__all__ = ["greedy_construct", "multi_start_construct"]
 
 
 def _model_dtype_device(model: torch.nn.Module) -> tuple[torch.dtype, torch.device]:
@@ -65,3 +65,48 @@ def greedy_construct(model: torch.nn.Module, X: Any, start: int = 0, *,
         model.train(was_training)
     lengths = tour_length(Xt.cpu(), tours.cpu(), rounding=rounding)
     return tours.cpu(), lengths
+
+
+@torch.no_grad()
+def multi_start_construct(model: torch.nn.Module, X: Any, starts: Any = None, *, augment: bool = False,
+                          rounding: str = "none") -> tuple[torch.Tensor, torch.Tensor]:
+    """POMO-style inference: greedy tours from several start nodes (and, with ``augment``, on the 8 symmetric
+    images of each instance, :func:`~neurips26.routing.augment_x8`); the shortest per instance is kept.
+
+    Args:
+        X: ``[B, n, 2]``. starts: node indices to start from (default: every node, ``n`` rollouts).
+        augment: also decode each symmetric image (``8 x len(starts)`` rollouts); an image is an isometry,
+            so its tours are tours of the original instance and are measured on the original coordinates.
+    Returns:
+        (int64 tours ``[B, n]``, lengths ``[B]``): per instance the best rollout (ties: the first start, the
+        first image), its length from :func:`tour_length` on ``X``. Equals the minimum over single
+        :func:`greedy_construct` calls, which is what it computes, batched over instances.
+    """
+    Xn = as_instances(X)
+    B, n, _ = Xn.shape
+    if starts is None:
+        starts = list(range(n))
+    if isinstance(starts, int | str | bytes) or not hasattr(starts, "__iter__"):
+        raise TypeError(f"starts must be a sequence of node indices, got {type(starts).__name__}")
+    starts = list(starts)
+    if not starts:
+        raise ValueError("starts must hold at least one node index, got an empty sequence")
+    for s in starts:  # validated here, before any rollout, so a bad index fails before the work
+        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < n:
+            raise ValueError(f"starts must be integer node indices in [0, {n - 1}], got {s!r}")
+    if not isinstance(augment, bool):
+        raise TypeError(f"augment must be a bool, got {augment!r}")
+    _check_rounding(rounding)
+    from .tsp import augment_x8
+
+    images = augment_x8(Xn) if augment else Xn[None]
+    best_tours = torch.zeros(B, n, dtype=torch.int64)
+    best = torch.full((B,), float("inf"), dtype=torch.float64)
+    for image in images:
+        for s in starts:
+            tours, _ = greedy_construct(model, image, s)
+            lengths = torch.as_tensor(tour_length(Xn, tours.numpy(), rounding=rounding))
+            better = lengths < best
+            best_tours[better] = tours[better]
+            best = torch.where(better, lengths, best)
+    return best_tours, best

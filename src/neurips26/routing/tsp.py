@@ -20,8 +20,8 @@ import torch
 
 ROUNDINGS = ("none", "nint_half_up")
 
-__all__ = ["ROUNDINGS", "as_instances", "check_tours", "distance_matrix", "make_tsp_instances", "optimality_gap",
-           "random_tours", "tour_length"]
+__all__ = ["ROUNDINGS", "as_instances", "augment_x8", "check_tours", "distance_matrix", "make_tsp_instances",
+           "optimality_gap", "random_tours", "tour_length"]
 
 
 # ------------------------------------------------------------------------------------------ validation
@@ -91,10 +91,19 @@ def distance_matrix(X: Any, rounding: str = "none") -> np.ndarray:
     """Pairwise distances ``[B, n, n]`` (float64): Euclidean, or TSPLIB nint $\\lfloor d + 0.5\\rfloor$."""
     _check_rounding(rounding)
     X = as_instances(X, min_nodes=1)
-    diff = X[:, :, None, :] - X[:, None, :, :]
-    # d_ij = sqrt((x_i - x_j)^2 + (y_i - y_j)^2)
-    dist = np.sqrt((diff**2).sum(-1))
+    # d_ij = sqrt((x_i - x_j)^2 + (y_i - y_j)^2), as hypot: no overflow from squaring huge coordinates
+    with np.errstate(over="ignore"):
+        diff = X[:, :, None, :] - X[:, None, :, :]
+        dist = np.hypot(diff[..., 0], diff[..., 1])
+    _check_finite_lengths(dist, X)
     return np.floor(dist + 0.5) if rounding == "nint_half_up" else dist
+
+
+def _check_finite_lengths(values: np.ndarray, X: np.ndarray) -> None:
+    """Finite coordinates whose distances or tour lengths exceed float64 (~1.8e308) are refused, not inf."""
+    if not np.isfinite(values).all():
+        raise ValueError(f"X has coordinates up to {np.abs(X).max():.3g}: its distances or tour lengths overflow "
+                         "float64; rescale the instance (lengths scale linearly with the coordinates)")
 
 
 def random_tours(batch: int, n: int, seed: int) -> np.ndarray:
@@ -106,6 +115,22 @@ def random_tours(batch: int, n: int, seed: int) -> np.ndarray:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     rng = np.random.default_rng(seed)
     return np.argsort(rng.random((batch, n)), axis=1).astype(np.int64)
+
+
+def augment_x8(X: Any) -> np.ndarray:
+    r"""The 8 symmetries of the square applied to every instance: ``[8, B, n, 2]`` (float64).
+
+    POMO's ×8 augmentation: with $(u, v) = (x - c_x, y - c_y)$ about the centre $c$ of the instance's bounding
+    box, the images are $(\pm u, \pm v)$ and $(\pm v, \pm u)$ plus $c$ (index 0 is the identity). Each is an
+    isometry, so a tour (a permutation) has the same Euclidean length on every image; a policy, which is not
+    invariant, proposes different tours on them and the best is kept (:func:`~neurips26.routing.multi_start_construct`).
+    On the unit square these are exactly POMO's $(x, y), (y, x), (1 - x, y), \dots$
+    """
+    Xn = as_instances(X)
+    c = 0.5 * (Xn.min(axis=1, keepdims=True) + Xn.max(axis=1, keepdims=True))  # [B, 1, 2]
+    u, v = Xn[..., 0] - c[..., 0], Xn[..., 1] - c[..., 1]
+    images = [(u, v), (-u, v), (u, -v), (-u, -v), (v, u), (-v, u), (v, -u), (-v, -u)]
+    return np.stack([np.stack((a + c[..., 0], b + c[..., 1]), axis=-1) for a, b in images])
 
 
 # ------------------------------------------------------------------------------------------ lengths
@@ -120,11 +145,13 @@ def tour_length(X: Any, tours: Any, rounding: str = "none") -> Any:
     Xn = as_instances(X)
     pi = check_tours(tours, Xn.shape[0], Xn.shape[1])
     pts = np.take_along_axis(Xn, pi[:, :, None], axis=1)  # [B, n, 2] in tour order
-    nxt = np.roll(pts, -1, axis=1)
-    seg = np.sqrt(((pts - nxt) ** 2).sum(-1))  # [B, n] edge lengths
-    if rounding == "nint_half_up":
-        seg = np.floor(seg + 0.5)
-    out = seg.sum(axis=1)
+    with np.errstate(over="ignore"):  # hypot does not square-then-root, so it overflows only if the length does
+        step = np.roll(pts, -1, axis=1) - pts
+        seg = np.hypot(step[..., 0], step[..., 1])  # [B, n] edge lengths
+        if rounding == "nint_half_up":
+            seg = np.floor(seg + 0.5)
+        out = seg.sum(axis=1)
+    _check_finite_lengths(out, Xn)
     if torch_in:
         dtype = X.dtype if isinstance(X, torch.Tensor) and X.is_floating_point() else torch.float32
         return torch.as_tensor(out, dtype=dtype)
