@@ -43,10 +43,12 @@ from torch import nn
 from .. import constraints as cons
 from ..constraints import Bool, Choice, Instance, Int, Optional, Real, validate
 
-__all__ = ["SCHEDULES", "NonFiniteLossError", "StepRecord", "TrainResult", "TrainingGuard", "lr_at", "lr_lambda",
-           "next_token_loss", "seeded_batches", "train_lm"]
+__all__ = ["DISTRIBUTED", "SCHEDULES", "NonFiniteLossError", "StepRecord", "TrainResult", "TrainingGuard",
+           "full_state_dict", "lr_at", "lr_lambda", "next_token_loss", "seeded_batches", "train_lm"]
 
 Schedule = Literal["cosine", "wsd", "constant"]
+#: ``train_lm(distributed=...)``: one process, or data-parallel under torchrun with DDP or FSDP2
+DISTRIBUTED = ("auto", "off", "ddp", "fsdp")
 SCHEDULES: tuple[str, ...] = ("cosine", "wsd", "constant")
 Batch = tuple[torch.Tensor, torch.Tensor]
 
@@ -346,7 +348,7 @@ _OPTIONAL_FN = Optional(cons.Callable())
           autocast_dtype=Choice(None, torch.bfloat16, torch.float16), grad_accum_steps=Int(low=1),
           loss_fn=_OPTIONAL_FN, eval_fn=_OPTIONAL_FN, eval_every=Optional(Int(low=1)), callback=_OPTIONAL_FN,
           progress=_OPTIONAL_FN, optimizer=Optional(Instance(torch.optim.Optimizer, "torch.optim.Optimizer")),
-          distributed=Choice("auto", "off", "ddp"))
+          distributed=Choice(*DISTRIBUTED))
 def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch], *, steps: int, lr: float,
              schedule: Schedule = "cosine", warmup_steps: int = 0, decay_fraction: float = 0.2,
              min_lr_ratio: float = 0.0, cosine_over_warmup: bool = False, weight_decay: float = 0.1,
@@ -356,7 +358,8 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
              eval_fn: Callable[[nn.Module], Any] | None = None, eval_every: int | None = None,
              callback: Callable[[StepRecord], bool | None] | None = None,
              progress: Callable[..., Any] | None = None,
-             optimizer: torch.optim.Optimizer | None = None, distributed: str = "auto") -> TrainResult:
+             optimizer: torch.optim.Optimizer | None = None, distributed: str = "auto",
+             fsdp_units: tuple[type, ...] = ()) -> TrainResult:
     """Train ``model`` in place for ``steps`` AdamW steps; returns the history.
 
     Args:
@@ -383,7 +386,15 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
             the world size); gradients are averaged across ranks, so two processes with half the batch each end
             with the weights of one process with the whole batch (to fp32 round-off); losses are reported as the
             mean over ranks; the finite-loss guard agrees across ranks (all stop and restore together); only rank
-            0 shows progress.
+            0 shows progress. ``"fsdp"`` (needs torchrun too) shards parameters, gradients and AdamW's moments
+            across the ranks with PyTorch's FSDP2 (``torch.distributed.fsdp.fully_shard``), same data sharding
+            and same result as DDP (to fp32 round-off), each rank holding ``1/world`` of the state at rest.
+            The model is sharded **in place** (its parameters become ``DTensor`` shards, also after the call,
+            and after a failed fit, which restores the shard values): gather the weights with
+            :func:`full_state_dict`. ``optimizer`` cannot be passed (it would hold the unsharded parameters);
+            ``eval_fn`` runs on every rank (its forward all-gathers).
+        fsdp_units: module classes sharded as their own FSDP units (e.g. the transformer block class), so only
+            one unit's full weights exist at a time in forward/backward; the root is always a unit.
 
     Raises:
         FloatingPointError: a non-finite loss (with the step).
@@ -398,13 +409,18 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
     if not params:
         raise ValueError("model has no trainable parameters")
     device = params[0].device
+    _check_fsdp_args(distributed, optimizer, fsdp_units)
     rank, world = _data_parallel(distributed)
+    net: nn.Module = model
+    if world > 1 and distributed == "fsdp":
+        _fully_shard(model, fsdp_units)
+        params = [p for p in model.parameters() if p.requires_grad]  # now DTensor shards
+    elif world > 1:
+        net = torch.nn.parallel.DistributedDataParallel(model)
+    if world > 1:
+        source = _sharded(source, rank, world)
     opt = optimizer or torch.optim.AdamW(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
     scaler = torch.amp.GradScaler(device.type) if autocast_dtype == torch.float16 else None
-    net: nn.Module = model
-    if world > 1:
-        net = torch.nn.parallel.DistributedDataParallel(model)
-        source = _sharded(source, rank, world)
 
     result = TrainResult()
     start = time.perf_counter()
@@ -421,14 +437,39 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
     return result
 
 
+def _check_fsdp_args(distributed: Any, optimizer: Any, fsdp_units: Any) -> None:
+    if not isinstance(fsdp_units, tuple) or not all(isinstance(u, type) and issubclass(u, nn.Module)
+                                                    for u in fsdp_units):
+        raise TypeError(f"train_lm: fsdp_units must be a tuple of nn.Module classes, got {fsdp_units!r}")
+    if distributed == "fsdp" and optimizer is not None:
+        raise ValueError("train_lm: distributed='fsdp' builds its own AdamW over the sharded parameters; an "
+                         "optimizer passed in would step the unsharded ones (leave optimizer=None)")
+
+
+def _fully_shard(model: nn.Module, units: tuple[type, ...]) -> None:
+    """FSDP2 in place: every module of a class in ``units`` (innermost first), then the root."""
+    from torch.distributed.fsdp import fully_shard
+
+    for module in reversed(list(model.modules())):
+        if module is not model and isinstance(module, units):
+            fully_shard(module)
+    fully_shard(model)
+
+
+def full_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
+    """The model's ``state_dict`` with every FSDP ``DTensor`` shard gathered into a full tensor (a collective:
+    call it on every rank); for an unsharded model, its plain ``state_dict``."""
+    return {k: (v.full_tensor() if hasattr(v, "full_tensor") else v) for k, v in model.state_dict().items()}
+
+
 def _data_parallel(distributed: str) -> tuple[int, int]:
     """(rank, world size) of the data-parallel run ``distributed`` asks for; (0, 1) for one process."""
     import torch.distributed as dist
 
     active = dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
-    if distributed == "ddp" and not active:
-        raise ValueError("train_lm: distributed='ddp' needs torch.distributed initialised with more than one "
-                         "process (launch with torchrun)")
+    if distributed in ("ddp", "fsdp") and not active:
+        raise ValueError(f"train_lm: distributed={distributed!r} needs torch.distributed initialised with more "
+                         "than one process (launch with torchrun)")
     if distributed == "off" or not active:
         return 0, 1
     return dist.get_rank(), dist.get_world_size()
@@ -508,7 +549,8 @@ def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[in
         if scaler is not None:
             scaler.unscale_(opt)
         # $g \leftarrow g \min(1, c / \lVert g \rVert)$
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(params, grad_clip))
+        norm = torch.nn.utils.clip_grad_norm_(params, grad_clip)
+        grad_norm = float(norm.full_tensor() if hasattr(norm, "full_tensor") else norm)  # FSDP: a DTensor
     if scaler is not None:
         scaler.step(opt)
         scaler.update()
