@@ -102,7 +102,7 @@ SETTINGS = {
     "smoke": Setting(4, 400, 200, rounds=4, fraction=0.5, compare=("tiny-llama",), mix=("tiny-llama", "tiny-bert"),
                      idle_replay_steps=100, n_val=100, tune_rounds=2),
     # quick: one seed (decides nothing: min_n 3); the 3-layer MiniLM keeps the LoRA peers within 240 CPU-s
-    "quick": Setting(16, 640, 256, rounds=8, fraction=0.25, compare=("minilm-3",), mix=("minilm-3", "smollm2-15"),
+    "quick": Setting(16, 640, 256, rounds=6, fraction=0.25, compare=("minilm-3",), mix=("minilm-3", "smollm2-15"),
                      n_val=128, tune_rounds=2),
     # full: 3 seeds, the LoRA peers 50 rounds (FedAsync 200 merges); the mix keeps the two families (MiniLM-3,
     # SmolLM2-15): the 4-type mix (+ MiniLM-6, SmolLM2-30) did not fit the CPU budget of this session
