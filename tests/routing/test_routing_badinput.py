@@ -364,8 +364,9 @@ def test_train_supervised_rolls_back_when_the_loss_turns_non_finite():
 
 
 def test_train_supervised_refuses_a_model_without_policy_methods():
-    check_bad_inputs(lambda: train_supervised(torch.nn.Linear(2, 2), X, TOURS, **TRAIN_KW),
-                     BadInput("linear", names="model"))
+    linear = torch.nn.Linear(2, 2)  # built outside the call: building draws from torch's RNG
+    check_bad_inputs(lambda: train_supervised(linear, X, TOURS, **TRAIN_KW), BadInput("linear", names="model"),
+                     target=linear)
     check_bad_inputs(lambda: train_supervised("model", X, TOURS, **TRAIN_KW), BadInput("str", names="model"))
 
 

@@ -17,7 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from ._checks import check_bool, check_int, check_module, check_number, trusted
-from .delays import DelayedLinear
+from .delays import DELAY_DISTS, DelayedLinear
 from .layers import CausalGaussianSmoothing, DayInputLayer, validate_inputs
 from .neurons import LIF
 
@@ -71,6 +71,11 @@ class ResidualDelaySNN(nn.Module):
         check_int("delay_seed", delay_seed, 0)
         check_bool("learn_beta", learn_beta)
         check_bool("time_first", time_first)
+        # every argument checked before any submodule is built: building draws from torch's RNG, and a refused
+        # call must leave the process as it found it
+        if delay_dist not in DELAY_DISTS:
+            raise ValueError(f"delay_dist must be one of {DELAY_DISTS}, got {delay_dist!r}")
+        CausalGaussianSmoothing(smooth_sigma)  # validates smooth_sigma (no parameters, no RNG)
         super().__init__()
         self.time_first = time_first
         self.n_in, self.hidden, self.n_layers, self.n_classes = n_in, hidden, n_layers, n_classes
