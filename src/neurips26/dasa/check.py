@@ -207,11 +207,25 @@ def measure_history_use(ctx: CheckContext) -> Evidence:
                     details={"dense_vs_truth": d, "prev_chunk_vs_truth": p})
 
 
+def measure_teacher_sane(ctx: CheckContext) -> Evidence:
+    """Dense rollout vs the truth, minus the trivial video that repeats the last context frame (sparse)."""
+    vids = _videos(ctx, "sparse")
+    dense = _rollout(ctx, "sparse", "dense")["psnr_vs_truth"]
+    still = [psnr(v.frames[1:2].expand_as(v.frames), v.frames) for v in vids]
+    return Evidence(values=[a - b for a, b in zip(dense, still)],
+                    unit="dB vs the true video, dense rollout − repeating the last context frame, per video (sparse)",
+                    details={"dense_vs_truth": dense, "still_vs_truth": still})
+
+
+SANE = Precondition("the teacher's rollouts beat repeating the last context frame (sparse)", measure_teacher_sane,
+                    rules.threshold(">", 0.0, stat="mean", min_n=2))
+
 HISTORY = (
     Precondition("history matters: the previous chunk alone is far from dense (occlusion)", measure_history_gap,
                  rules.threshold("<", HISTORY_PSNR_MAX, stat="mean", min_n=2)),
     Precondition("the teacher uses its history: dense is closer to the truth than previous-chunk-only",
                  measure_history_use, rules.threshold(">", HISTORY_USE_DB, stat="mean", min_n=2)),
+    SANE,
 )
 
 
@@ -435,7 +449,7 @@ CLAIMS = (
           metric="keys saving on pans / on sparse, DASA with τ = 0.1; DASA PSNR vs dense on pans",
           rule=rules.all_of(rules.threshold("<=", PAN_KEYS_FRACTION_MAX, stat="value", min_n=1),
                             rules.on("psnr_dense_pan", rules.threshold(">=", PAN_PSNR_MIN, stat="value", min_n=1))),
-          measure=measure_c5, scales=("quick", "full", "gpu")),
+          measure=measure_c5, scales=("quick", "full", "gpu"), preconditions=(SANE,)),
     Claim(id="C6", statement="Dynamics-guided distillation improves on plain (uniform) distillation.",
           paper_value="'enhances performance' (no numbers)",
           metric="PSNR vs teacher rollout, dynamics-weighted − uniform distillation (dB, per video, occlusion)",
