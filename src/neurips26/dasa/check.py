@@ -62,7 +62,7 @@ class Setting:
     dim: int
     depth: int
     heads: int
-    train_s: float          # CPU seconds of teacher training
+    train_steps: int        # teacher training steps (fixed: a time budget would make the teacher depend on load)
     clip: int               # frames per training clip
     clips: int              # training clips
     frames: int             # rollout length
@@ -77,13 +77,13 @@ class Setting:
 
 def _setting(ctx: CheckContext) -> Setting:
     return ctx.pick({
-        "smoke": Setting(size=32, dim=24, depth=1, heads=2, train_s=1.0, clip=4, clips=4, frames=6, videos=2,
+        "smoke": Setting(size=32, dim=24, depth=1, heads=2, train_steps=2, clip=4, clips=4, frames=6, videos=2,
                          batch=2, distill_steps=2, distill_frames=4, repeats=2, compile=False),
-        "quick": Setting(size=64, dim=48, depth=2, heads=2, train_s=100.0, clip=12, clips=64, frames=16,
+        "quick": Setting(size=64, dim=48, depth=2, heads=2, train_steps=280, clip=12, clips=64, frames=16,
                          videos=6),
-        "full": Setting(size=64, dim=48, depth=3, heads=2, train_s=500.0, clip=12, clips=128, frames=20,
+        "full": Setting(size=64, dim=48, depth=3, heads=2, train_steps=1000, clip=12, clips=128, frames=20,
                         videos=12, lr=2e-3, distill_steps=200),
-        "gpu": Setting(size=128, dim=384, depth=8, heads=4, train_s=240.0, clip=16, clips=128, frames=64,
+        "gpu": Setting(size=128, dim=384, depth=8, heads=4, train_steps=3000, clip=16, clips=128, frames=64,
                        videos=24, distill_steps=300)})
 
 
@@ -103,8 +103,7 @@ def _teacher(ctx: CheckContext) -> ARVideoDiT:
     clips = torch.stack([moving_sprites(r, s.clip, s.size, 10_000 + i).frames
                          for i, r in enumerate(ctx.progress(names, desc="dasa training clips"))])
     with torch_threads(1):
-        losses = train_teacher(model, clips, steps=1_000_000, batch=s.batch, lr=s.lr, seed=ctx.seeds[0],
-                               max_seconds=s.train_s)
+        losses = train_teacher(model, clips, steps=s.train_steps, batch=s.batch, lr=s.lr, seed=ctx.seeds[0])
     tail = float(np.mean(losses[-20:]))
     ctx.metrics["teacher"] = {"steps": len(losses), "first_loss": losses[0], "last_loss_mean20": tail,
                               "params": sum(p.numel() for p in model.parameters()),
