@@ -141,7 +141,7 @@ def test_fit_records_eval_curve_and_calls_on_step():
               on_step=lambda k, n: (seen.append((k, n)), cm.set_progress(k / n)))
     assert [h[0] for h in out.eval_history] == [4, 8, 12]
     cpu = [h[1] for h in out.eval_history]
-    assert cpu == sorted(cpu) and cpu[-1] <= out.cpu_seconds + 1e-6
+    assert cpu == sorted(cpu) and cpu[-1] <= out.cpu_seconds + 5e-4 + 1e-9  # the curve stores CPU-s rounded to 1 ms
     assert seen[0] == (1, 12) and seen[-1] == (12, 12) and math.isclose(cm.progress, 1.0)
     with pytest.raises(ValueError, match="at most one"):
         fit(cm, x, y, loss_fn=lambda m, xb, yb: m.loss(xb, yb)[0], steps=2, batch_size=16, eval_fn=lambda m: 0,
