@@ -213,7 +213,7 @@ def test_diffusers_adapter_says_what_is_missing():
         DiffusersVAETokenizer.from_config({}, image_size=8)
 
 
-@pytest.mark.skipif(not HAS_DIFFUSERS, reason="diffusers is not installed (no neurips26 extra provides it yet)")
+@pytest.mark.skipif(not HAS_DIFFUSERS, reason="diffusers is not installed: pip install -e '.[diffusers]'")
 def test_diffusers_adapter_on_config_built_autoencoderkl(tmp_path):  # pragma: no cover - needs diffusers
     config = {"in_channels": 1, "out_channels": 1, "latent_channels": 4, "block_out_channels": [8, 16],
               "down_block_types": ["DownEncoderBlock2D"] * 2, "up_block_types": ["UpDecoderBlock2D"] * 2,

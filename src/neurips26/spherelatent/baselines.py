@@ -185,16 +185,9 @@ class LatentFlowMatching(FrozenTokenizerGenerator):
         self.velocity, self.num_classes, self.class_dropout = velocity, num_classes, class_dropout
         self.config = dict(num_classes=num_classes, class_dropout=class_dropout)
 
-    def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
-        """$\\lVert v_\\theta(z_t, t, y) - (\\varepsilon - z) \\rVert^2$, $t \\sim U[0, 1]$; returns (loss, logs)."""
-        check_images(x)
-        y = check_labels(y, x.shape[0], self.num_classes)
-        with trusted():
-            return self._loss(x, y)
-
     def _loss(self, x: Tensor, y: Tensor | None) -> tuple[Tensor, dict[str, float]]:
-        with torch.no_grad():
-            z = (self.tokenizer.encode(x) - self.latent_mean) / self.latent_std
+        """$\\lVert v_\\theta(z_t, t, y) - (\\varepsilon - z) \\rVert^2$, $t \\sim U[0, 1]$; returns (loss, logs)."""
+        z = self.standardised_latents(x)
         t = torch.rand(z.shape[0], device=z.device)
         eps = torch.randn_like(z)
         # $z_t = (1 - t) z + t \varepsilon$, target velocity $\varepsilon - z$
@@ -296,16 +289,9 @@ class LatentConsistencyModel(FrozenTokenizerGenerator):
         r"""$f_\theta(z_t, t, y) = z_t - t\,F_\theta(z_t, t, y)$ on standardised latents ``[B, *latent_shape]``."""
         return z_t - t[:, None, None, None] * self.net(z_t, y, t=t)
 
-    def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
-        """Consistency-training loss on images ``x`` in [-1, 1]; returns (loss, logs)."""
-        check_images(x)
-        y = check_labels(y, x.shape[0], self.num_classes)
-        with trusted():
-            return self._loss(x, y)
-
     def _loss(self, x: Tensor, y: Tensor | None) -> tuple[Tensor, dict[str, float]]:
-        with torch.no_grad():
-            z = (self.tokenizer.encode(x) - self.latent_mean) / self.latent_std
+        """Consistency-training loss on images ``x`` in [-1, 1]; returns (loss, logs)."""
+        z = self.standardised_latents(x)
         delta = self.delta
         t = delta + (1.0 - delta) * torch.rand(z.shape[0], device=z.device)
         s = (t - delta).clamp(min=0.0)

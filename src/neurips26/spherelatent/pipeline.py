@@ -39,8 +39,7 @@ CONFIG_NAME, WEIGHTS_NAME = "config.json", "model.safetensors"
 _GENERATORS = {c.__name__: c for c in (SphereLatentEncoder, LatentFlowMatching, LatentConsistencyModel,
                                        SphereEncoder)}
 _NET_ARG = {"SphereLatentEncoder": "denoiser", "LatentFlowMatching": "velocity", "LatentConsistencyModel": "net"}
-_DIFFUSERS_HINT = ("needs the `diffusers` package, which is not installed and is not in any neurips26 extra "
-                   "(pip install diffusers)")
+_DIFFUSERS_HINT = "needs the `diffusers` package: pip install 'neurips26[diffusers]' (or pip install diffusers)"
 
 
 def _safetensors() -> Any:

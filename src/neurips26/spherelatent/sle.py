@@ -109,6 +109,30 @@ class FrozenTokenizerGenerator(nn.Module):
         self.register_buffer("latent_mean", mean.detach().float().reshape(1, c, 1, 1).clone())
         self.register_buffer("latent_std", std.detach().float().reshape(1, c, 1, 1).clone())
 
+    #: smallest batch :meth:`loss` accepts (SLE's stratified radii need 3 images)
+    min_batch: int = 1
+
+    def standardised_latents(self, x: Tensor) -> Tensor:
+        """Images ``[B, C, H, W]`` -> the tokenizer's latents, standardised per channel, no graph into the tokenizer."""
+        with torch.no_grad():
+            return (self.tokenizer.encode(x) - self.latent_mean) / self.latent_std
+
+    def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
+        """Training loss on images ``x [B, C, H, W]`` in [-1, 1] and labels ``y [B]`` (or None); returns (loss, logs).
+
+        Validates once here; each generator's ``_loss`` holds its objective.
+        """
+        check_images(x)
+        if x.shape[0] < self.min_batch:
+            raise ValueError(f"x must hold at least {self.min_batch} images (stratified radii), "
+                             f"got batch {x.shape[0]}")
+        y = check_labels(y, x.shape[0], self.num_classes)
+        with trusted():
+            return self._loss(x, y)
+
+    def _loss(self, x: Tensor, y: Tensor | None) -> tuple[Tensor, dict[str, float]]:
+        raise NotImplementedError
+
     def train(self, mode: bool = True):
         """Train mode for the generator's networks only: the tokenizer always stays in ``eval()``."""
         super().train(mode)
@@ -132,6 +156,8 @@ class SphereLatentEncoder(FrozenTokenizerGenerator):
         num_classes: 0 (unconditional) or the number of classes of ``y``.
         class_dropout: probability of training a sample with the null class (for CFG; 0.1, inferred).
     """
+
+    min_batch = 3  # stratified radii: at least one clean, one hard and one random radius per batch
 
     def __init__(self, tokenizer: LatentTokenizer, denoiser: nn.Module, *, max_angle_deg: float = DEFAULT_MAX_ANGLE_DEG,
                  hard_case_prob: float = 0.1, con_weight: float = 1.0,
@@ -172,15 +198,6 @@ class SphereLatentEncoder(FrozenTokenizerGenerator):
         return self.tokenizer.decode(spherify(z) * self.latent_std + self.latent_mean)
 
     # ---------------------------------------------------------------------------- training
-    def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
-        """Training loss on images ``x [B, C, H, W]`` in [-1, 1] (B >= 3) and labels ``y [B]``; returns (loss, logs)."""
-        check_images(x)
-        if x.shape[0] < 3:
-            raise ValueError(f"x must hold at least 3 images (stratified radii), got batch {x.shape[0]}")
-        y = check_labels(y, x.shape[0], self.num_classes)
-        with trusted():
-            return self._loss(x, y)
-
     def _loss(self, x: Tensor, y: Tensor | None) -> tuple[Tensor, dict[str, float]]:
         z = self.encode(x)  # [B, C, h, w], no graph into the tokenizer
         b = z.shape[0]
