@@ -67,3 +67,25 @@ def test_count_rows_are_rendered_apart_and_refuse_non_finite_values():
     assert "Work and quality counts" in table
     assert "| calls to tolerance | cooper ExtraSGD (real) | 400 | 1600 | 4 |" in table
     assert "speed-up (peer / ours)" not in table  # no timing rows: no empty timing table
+
+
+def test_flop_rate_clock_time_and_scaling_run_on_the_harness(tmp_path):
+    bench = Bench("dyra", description="rates", argv=["--no-write", "--repeats", "2", "--clock", "wall"])
+    assert bench.clock == "wall"
+    row = bench.compare("conv-bound", ours=_work(1000), peer=_work(1000), peer_name="p", peer_kind="ours",
+                        flops=1e6, bytes_moved=1e3, flop_rate="conv1d")
+    probe = machine_probe(1)
+    assert row["flop_rate"] == "conv1d" and row["clock"] == "wall" and row["gbs"] > 0
+    assert row["limit_s"] == pytest.approx(max(1e6 / (probe["conv1d_gflops"] * 1e9), 1e3 / (probe["copy_gbs"] * 1e9)))
+    with pytest.raises(ValueError, match="flop_rate"):
+        bench.compare("x", ours=_work(10), peer=_work(10), peer_name="p", peer_kind="ours", flops=1.0,
+                      flop_rate="tpu")
+    assert bench.time(_work(1000), repeats=2) > 0
+    fit = bench.scaling("sum in n", sizes=[2_000, 8_000, 32_000], time_of=lambda n: bench.time(_work(int(n))),
+                        claimed="O(n) -> slope 1")
+    assert 0.5 < fit["slope"] < 1.5
+    with pytest.raises(ValueError, match="2 sizes"):
+        bench.scaling("one", sizes=[1], time_of=lambda n: 1.0, claimed="-")
+    with pytest.raises(ValueError, match="clock"):
+        Bench("dyra", description="x", clock="sundial")
+    assert bench.record()["clock"] == "wall"

@@ -32,7 +32,8 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +50,8 @@ from .claims.records import (
 )
 
 PEER_KINDS = ("real", "ours", "published")
+#: which probed rate bounds a FLOP count: dense GEMM (``torch.mm``) or a dense ``conv1d`` (oneDNN)
+FLOP_RATES = {"mm": "mm_gflops", "conv1d": "conv1d_gflops"}
 _PROBE: dict[int, dict[str, float]] = {}
 
 
@@ -95,6 +98,7 @@ class Bench:
     argv: Sequence[str] | None = None
     threads: int = 1
     repeats: int = 7
+    clock: str = "process"
     rows: list[dict[str, Any]] = field(default_factory=list)
     scalings: list[dict[str, Any]] = field(default_factory=list)
     out: str | None = None
@@ -105,38 +109,46 @@ class Bench:
             parser = argparse.ArgumentParser(description=self.description)
             parser.add_argument("--threads", type=int, default=self.threads, help="torch threads (default 1)")
             parser.add_argument("--repeats", type=int, default=self.repeats, help="interleaved pairs (default 7)")
+            parser.add_argument("--clock", default=self.clock, choices=measure.CLOCKS,
+                                help="process (CPU work, default), wall, or cuda (CUDA events, on a GPU)")
             parser.add_argument("--out", default=None, help="bench.json path (default results/<slug>/bench.json)")
             parser.add_argument("--no-write", action="store_true", help="print only")
             args, _ = parser.parse_known_args(list(self.argv))
-            self.threads, self.repeats, self.out = args.threads, args.repeats, args.out
+            self.threads, self.repeats, self.out, self.clock = args.threads, args.repeats, args.out, args.clock
             self.write_record = not args.no_write
         for name in ("threads", "repeats"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < (1 if name == "threads" else 2):
                 raise ValueError(f"Bench: {name} must be an int >= {1 if name == 'threads' else 2}, got {value!r}")
+        if self.clock not in measure.CLOCKS:
+            raise ValueError(f"Bench: clock must be one of {measure.CLOCKS}, got {self.clock!r}")
         self._load_start = load_average()
         self._started = utc_now()
 
     def compare(self, name: str, *, ours: Callable[[], Any], peer: Callable[[], Any], peer_name: str,
                 peer_kind: str, flops: float | None = None, bytes_moved: float | None = None,
-                note: str = "") -> dict[str, Any]:
+                flop_rate: str = "mm", note: str = "") -> dict[str, Any]:
         """Time ``ours`` against ``peer`` (interleaved, this harness's threads and clock) and add a row.
 
         Args:
             peer_kind: ``"real"`` (the peer's own package), ``"ours"`` (our re-implementation of the peer) or
                 ``"published"`` (not runnable here; use :meth:`published` instead).
-            flops, bytes_moved: the work of one call of ``ours``, for ours / limit.
+            flops, bytes_moved: the work of one call of ``ours``, for ours / limit (the larger of the FLOP-bound
+                and the bandwidth-bound time).
+            flop_rate: the probed rate that bounds ``flops``: ``"mm"`` (dense GEMM, default) or ``"conv1d"``.
         Returns: the row: ``speedup`` (peer time / ours) with ``lo``/``hi``, medians, ours / limit.
         """
         if peer_kind not in ("real", "ours"):
             raise ValueError(f"compare: peer_kind must be 'real' or 'ours' (published numbers: .published()), "
                              f"got {peer_kind!r}")
-        result = measure.timeit_pair(ours, peer, repeats=self.repeats, threads=self.threads)
+        if flop_rate not in FLOP_RATES:
+            raise ValueError(f"compare: flop_rate must be one of {sorted(FLOP_RATES)}, got {flop_rate!r}")
+        result = measure.timeit_pair(ours, peer, repeats=self.repeats, threads=self.threads, clock=self.clock)
         row = {"name": name, "peer": peer_name, "peer_kind": peer_kind, "speedup": result.ratio,
                "lo": result.lo, "hi": result.hi, "ours_s": result.a.median, "peer_s": result.b.median,
                "pairs": len(result.ratios), "threads": result.threads, "clock": result.a.clock,
                "load": list(result.load), "note": note}
-        row.update(self._limits(result.a.median, flops, bytes_moved))
+        row.update(self._limits(result.a.median, flops, bytes_moved, flop_rate))
         self.rows.append(row)
         print(f"{name}: ours {row['ours_s'] * 1e3:.3g} ms, {peer_name} ({peer_kind}) {row['peer_s'] * 1e3:.3g} ms, "
               f"speed-up {row['speedup']:.3g}x [{row['lo']:.3g}, {row['hi']:.3g}]"
@@ -175,26 +187,58 @@ class Bench:
                           "source": source, "ours": ours})
         print(f"{name}: {peer_name} (published, {source}): {value}; ours {ours}")
 
-    def _limits(self, seconds: float, flops: float | None, bytes_moved: float | None) -> dict[str, float]:
-        out: dict[str, float] = {}
+    def _limits(self, seconds: float, flops: float | None, bytes_moved: float | None,
+                flop_rate: str = "mm") -> dict[str, Any]:
+        out: dict[str, Any] = {}
         if flops is None and bytes_moved is None:
             return out
         probe = machine_probe(self.threads)
         bound = 0.0
         if flops is not None:
-            bound = max(bound, flops / (probe["mm_gflops"] * 1e9))
+            bound = max(bound, flops / (probe[FLOP_RATES[flop_rate]] * 1e9))
             out["gflops"] = flops / seconds / 1e9
+            out["flop_rate"] = flop_rate
         if bytes_moved is not None:
             bound = max(bound, bytes_moved / (probe["copy_gbs"] * 1e9))
+            out["gbs"] = bytes_moved / seconds / 1e9
         out["limit_s"] = bound
         out["ours_over_limit"] = seconds / bound if bound > 0 else math.nan
         return out
 
+    def time(self, fn: Callable[[], Any], repeats: int | None = None) -> float:
+        """Median seconds of ``fn`` on this harness (its threads and clock, one warm-up call, ``repeats`` calls,
+        default the bench's): the ``time_of`` of :meth:`scaling`, or one side's time where no pair exists."""
+        with self._threads():
+            return measure.timeit(fn, warmup=1, repeats=repeats or self.repeats, clock=self.clock).median
+
+    @contextmanager
+    def _threads(self) -> Iterator[None]:
+        """torch's and numpy's BLAS/OpenMP pools at this harness's threads, restored afterwards."""
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(self.threads)
+        try:
+            with ExitStack() as stack:
+                try:
+                    from threadpoolctl import threadpool_limits
+
+                    stack.enter_context(threadpool_limits(self.threads))
+                except ImportError:
+                    pass
+                yield
+        finally:
+            torch.set_num_threads(previous)
+
     def scaling(self, name: str, *, sizes: Sequence[float], time_of: Callable[[float], float],
                 claimed: str) -> dict[str, Any]:
-        """Fit the log-log slope of ``time_of(size)`` (seconds; e.g. a median from :func:`measure.timeit`) over
-        ``sizes`` and record it beside the complexity the paper claims (``claimed``, text)."""
-        times = [float(time_of(size)) for size in sizes]
+        """Fit the log-log slope of ``time_of(size)`` (seconds; e.g. :meth:`time` of one call) over ``sizes``,
+        run under this harness's thread limit, and record it beside the complexity the paper claims
+        (``claimed``, text, e.g. ``"O(T) -> slope 1"``)."""
+        if len(sizes) < 2:
+            raise ValueError(f"scaling: needs at least 2 sizes, got {list(sizes)!r}")
+        with self._threads():
+            times = [float(time_of(size)) for size in sizes]
         fit = measure.loglog_slope(list(sizes), times)
         row = {"name": name, "sizes": list(sizes), "seconds": times, "slope": fit.slope, "r2": fit.r2,
                "claimed": claimed}
@@ -208,7 +252,7 @@ class Bench:
         except LookupError:
             digest = None
         return {"kind": "bench", "slug": self.slug, "description": self.description, "start_time": self._started,
-                "end_time": utc_now(), "threads": self.threads, "repeats": self.repeats,
+                "end_time": utc_now(), "threads": self.threads, "repeats": self.repeats, "clock": self.clock,
                 "load": {"start": self._load_start, "end": load_average()}, "machine": machine_description(),
                 "probe": machine_probe(self.threads) if any("limit_s" in r for r in self.rows) else None,
                 "versions": library_versions(), "git": git_commit(self.slug), "source_sha256": digest,
@@ -234,4 +278,4 @@ def timed(fn: Callable[[], Any]) -> float:
     return time.process_time() - t0
 
 
-__all__ = ["Bench", "PEER_KINDS", "machine_probe", "render_bench_table", "timed"]
+__all__ = ["Bench", "FLOP_RATES", "PEER_KINDS", "machine_probe", "render_bench_table", "timed"]
