@@ -208,12 +208,13 @@ class Bench:
     def time(self, fn: Callable[[], Any], repeats: int | None = None) -> float:
         """Median seconds of ``fn`` on this harness (its threads and clock, one warm-up call, ``repeats`` calls,
         default the bench's): the ``time_of`` of :meth:`scaling`, or one side's time where no pair exists."""
-        with self._threads():
+        with self.limit_threads():
             return measure.timeit(fn, warmup=1, repeats=repeats or self.repeats, clock=self.clock).median
 
     @contextmanager
-    def _threads(self) -> Iterator[None]:
-        """torch's and numpy's BLAS/OpenMP pools at this harness's threads, restored afterwards."""
+    def limit_threads(self) -> Iterator[None]:
+        """Context: torch's and numpy's BLAS/OpenMP pools at this harness's threads (restored afterwards), for
+        work timed outside :meth:`compare` and :meth:`time` (e.g. a method's own per-step timings)."""
         import torch
 
         previous = torch.get_num_threads()
@@ -237,7 +238,7 @@ class Bench:
         (``claimed``, text, e.g. ``"O(T) -> slope 1"``)."""
         if len(sizes) < 2:
             raise ValueError(f"scaling: needs at least 2 sizes, got {list(sizes)!r}")
-        with self._threads():
+        with self.limit_threads():
             times = [float(time_of(size)) for size in sizes]
         fit = measure.loglog_slope(list(sizes), times)
         row = {"name": name, "sizes": list(sizes), "seconds": times, "slope": fit.slope, "r2": fit.r2,
