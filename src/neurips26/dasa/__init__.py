@@ -21,7 +21,8 @@ How (codec-style; every formula below the abstract's words is **inferred**, see 
 
 :mod:`.baselines` has the dense cache, Self-Forcing's rolling window, sink + window, random drop,
 a TempCache-style merge and Sparse-VideoGen head masks; :mod:`.model` the tiny pixel-space AR DiT;
-:mod:`.video` the moving-sprite videos, PSNR, SSIM and a mini-VBench.
+:mod:`.video` the moving-sprite videos, PSNR, SSIM and a mini-VBench; :mod:`.diffusers_hook` an attention
+processor in diffusers' shape that puts any cache policy behind a diffusers Wan transformer's self-attention.
 """
 
 from .attention import (
@@ -40,13 +41,15 @@ from .baselines import (
     svg_head_mask,
 )
 from .cache import BaseKVCache, DynamicKVCache, KVCachePolicy
+from .diffusers_hook import DASAAttnProcessor, DASAStream, attach_dasa, detach_dasa
 from .distill import copy_model, dynamics_guided_distill, train_teacher
 from .dynamics import DASAConfig, dilate, region_mask, region_scores, token_dynamics, token_mask
 from .model import ARVideoDiT, VideoDiTConfig, frame_positions, patchify, unpatchify
 from .video import REGIMES, MovingSprites, SpriteVideo, mini_vbench, moving_sprites, psnr, ssim
 
 __all__ = [
-    "ARVideoDiT", "BaseKVCache", "FlexPlan", "dasa_attention_flex", "plan_flex",
+    "ARVideoDiT", "BaseKVCache", "DASAAttnProcessor", "DASAStream", "attach_dasa", "detach_dasa",
+    "FlexPlan", "dasa_attention_flex", "plan_flex",
     "DASAConfig", "DenseKVCache", "DynamicKVCache", "KVCachePolicy", "MovingSprites",
     "REGIMES", "RandomDropKVCache", "SinkWindowKVCache", "SpriteVideo", "TempCacheMerge", "VideoDiTConfig",
     "WindowKVCache", "copy_model", "dasa_attention", "dasa_attention_reference", "dilate", "dynamics_guided_distill",

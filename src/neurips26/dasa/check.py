@@ -97,7 +97,9 @@ def _cfg(**kw) -> DASAConfig:
 def _teacher(ctx: CheckContext) -> ARVideoDiT:
     s = _setting(ctx)
     torch.manual_seed(ctx.seeds[0])
-    model = ARVideoDiT(VideoDiTConfig(frame_size=s.size, dim=s.dim, depth=s.depth, heads=s.heads))
+    # copy prior: x̂₀ = previous frame + f(·), f zero at init (inferred; see the README)
+    model = ARVideoDiT(VideoDiTConfig(frame_size=s.size, dim=s.dim, depth=s.depth, heads=s.heads,
+                                      copy_prior=True))
     # half the clips from the history regime, the rest spread over sparse / medium / pans
     names = [HISTORY_REGIME if i % 2 else ("sparse", "medium", "dense")[(i // 2) % 3] for i in range(s.clips)]
     clips = torch.stack([moving_sprites(r, s.clip, s.size, 10_000 + i).frames

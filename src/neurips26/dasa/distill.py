@@ -156,9 +156,10 @@ def _distill_loop(student, teacher, rollouts, cfg, steps, weight_lambda, clip_no
         rmask = region_mask(token_dynamics(prev[:, 0], prev[:, 1], cfg.score), (c.grid, c.grid), cfg)
         with torch.no_grad():
             _prefill(teacher, video, ci, t_cache, cfg)
-            target = teacher(xt, t, t_cache, ci * c.chunk_frames)
+            last = video[:, ci * c.chunk_frames - 1]              # the copy prior's base (if the model has it)
+            target = teacher(xt, t, t_cache, ci * c.chunk_frames, prev_frame=last)
             _prefill(student, video, ci, s_cache, cfg)
-        pred = student(xt, t, s_cache, ci * c.chunk_frames, "dasa", region=rmask, cfg=cfg)
+        pred = student(xt, t, s_cache, ci * c.chunk_frames, "dasa", region=rmask, cfg=cfg, prev_frame=last)
         # w_i = 1 + λ ŝ_i, ŝ the chunk's token dynamics vs the previous frame, normalised to mean 1
         cur = patchify(x0, c.patch).view(1, c.chunk_frames, c.tokens_per_frame, -1)
         before = torch.cat([prev[:, 1:], cur[:, :-1]], dim=1)

@@ -45,10 +45,13 @@ class VideoDiTConfig:
     chunk_frames: int = 2
     rope_theta: float = 100.0
     mlp_ratio: int = 4
+    copy_prior: bool = False       # x̂₀ = previous frame + f(·), f's output layer zero at init (see the module doc)
 
     def __post_init__(self) -> None:
         for name in ("frame_size", "patch", "dim", "depth", "heads", "chunk_frames", "mlp_ratio"):
             check_int(name, getattr(self, name))
+        if not isinstance(self.copy_prior, bool):
+            raise ValueError(f"copy_prior must be a bool, got {self.copy_prior!r}")
         if self.frame_size % self.patch:
             raise ValueError(f"patch {self.patch} must divide frame_size {self.frame_size}")
         if self.dim % self.heads or (self.dim // self.heads) % 6:
@@ -177,15 +180,40 @@ class ARVideoDiT(nn.Module):
         self.out = nn.Linear(c.dim, patch_dim)
         nn.init.zeros_(self.ada_out.weight)
         nn.init.zeros_(self.ada_out.bias)
+        if c.copy_prior:           # f = 0 at initialisation: the model starts as "repeat the previous frame"
+            nn.init.zeros_(self.out.weight)
+            nn.init.zeros_(self.out.bias)
 
     # ---- core -----------------------------------------------------------------------------------------
-    def _run(self, tokens: torch.Tensor, t_tok: torch.Tensor, pos: torch.Tensor, attend_for_layer) -> torch.Tensor:
+    def _run(self, tokens: torch.Tensor, t_tok: torch.Tensor, pos: torch.Tensor, attend_for_layer,
+             base: torch.Tensor | None = None) -> torch.Tensor:
+        """Tokens -> predicted x̂₀ tokens; ``base`` (tokens, same shape) is added to the output (copy prior)."""
         temb = self.t_mlp(timestep_embedding(t_tok, self.config.dim))
         x = self.embed(tokens)
         for i, blk in enumerate(self.blocks):
             x = blk(x, temb, pos, attend_for_layer(i))
         sh, sc = self.ada_out(F.silu(temb)).chunk(2, dim=-1)
-        return self.out(self.norm_out(x) * (1 + sc) + sh)
+        out = self.out(self.norm_out(x) * (1 + sc) + sh)
+        return out if base is None else out + base
+
+    def _base(self, prev_frame: torch.Tensor | None, b: int, f: int, write: bool) -> torch.Tensor | None:
+        """The copy prior's base tokens ``[B, F·P, C·p²]``: ``prev_frame [B, 3, S, S]`` repeated for the chunk's
+        ``f`` frames (None without the prior; zeros for a cache-writing re-run given no frame: its output is
+        not used)."""
+        c = self.config
+        if not c.copy_prior:
+            return None
+        if prev_frame is None:
+            if not write:
+                raise ValueError("a copy_prior model needs prev_frame [B, 3, S, S] (the frame before the chunk) "
+                                 "to predict x̂₀; only a cache-writing re-run (write=...) may omit it")
+            return None
+        prev_frame = self._check_frames("prev_frame", prev_frame[:, None] if isinstance(prev_frame, torch.Tensor)
+                                        and prev_frame.dim() == 4 else prev_frame)
+        if prev_frame.shape[:2] != (b, 1):
+            raise ValueError(f"prev_frame must be [B={b}, 3, {c.frame_size}, {c.frame_size}], got "
+                             f"{tuple(prev_frame.shape)}")
+        return patchify(prev_frame.expand(b, f, *prev_frame.shape[2:]), c.patch)
 
     def _check_frames(self, name: str, x: object) -> torch.Tensor:
         c = self.config
@@ -198,8 +226,12 @@ class ARVideoDiT(nn.Module):
 
     def forward(self, x_noisy: torch.Tensor, t, cache: BaseKVCache | None = None, start_frame: int = 0,
                 attn: str = "dense", *, region: torch.Tensor | None = None, cfg: DASAConfig | None = None,
-                write: dict | None = None, stats: dict | None = None, backend: str = "gather") -> torch.Tensor:
+                write: dict | None = None, stats: dict | None = None, backend: str = "gather",
+                prev_frame: torch.Tensor | None = None) -> torch.Tensor:
         """Denoise one chunk: ``x_noisy [B, F, 3, S, S]`` at level ``t`` (float or ``[B]``) -> $\\hat x_0$.
+
+        ``prev_frame [B, 3, S, S]``: the frame before the chunk, the base of a ``copy_prior`` model's residual
+        (required there, except for a cache-writing re-run; ignored without the prior).
 
         Attention runs over ``[cache ; chunk]`` (:func:`dasa_attention`); ``attn="dasa"`` uses the region mask
         ``region [B, R]`` with ``cfg``'s static policy, ``"dense"`` ignores it. ``write={"dyn_mask", "keyframe"}``
@@ -233,7 +265,8 @@ class ARVideoDiT(nn.Module):
                 return o
             return attend
 
-        out = self._run(tokens, tt[:, None].expand(b, tokens.shape[1]), pos, attend_for_layer)
+        base = self._base(prev_frame, b, f, write is not None)
+        out = self._run(tokens, tt[:, None].expand(b, tokens.shape[1]), pos, attend_for_layer, base)
         if write is not None:
             # all or nothing: validate every layer's chunk first, then commit (a failed forward writes nothing)
             dyn, kf = write.get("dyn_mask"), write.get("keyframe", False)
@@ -276,7 +309,13 @@ class ARVideoDiT(nn.Module):
         def attend_for_layer(i):
             return lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
-        pred = self._run(tokens, t_all, pos, attend_for_layer)[:, lt:]
+        base = None
+        if c.copy_prior:   # noisy chunk c's base: the last frame of chunk c − 1, clean (as generate gives it)
+            last = x0.view(b, n_chunks, c.chunk_frames, p, -1)[:, :, -1:]                  # [B, n, 1, P, C]
+            prev = torch.cat([torch.zeros_like(last[:, :1]), last[:, :-1]], dim=1)       # chunk 0: no frame
+            base = torch.cat([torch.zeros_like(clean),
+                              prev.expand(-1, -1, c.chunk_frames, -1, -1).reshape(clean.shape)], dim=1)
+        pred = self._run(tokens, t_all, pos, attend_for_layer, base)[:, lt:]
         target_rows = chunk >= 1
         return F.mse_loss(pred[:, target_rows], x0[:, target_rows])
 
@@ -336,7 +375,7 @@ class ARVideoDiT(nn.Module):
             x = torch.randn(shape, generator=generator).to(dev)
             for i, t in enumerate(levels):
                 x0 = self(x, t, policy, start, attn, region=rmask, cfg=cfg, stats=stats,
-                          backend=backend).clamp(-0.5, 1.5)
+                          backend=backend, prev_frame=frames[-1][:, -1]).clamp(-0.5, 1.5)
                 if i + 1 < len(levels):
                     tn = levels[i + 1]
                     x = (1 - tn) * x0 + tn * torch.randn(shape, generator=generator).to(dev)
