@@ -58,7 +58,8 @@ _PROBE: dict[int, dict[str, float]] = {}
 def machine_probe(threads: int = 1) -> dict[str, float]:
     """One-thread (or ``threads``) peak rates of this machine, measured once per process:
     ``mm_gflops`` (fp32 ``torch.mm`` 1024²), ``conv1d_gflops`` (fp32, 64 channels, kernel 7) and ``copy_gbs``
-    (a 64 MiB tensor copy, read + write bytes)."""
+    (a 64 MiB tensor copy, read + write bytes); the best of 10 calls each, on the process clock at one thread (a
+    neighbour's load slows the wall clock, not this process's CPU time), on the wall clock with more threads."""
     if threads in _PROBE:
         return _PROBE[threads]
     import torch
@@ -66,14 +67,15 @@ def machine_probe(threads: int = 1) -> dict[str, float]:
 
     previous = torch.get_num_threads()
     torch.set_num_threads(threads)
+    clock = "process" if threads == 1 else "wall"
     try:
         a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
-        mm = measure.timeit(lambda: torch.mm(a, b), warmup=2, repeats=5, clock="wall").min
+        mm = measure.timeit(lambda: torch.mm(a, b), warmup=2, repeats=10, clock=clock).min
         x, w = torch.randn(8, 64, 4096), torch.randn(64, 64, 7)
-        conv = measure.timeit(lambda: F.conv1d(x, w, padding=3), warmup=2, repeats=5, clock="wall").min
+        conv = measure.timeit(lambda: F.conv1d(x, w, padding=3), warmup=2, repeats=10, clock=clock).min
         src = torch.randn(16 * 2**20)
         dst = torch.empty_like(src)
-        copy = measure.timeit(lambda: dst.copy_(src), warmup=2, repeats=5, clock="wall").min
+        copy = measure.timeit(lambda: dst.copy_(src), warmup=2, repeats=10, clock=clock).min
     finally:
         torch.set_num_threads(previous)
     probe = {"mm_gflops": 2 * 1024**3 / mm / 1e9, "conv1d_gflops": 2 * 8 * 64 * 64 * 7 * 4096 / conv / 1e9,
