@@ -112,8 +112,8 @@ def main() -> None:
     ap.add_argument("--pair-limit", type=float, default=2.0, help="CPU-s of one peer fit above which it is timed once")
     args, _ = ap.parse_known_args()
     bench = Bench("effbench", description=f"mRMR++ vs benchpred 1.0.0's methods at their defaults, coreset "
-                  f"{args.budget:.0%} of the questions, random 50/50 model split (seed {args.seed}; one split: the RMSE rows are one draw, the claim check "
-                  "decides over seeds)", argv=sys.argv[1:])
+                  f"{args.budget:.0%} of the questions, random 50/50 model split (seed {args.seed}; one split: the "
+                  "RMSE rows are one draw, the claim check decides over seeds)", argv=sys.argv[1:])
     try:
         import benchpred
     except ImportError:
