@@ -435,17 +435,19 @@ class DyRALinear(nn.Module):
         n_real = mg.sum(1)                                          # [G]
         rank_in_group = (mg.cumsum(1) - 1).clamp(min=0)             # real token's index among real tokens
         key, table = self._omega_table(int(n_real.max()) if T else 1, l, x.device, cdt)
+        # The products are formed transposed (Sᵀ = Ωᵀ X, Zᵀ = Sᵀ Eᵀ, Gᵀ = Qᵀ E): the same sums, but the skinny
+        # ℓ- and k-column GEMMs run about 20 % faster on CPU BLAS in this orientation (benchmarks/dyra_bench.py).
         if self.sketch == "gaussian":
             omega = table[rank_in_group]
             if mask is not None:
                 omega = omega * mg[..., None].to(cdt)               # pads get a zero row of Ω
-            S = xc.transpose(1, 2) @ omega                          # [G, n, l] = Xᵀ Ω
+            St = omega.transpose(1, 2) @ xc                         # [G, l, n] = (Xᵀ Ω)ᵀ
         else:
             score = table[rank_in_group].to(torch.float64).masked_fill(~mg, math.inf)  # [G, T]
             take = min(l, T)
             idx = score.topk(take, dim=1, largest=False).indices    # ℓ real tokens (by seeded score)
-            S = torch.gather(xm, 1, idx[..., None].expand(G, take, xm.shape[-1])).transpose(1, 2)  # [G, n, ℓ]
-        Z = E @ S                                                   # [G, m, l] = Rᵀ Ω
+            St = torch.gather(xm, 1, idx[..., None].expand(G, take, xm.shape[-1]))  # [G, ℓ, n]
+        Z = (St @ E.T).transpose(1, 2)                              # [G, m, l] = Rᵀ Ω = E S
         for _ in range(self.power_iters):
             Z = torch.linalg.qr(Z.to(qdt)).Q.to(cdt)
             Z = E @ (xm.transpose(1, 2) @ (xm @ (E.T @ Z)))         # Z ← E Xᵀ X Eᵀ Z
@@ -455,7 +457,7 @@ class DyRALinear(nn.Module):
         Qz, Tz = torch.linalg.qr(Zq)                                # ≥ fp32
         Ut = torch.linalg.svd(Tz).U                                 # [G, l', l']
         Q = (Qz @ Ut[..., :k]).to(cdt)                              # [G, m, k]
-        B = xc @ (E.T @ Q)                                          # [G, T, k] = X (Eᵀ Q): every token enters
+        B = xc @ (Q.transpose(1, 2) @ E).transpose(1, 2)            # [G, T, k] = X (Eᵀ Q): every token enters
         if not bool(torch.isfinite(B).all()):
             self._refuse_non_finite(x)
         small = n_real < l
