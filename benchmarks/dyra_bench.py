@@ -8,8 +8,9 @@ Layer 3072×768 (ViT-B fc1), N = 1,608 tokens (8 images × 201), 35 % of dense F
 "activations" with a decaying spectrum and a few outlier channels (calibration and test drawn from different
 mixtures, so adaptivity can matter); the weight has a decaying spectrum. Rows: DyRA (whitened base) vs dense
 ``nn.Linear`` (the real peer), vs weight-only ``svd_lowrank`` and whitened SVD at the same FLOPs (speed and
-error), the fused forward vs the unfused ``structured(x) + correction(x)``, and a whole ViT-B block (LayerNorm,
-attention, MLP) with every linear on SVD(0.25)+DyRA(32) vs the dense block.
+error), where the time goes (the structured path alone and the correction alone, each against dense with its own
+FLOP count, so each shows its ours / limit), the fused forward vs the unfused ``structured(x) + correction(x)``, and
+a whole ViT-B block (LayerNorm, attention, MLP) with every linear on SVD(0.25)+DyRA(32) vs the dense block.
 """
 
 from __future__ import annotations
@@ -76,6 +77,14 @@ def main() -> None:
                             peer=lambda: white(xtest), peer_name="SVD-LLM-style whitened SVD", peer_kind="ours",
                             flops=f_ours)
         row.update(errors)
+        f_struct = ours.structured.flops_per_token() * TOKENS
+        bench.compare(f"fc1: where the time goes: structured path alone (whitened r={r_d}) vs dense",
+                      ours=lambda: ours.structured(xtest), peer=lambda: lin(xtest), peer_name="torch nn.Linear (dense)",
+                      peer_kind="real", flops=f_struct, note=f"{f_struct / f_ours:.2f} of DyRA's FLOPs")
+        bench.compare("fc1: where the time goes: DyRA correction alone (sketch, QR, E products, B Q^T) vs dense",
+                      ours=lambda: ours.correction(xtest), peer=lambda: lin(xtest),
+                      peer_name="torch nn.Linear (dense)", peer_kind="real", flops=f_ours - f_struct,
+                      note=f"{(f_ours - f_struct) / f_ours:.2f} of DyRA's FLOPs; unfused (its own output tensor)")
         bench.compare("fc1: fused forward vs unfused structured(x) + correction(x)", ours=lambda: ours(xtest),
                       peer=lambda: ours.structured(xtest) + ours.correction(xtest),
                       peer_name="DyRA unfused (separate correction tensor and add)", peer_kind="ours", flops=f_ours)
