@@ -92,6 +92,10 @@ def test_multi_start_is_the_best_single_start_and_augment_never_worse():
     tours, aug = multi_start_construct(model, X, starts, augment=True)
     assert (aug.numpy() <= multi.numpy() + 1e-9).all()
     np.testing.assert_allclose(tour_length(X, tours.numpy()), aug.numpy(), rtol=1e-12)  # tours of the original
+    small_tours, small = multi_start_construct(model, X, starts, augment=True, max_batch=5)  # chunked rollouts
+    np.testing.assert_allclose(small.numpy(), aug.numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="max_batch"):
+        multi_start_construct(model, X, starts, max_batch=0)
 
 
 def test_multi_start_refuses_bad_starts_before_decoding():

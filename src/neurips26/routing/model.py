@@ -14,10 +14,10 @@ x \leftarrow x + \alpha_2\,\mathrm{FFN}(x),$$
 
 with ReZero scalars $\alpha_1 = \alpha_2 = 0$ at init (``rezero_init``; they train with their own, larger,
 learning rate: ``train_supervised(alpha_lr_mult=...)``, since under one shared Adam rate each $\alpha$ moves
-by at most ~lr per step and stays near 0 for a short run, damping every block) and $\mathrm{FFN}(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2$
-($d \to 4d \to d$). Parameters per block: $4d^2$ (Q, K, V, O) $+ d^2$ (gate) $+ 8d^2$ (FFN) $= 13d^2$ plus
-$7d + 2$ biases and scalars. ``gated_attention=False, rezero=False`` is the LEHD-style ablation
-(plain residual, no norm, $12d^2$ per block).
+by at most ~lr per step and stays near 0 for a short run, damping every block) and
+$\mathrm{FFN}(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2$ ($d \to 4d \to d$). Parameters per block: $4d^2$
+(Q, K, V, O) $+ d^2$ (gate) $+ 8d^2$ (FFN) $= 13d^2$ plus $7d + 2$ biases and scalars.
+``gated_attention=False, rezero=False`` is the LEHD-style ablation (plain residual, no norm, $12d^2$ per block).
 """
 
 from __future__ import annotations

@@ -10,9 +10,9 @@ All samples of a batch share $t \in [1, n-2]$ (uniform; at least two choices rem
 dense tensor. The ReZero scalars $\alpha$ get their own Adam group at ``alpha_lr_mult`` x the learning rate
 (Adam moves a parameter by about its rate per step, so at one shared rate of $10^{-3}$ an $\alpha$ that
 starts at 0 is still $\approx 0.1$ after 300 steps and every block stays damped; ``alpha_lr_mult=1`` is that
-old set-up, kept as an ablation). ``train_supervised`` runs Adam with a linear warm-up and a cosine decay to 10% (our choice;
-LEHD: Adam 1e-4, x0.97 per epoch). Under ``torchrun`` (an initialised ``torch.distributed`` group) every
-rank draws the same global batch and keeps its contiguous share; DDP averages the gradients, so with
+old set-up, kept as an ablation). ``train_supervised`` runs Adam with a linear warm-up and a cosine decay to
+10% (our choice; LEHD: Adam 1e-4, x0.97 per epoch). Under ``torchrun`` (an initialised ``torch.distributed``
+group) every rank draws the same global batch and keeps its contiguous share; DDP averages the gradients, so with
 equal shares the update equals the single-process update on the whole batch.
 """
 
