@@ -90,3 +90,20 @@ def test_flop_rate_clock_time_and_scaling_run_on_the_harness(tmp_path):
     with pytest.raises(ValueError, match="clock"):
         Bench("dyra", description="x", clock="sundial")
     assert bench.record()["clock"] == "wall"
+
+
+def test_write_reprobes_and_keeps_the_best_rate(tmp_path, monkeypatch):
+    from neurips26 import bench as harness
+
+    bench = Bench("dyra", description="reprobe", argv=["--repeats", "2", "--out", str(tmp_path / "b.json")])
+    row = bench.compare("x", ours=_work(1000), peer=_work(1000), peer_name="p", peer_kind="ours", flops=1e6)
+    first = dict(harness.machine_probe(1))
+    slow = {**first, "mm_gflops": first["mm_gflops"] / 10}  # as if the first probe ran under a burst
+    monkeypatch.setitem(harness._PROBE, 1, slow)
+    row.update(bench._limits(row["ours_s"], 1e6, None))
+    low = row["ours_over_limit"]
+    bench.write()
+    record = json.loads((tmp_path / "b.json").read_text())
+    assert record["probe"]["probes"] == slow.get("probes", 1) + 1
+    assert record["probe"]["mm_gflops"] >= slow["mm_gflops"]
+    assert record["rows"][0]["ours_over_limit"] >= low and record["rows"][0]["flops"] == 1e6
