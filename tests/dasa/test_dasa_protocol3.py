@@ -57,12 +57,14 @@ def test_occlusion_regime_hides_each_uncovered_column_for_two_chunks():
     v = moving_sprites("occlusion", 16, 64, 3)
     assert torch.equal(v.frames, moving_sprites("occlusion", 16, 64, 3).frames)
     dark = (v.frames.amax(1) < 0.06)                      # [T, S, S] bar pixels (sprites are brighter)
-    assert not dark[:2].float().mean() > 0.05             # the context frames show the whole scene
     cover = dark.float().mean((1, 2))
-    assert (cover[2:] > 0.3).all()                        # the bar covers 3/8 of the frame from frame 2
-    # a pixel uncovered at frame t was covered at t-1, t-2, t-3 somewhere in the video (history needed)
-    axis_cols = dark.all(1).any(0) | dark.all(2).any(0)
-    assert axis_cols.any()
+    # the bar is in the context frames (1/8 then 2/8 of the frame): a rollout knows where it is and its speed
+    assert 0.1 < cover[0] < 0.15 and 0.23 < cover[1] < 0.28
+    assert (cover[2:] > 0.1).all()
+    # a band uncovered at frame 4 (first frame of chunk 2) was hidden in the whole previous chunk (frames 2-3)
+    # and visible in the context (frame 0): only a cache reaching two chunks back holds it
+    back = ~dark[4] & dark[2] & dark[3] & ~dark[0]
+    assert back.float().mean() > 0.1
 
 
 def _filled_cache(cls=DynamicKVCache, b=2, h=2, d=6, grid=4, chunks=4, **kw):

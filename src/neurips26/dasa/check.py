@@ -1,8 +1,10 @@
 """Claim check for P15 dasa on moving sprites with the tiny AR video DiT (see the README for what is inferred).
 
-Protocol 3 (2026-12-02, issue 44). One dense teacher per run, trained by teacher forcing on all four regimes
-(half of the clips from ``occlusion``, where a sweeping bar hides each column for three frames, so a column it
-uncovers was last seen two chunks back). Per regime the same seeded contexts are rolled out with every policy;
+Protocol 4 (2026-12-02, issue 44). One dense teacher per run, trained by teacher forcing on all four regimes
+(half of the clips from ``occlusion``, where a sweeping bar, already in the context frames, hides each band for
+three frames, so a band it uncovers was last seen two chunks back). The teacher has the **copy prior**
+(x̂₀ = previous frame + f, f zero at initialisation: an untrained teacher is exactly "repeat the last frame").
+Per regime the same seeded contexts are rolled out with every policy;
 fidelity is PSNR of each rollout vs the dense rollout of the same seed (per video, paired), with the error vs the
 true video beside it. Components are tested apart:
 
@@ -81,7 +83,7 @@ def _setting(ctx: CheckContext) -> Setting:
                          batch=2, distill_steps=2, distill_frames=4, repeats=2, compile=False),
         "quick": Setting(size=64, dim=48, depth=2, heads=2, train_steps=280, clip=12, clips=64, frames=16,
                          videos=6),
-        "full": Setting(size=64, dim=48, depth=3, heads=2, train_steps=1000, clip=12, clips=128, frames=20,
+        "full": Setting(size=64, dim=48, depth=3, heads=2, train_steps=800, clip=12, clips=128, frames=20,
                         videos=12, lr=2e-3, distill_steps=200),
         "gpu": Setting(size=128, dim=384, depth=8, heads=4, train_steps=3000, clip=16, clips=128, frames=64,
                        videos=24, distill_steps=300)})

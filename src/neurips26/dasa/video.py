@@ -3,7 +3,8 @@ r"""Synthetic moving-sprite videos (the spec's data) and fidelity metrics: PSNR,
 **MovingSprites.** A smooth random background (``scipy.ndimage.gaussian_filter``, σ = 3 at 64 px) with a few
 static rectangles; scikit-learn digit glyphs (8×8, scaled to 12 px at 64 px) in random colours move 1–2 px
 per frame and bounce off the walls; ±2 % global brightness flicker. Regimes: ``sparse`` (1 sprite),
-``medium`` (4 sprites), ``dense`` (4 sprites over a camera pan of 1 px/frame).
+``medium`` (4 sprites), ``dense`` (4 sprites over a camera pan of 1 px/frame), ``occlusion`` (2 sprites
+behind a dark bar sweeping at 1/8 of the frame per frame, see :func:`_bar_track`).
 
 **mini-VBench** (own code, inferred stand-ins; each score is compared relative to the dense rollout):
 background consistency (PSNR of static pixels vs frame 0), flicker ($1 -$ mean |Δframe| on static pixels),
@@ -118,21 +119,25 @@ def moving_sprites(regime: str, num_frames: int, size: int = 64, seed: int = 0) 
 
 def _bar_track(rng: np.random.Generator, num_frames: int, size: int) -> list[tuple[int, int, int]]:
     """Per frame ``(axis, lo, hi)`` of the occluding bar: vertical (axis 0, columns ``lo:hi``) or horizontal
-    (rows); width 3/8 of the frame, speed 1/8 of the frame per frame, bouncing; off-screen in the context frames
-    0-1 (the model sees the whole scene first), entering from a random side at frame 2."""
+    (rows); width 3/8 of the frame, speed 1/8 of the frame (one 8-px token at 64 px) per frame, entering from a
+    random side and bouncing off the walls. It is **in the context frames** (1/8 of it at frame 0, 2/8 at
+    frame 1), so a rollout from the context knows where it is and how fast it moves; a band it covers is seen
+    before (in an earlier frame) and hidden for three frames, so when it reappears only a cache that reaches
+    two chunks back still holds it (protocol 4: the first version entered at frame 2, after the context, so no
+    rollout could know the bar and the regime did not need history)."""
     axis = int(rng.integers(2))
     step, width = size // 8, 3 * size // 8
-    travel = (size - width) // step                           # positions 0..travel (in steps)
+    u_min, u_max = step - width, size - width                 # leading band position, reflected in [u_min, u_max]
+    span = u_max - u_min
     from_left = bool(rng.integers(2))
     out = []
     for t in range(num_frames):
-        if t < 2:
-            out.append((axis, 0, 0))
-            continue
-        k = (t - 2) % (2 * travel)                            # triangle wave over the positions
-        x = k if k <= travel else 2 * travel - k
-        lo = (x if from_left else travel - x) * step
-        out.append((axis, lo, lo + width))
+        k = (t * step) % (2 * span)                            # triangle wave
+        u = u_min + (k if k <= span else 2 * span - k)
+        lo, hi = max(u, 0), u + width
+        if not from_left:
+            lo, hi = size - hi, size - lo
+        out.append((axis, lo, hi))
     return out
 
 
