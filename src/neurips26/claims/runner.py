@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import traceback
 from collections.abc import Iterator
@@ -305,18 +306,50 @@ def _run_paper_in_worker(entry: CatalogEntry, scale: str, run_dir: Path, n_seeds
     return run_paper(entry, scale=scale, run_dir=run_dir, n_seeds=n_seeds, show_progress=False)
 
 
+def _lost_worker_run(entry: CatalogEntry, scale: str, run_dir: Path, executor: str, exc: BaseException) -> PaperRun:
+    """The record of a paper whose worker died (killed, out of memory, a crashed interpreter) before it could
+    write its own: ``status: error`` with the reason, so the run keeps every other paper's record. A record the
+    worker did write before dying is kept as it is."""
+    path = run_dir / f"{entry.slug}.json"
+    if path.exists():
+        record = json.loads(path.read_text(encoding="utf-8"))
+        return PaperRun(entry=entry, status=record.get("status", "error"), record=record, path=path)
+    text = f"{type(exc).__name__}: {exc}".strip()
+    record: dict[str, Any] = {"schema": RECORD_SCHEMA, "paper_id": entry.id, "slug": entry.slug,
+                              "title": entry.title, "arxiv": entry.arxiv, "scale": scale, "start_time": utc_now(),
+                              "budget_s": SCALE_BUDGET_S[scale], "budget_clock": "wall" if scale == "gpu" else "cpu",
+                              "status": "error", "claims": [],
+                              "error": f"the {executor} worker running {entry.slug} died before writing its record "
+                                       f"({text})",
+                              "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                              "duration_s": 0.0, "cpu_s": 0.0, "over_budget": False}
+    path = write_json_atomic(path, record)
+    return PaperRun(entry=entry, status="error", record=record, path=path)
+
+
 def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds: int | None, executor: str,
-             jobs: int) -> list[PaperRun]:
-    """Run the papers as independent tasks; records land in the same run folder, returned in entry order."""
+             jobs: int, worker: Any = None) -> list[PaperRun]:
+    """Run the papers as independent tasks; records land in the same run folder, returned in entry order.
+
+    A worker that dies costs its own paper (an error record saying so), never the run. ``worker`` replaces
+    :func:`_run_paper_in_worker` (tests; it must be importable by the workers)."""
+    worker = worker or _run_paper_in_worker
     threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "2")) // jobs)
     args = [(entry, scale, run_dir, n_seeds, threads) for entry in entries]
+    runs: list[PaperRun] = []
     if executor == "local":
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         # spawn, not fork: a forked torch with live OpenMP threads can deadlock in the child
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            return list(pool.map(_run_paper_in_worker, *zip(*args)))
+            futures = [pool.submit(worker, *a) for a in args]
+            for entry, future in zip(entries, futures):
+                try:
+                    runs.append(future.result())
+                except Exception as exc:  # BrokenProcessPool: the pool lost a worker
+                    runs.append(_lost_worker_run(entry, scale, run_dir, executor, exc))
+        return runs
     try:
         import ray
     except ImportError as err:
@@ -328,8 +361,21 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
                  num_cpus=None if os.environ.get("RAY_ADDRESS") else jobs, include_dashboard=False,
                  log_to_driver=False)
     try:
-        task = ray.remote(num_cpus=1)(_run_paper_in_worker)
-        return ray.get([task.remote(*a) for a in args])
+        # max_retries=0: a paper is not rerun behind the user's back (its record would mix two attempts)
+        task = ray.remote(num_cpus=1, max_retries=0)(worker)
+        refs = [task.remote(*a) for a in args]
+        for entry, ref in zip(entries, refs):
+            try:
+                run = ray.get(ref)
+            except Exception as exc:  # WorkerCrashedError, RayTaskError, ...
+                runs.append(_lost_worker_run(entry, scale, run_dir, executor, exc))
+                continue
+            # on a multi-node cluster the worker wrote to its own node's disk: the driver's run folder gets the
+            # record too (where the folder is shared, the worker's file is already there)
+            path = run_dir / f"{entry.slug}.json"
+            run.path = path if path.exists() else write_json_atomic(path, run.record)
+            runs.append(run)
+        return runs
     finally:
         if started_here:
             ray.shutdown()
