@@ -27,6 +27,7 @@ from .claims import CATALOG, SCALES, is_implemented, of_record, resolve, run_che
 from .claims.catalog import lookup
 from .claims.records import IN_PROGRESS
 from .claims.report import interrupted_runs, load_records, render_comparison, resolve_run_dir, validate_record
+from .claims.runner import makespan_minutes
 
 
 class UsageError(Exception):
@@ -156,8 +157,11 @@ def _cmd_check(args: argparse.Namespace) -> int:
         return _usage_error("check", f"--record keeps quick, full and gpu runs, not {args.scale!r}")
     eta = [of_record.expected_minutes(entry.slug, args.scale) for entry in entries] if args.scale != "smoke" else []
     if eta and all(minutes is not None for minutes in eta):
-        print(f"neurips26 check: about {sum(eta):.0f} min at {args.scale} (from the records of record)",
-              file=sys.stderr)
+        workers = args.jobs if args.executor != "sequential" else 1
+        spread = (f" on {workers} workers ({sum(eta):.0f} min one after another)"
+                  if workers > 1 and len(eta) > 1 else "")
+        print(f"neurips26 check: about {makespan_minutes(eta, workers):.0f} min at {args.scale}{spread} "
+              "(from the records of record)", file=sys.stderr)
     if args.download:
         fetch = _data_function("fetch_all")
         if fetch is None:

@@ -117,3 +117,18 @@ def test_bad_executor_settings_are_refused(tmp_path, capsys):
     assert main(["check", "wlia", "--executor", "threads", "--out", str(tmp_path)]) == 2
     assert main(["check", "wlia", "--executor", "local", "--jobs", "0", "--out", str(tmp_path)]) == 2
     assert not any(tmp_path.iterdir())
+
+
+def test_longest_papers_go_first_and_the_eta_counts_the_workers(monkeypatch):
+    from neurips26.claims import of_record
+    from neurips26.claims.runner import _longest_first, makespan_minutes
+
+    took = {"wlia": 1.0, "fwdsvd": None, "tst": 5.0}
+    monkeypatch.setattr(of_record, "expected_minutes", lambda slug, scale, root=None: took[slug])
+    entries = [lookup(s) for s in ("wlia", "fwdsvd", "tst")]
+    assert _longest_first(entries, "quick") == [2, 0, 1]  # tst, wlia, then fwdsvd (no record)
+    assert _longest_first(entries, "smoke") == [0, 1, 2]  # no records at smoke: catalogue order
+    assert makespan_minutes([10, 30, 10, 20], 2) == 40
+    assert makespan_minutes([1, 2, 3], 1) == 6 and makespan_minutes([5], 4) == 5 and makespan_minutes([], 2) == 0
+    with pytest.raises(ValueError, match="workers"):
+        makespan_minutes([1], 0)

@@ -298,6 +298,17 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
 EXECUTORS: tuple[str, ...] = ("sequential", "local", "ray")
 
 
+def makespan_minutes(minutes: list[float], workers: int) -> float:
+    """Wall time of papers taking ``minutes`` each on ``workers`` workers, longest first onto the least busy
+    worker (what a pool handed them in that order does); the ETA ``check`` prints."""
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise ValueError(f"workers must be a positive integer, got {workers!r}")
+    loads = [0.0] * min(workers, max(1, len(minutes)))
+    for m in sorted(minutes, reverse=True):
+        loads[loads.index(min(loads))] += m
+    return max(loads)
+
+
 def _run_paper_in_worker(entry: CatalogEntry, scale: str, run_dir: Path, n_seeds: int | None,
                          threads: int) -> PaperRun:
     """One paper in a worker process (local pool or Ray task): its own thread count, no progress bars."""
@@ -327,6 +338,20 @@ def _lost_worker_run(entry: CatalogEntry, scale: str, run_dir: Path, executor: s
     return PaperRun(entry=entry, status="error", record=record, path=path)
 
 
+def _longest_first(entries: list[CatalogEntry], scale: str) -> list[int]:
+    """Submission order: the papers whose last record of record at ``scale`` took longest first (so the pool
+    does not end waiting on one long paper started last); papers without a record keep their place after them."""
+    from .of_record import expected_minutes
+
+    minutes = []
+    for entry in entries:
+        try:
+            minutes.append(expected_minutes(entry.slug, scale) if scale != "smoke" else None)
+        except (OSError, ValueError, KeyError, TypeError):
+            minutes.append(None)
+    return sorted(range(len(entries)), key=lambda i: (minutes[i] is None, -(minutes[i] or 0.0), i))
+
+
 def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds: int | None, executor: str,
              jobs: int, worker: Any = None) -> list[PaperRun]:
     """Run the papers as independent tasks; records land in the same run folder, returned in entry order.
@@ -336,6 +361,7 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
     worker = worker or _run_paper_in_worker
     threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "2")) // jobs)
     args = [(entry, scale, run_dir, n_seeds, threads) for entry in entries]
+    order = _longest_first(entries, scale)
     runs: list[PaperRun] = []
     if executor == "local":
         import multiprocessing
@@ -343,7 +369,8 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
 
         # spawn, not fork: a forked torch with live OpenMP threads can deadlock in the child
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(worker, *a) for a in args]
+            submitted = {i: pool.submit(worker, *args[i]) for i in order}
+            futures = [submitted[i] for i in range(len(entries))]
             for entry, future in zip(entries, futures):
                 try:
                     runs.append(future.result())
@@ -363,7 +390,8 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
     try:
         # max_retries=0: a paper is not rerun behind the user's back (its record would mix two attempts)
         task = ray.remote(num_cpus=1, max_retries=0)(worker)
-        refs = [task.remote(*a) for a in args]
+        submitted = {i: task.remote(*args[i]) for i in order}
+        refs = [submitted[i] for i in range(len(entries))]
         for entry, ref in zip(entries, refs):
             try:
                 run = ray.get(ref)
