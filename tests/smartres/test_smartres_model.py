@@ -197,8 +197,8 @@ def test_bipartite_merge_extra_follows_tokens():
 
 def test_head_targets_decode_to_the_true_box():
     """Perfect head outputs (one-hot objectness on the finest token holding the centre, exact offsets) decode to
-    the ground-truth box and give zero L1 (reference: the box itself)."""
-    from neurips26.smartres.model import decode_boxes, grounding_loss
+    the ground-truth box and give zero L1 and GIoU loss (reference: the box itself)."""
+    from neurips26.smartres.model import box_targets, decode_boxes, grounding_loss
 
     pos = torch.cat([token_centres(2, 2, 16.0), token_centres(4, 4, 8.0)])[None]     # low (16 px) + full (8 px)
     fp = torch.cat([torch.full((4,), 16.0), torch.full((16,), 8.0)])[None]
@@ -206,7 +206,40 @@ def test_head_targets_decode_to_the_true_box():
     centre_tok = 4 + 0 * 4 + 2                                                         # full-res token (row 0, col 2)
     obj = torch.full((1, 20), -10.0)
     obj[0, centre_tok] = 10.0
-    off = (box[:, None, :] - torch.cat([pos, pos], -1)) / fp[..., None]
-    assert torch.allclose(decode_boxes(obj, off, pos, fp), box)
+    off = box_targets(box, pos, fp)
+    assert torch.allclose(decode_boxes(obj, off, pos, fp), box, atol=1e-5)
     loss = grounding_loss(obj, off, pos, fp, box)
-    assert loss.item() < 1e-3                                                          # CE ≈ 0, L1 = 0
+    assert loss.item() < 1e-3                                                          # CE ≈ 0, L1 = 0, GIoU = 1
+    # a wrong size costs more: the L1 on log size and 1 - GIoU
+    assert grounding_loss(obj, off + torch.tensor([0.0, 0.0, 0.5, 0.5]), pos, fp, box).item() > 0.5
+
+
+def test_box_loss_weighs_images_equally():
+    """A small box (one regressing token) and a large one (many) contribute equally to the box loss: doubling the
+    error of the small image's only token moves the loss as much as doubling every token's error of the large."""
+    from neurips26.smartres.model import box_targets, grounding_loss, regression_tokens
+
+    pos = token_centres(8, 8, 8.0)[None].expand(2, -1, -1)
+    fp = torch.full((2, 64), 8.0)
+    boxes = torch.tensor([[9.0, 9.0, 15.0, 15.0], [16.0, 16.0, 48.0, 48.0]])          # 1 vs 16 + tokens
+    _, regress = regression_tokens(pos, fp, boxes, torch.ones(2, 64, dtype=torch.bool))
+    assert regress[0].sum() == 1 and regress[1].sum() >= 16
+    obj = torch.zeros(2, 64)
+    exact = box_targets(boxes, pos, fp)
+    bump = torch.tensor([0.0, 0.0, 0.2, 0.2])
+    small_off, large_off = exact.clone(), exact.clone()
+    small_off[0] += bump
+    large_off[1] += bump
+    base = grounding_loss(obj, exact, pos, fp, boxes, giou_weight=0.0)
+    d_small = grounding_loss(obj, small_off, pos, fp, boxes, giou_weight=0.0) - base
+    d_large = grounding_loss(obj, large_off, pos, fp, boxes, giou_weight=0.0) - base
+    assert torch.allclose(d_small, d_large, atol=1e-5) and d_small.item() > 0.1
+
+
+def test_generalized_iou_hand_cases():
+    from neurips26.smartres.model import generalized_iou
+
+    a = torch.tensor([[0.0, 0.0, 2.0, 2.0], [0.0, 0.0, 1.0, 1.0], [0.0, 0.0, 2.0, 2.0]])
+    b = torch.tensor([[0.0, 0.0, 2.0, 2.0], [2.0, 0.0, 3.0, 1.0], [1.0, 0.0, 3.0, 2.0]])
+    # identical: 1; disjoint, hull 3 x 1, union 2: 0 - 1/3; overlap 2 of union 6, hull 6: 1/3
+    assert torch.allclose(generalized_iou(a, b), torch.tensor([1.0, -1 / 3, 1 / 3]))

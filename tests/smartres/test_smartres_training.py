@@ -30,6 +30,31 @@ def test_attribute_targets_match_a_loop():
     assert torch.equal(torch.stack([d[:, 0], c[:, 0]], 1), pool.query)
 
 
+def test_attribute_targets_label_every_object_with_footprints():
+    """With token footprints, the token holding each object's centre is labelled even when no token centre falls
+    inside the (small) box; the balanced loss weighs object and background tokens equally."""
+    from neurips26.smartres.model import token_centres
+    from neurips26.smartres.training import _attribute_loss
+
+    pos = token_centres(8, 8, 8.0)[None]                                              # centres at 4 + 8k
+    fp = torch.full((1, 64), 8.0)
+    objects = torch.tensor([[[9.0, 9.0, 11.0, 11.0, 7, 2]]])                          # 2-px box, no centre inside
+    d0, _ = attribute_targets(pos, objects)
+    d1, c1 = attribute_targets(pos, objects, fp)
+    assert int((d0 < N_DIGITS).sum()) == 0
+    assert (d1 < N_DIGITS).nonzero()[:, 1].tolist() == [1 * 8 + 1] and int(c1[0, 9]) == 2
+
+    class Seq:
+        tokens, valid, footprint = torch.zeros(1, 64, 4), torch.ones(1, 64, dtype=torch.bool), fp
+    Seq.pos = pos
+    probe = torch.nn.Linear(4, N_DIGITS + 1 + N_COLOURS + 1)
+    torch.nn.init.zeros_(probe.weight)
+    torch.nn.init.zeros_(probe.bias)
+    # uniform logits: CE = log(11) + log(5) on both the object and the background mean
+    expect = 2 * (torch.log(torch.tensor(11.0)) + torch.log(torch.tensor(5.0)))
+    assert torch.allclose(_attribute_loss(probe, Seq, objects), expect)
+
+
 def test_train_backbone_curve_and_guard():
     pool = make_pool(SyntheticEgoGrounding(16, size=64, seed=0))
     torch.manual_seed(0)

@@ -89,10 +89,10 @@ def _setting(ctx: CheckContext) -> Setting:
                          n_train=48, n_val=24, n_test=32, steps=8, batch=8, lr=2e-3, eval_every=4, router_steps=8,
                          lat_batches=(1, 4), repeats=2),
         "quick": Setting(MLLMConfig(image_size=128, patch=8, dim=64, heads=4, vit_blocks=3, lm_blocks=3, region_px=32),
-                         n_train=1000, n_val=200, n_test=300, steps=250, batch=32, lr=3e-3, eval_every=125,
+                         n_train=1500, n_val=200, n_test=300, steps=320, batch=32, lr=3e-3, eval_every=160,
                          router_steps=200, lat_batches=(1, 16), repeats=5),
         "full": Setting(MLLMConfig(image_size=128, patch=8, dim=64, heads=4, vit_blocks=3, lm_blocks=3, region_px=32),
-                        n_train=3000, n_val=300, n_test=1000, steps=1400, batch=32, lr=3e-3, eval_every=350,
+                        n_train=4000, n_val=300, n_test=1000, steps=2200, batch=32, lr=3e-3, eval_every=550,
                         router_steps=500, lat_batches=(1, 32), repeats=7),
         "gpu": Setting(MLLMConfig(image_size=512, patch=16, dim=384, heads=6, vit_blocks=6, lm_blocks=6, region_px=128),
                        n_train=5000, n_val=500, n_test=2000, steps=3000, batch=64, lr=2e-3, eval_every=500,
@@ -502,7 +502,7 @@ PAPER = Paper(id="P16", slug="smartres",
               title="SmartRes: dynamic resolution routing for egocentric visual grounding", arxiv=None,
               claims=CLAIMS,
               default_seeds={"smoke": 1, "quick": 3, "full": 3, "gpu": 3},
-              full_budget_cpu_s=900,
-              full_budget_reason="sized down to 900 CPU-s on 2026-12-02 (the lead's limit for an oversubscribed "
-                                 "machine): 1400 backbone steps of batch 32 at 1 thread (~600 CPU-s) before "
-                                 "routers, tuning, evaluation and timing")
+              full_budget_cpu_s=1200,
+              full_budget_reason="the session's limit for an oversubscribed 2-core machine (2026-12-02): 2200 "
+                                 "backbone steps of batch 32 at 1 thread (~700 CPU-s) before routers, tuning, "
+                                 "evaluation on 1000 test scenes and timing (~300 CPU-s)")

@@ -3,7 +3,8 @@
 * :class:`ViT` — patch embedding + 2D sin-cos position of each token centre in *full-resolution* pixels
   + a scale embedding, then non-causal pre-LN blocks on :func:`neurips26.nn.sdpa_attention`.
 * :class:`FusionLM` — the "LLM": a non-causal transformer over [query tokens ; visual tokens] with a
-  grounding head on each visual token (objectness logit + 4 box offsets in units of the token footprint).
+  grounding head on each visual token (objectness logit + the box as a centre offset and a log size, in units
+  of the token footprint; :func:`offsets_to_boxes`).
   The predicted box is the one of the arg-max-objectness visual token.
 * :class:`MiniGroundingMLLM` — both, with encoders for the full view, the low view and regions, and hooks
   for the token-reduction baselines (:mod:`.baselines`).
@@ -310,31 +311,83 @@ def _padding_bias(valid: Tensor, n_q: int, dtype: torch.dtype) -> Tensor | None:
     return torch.zeros(keep.shape, dtype=dtype).masked_fill(~keep, float("-inf"))[:, None, None, :]
 
 
+LOG_SIZE_CLAMP = 4.0      # |log(w / footprint)| is clamped here before exp (boxes 1/55 .. 55 footprints wide)
+
+
+def offsets_to_boxes(offsets: Tensor, pos: Tensor, footprint: Tensor) -> Tensor:
+    r"""Every token's box from its head outputs ``offsets [..., 4] = (u, v, a, b)``: normalised centre offset and
+    log size in units of the token's footprint s (inferred parameterisation, the Faster R-CNN / DETR one),
+
+    $$c = p + s\,(u, v), \qquad (w, h) = s\,(e^{a}, e^{b}), \qquad \text{box} = (c - \tfrac{w, h}{2},\;
+    c + \tfrac{w, h}{2}),$$
+
+    with $a, b$ clamped to $\pm$ :data:`LOG_SIZE_CLAMP`. ``pos [..., 2]``, ``footprint [...]`` → ``[..., 4]``
+    pixels (x1, y1, x2, y2); always $x_2 \ge x_1$, $y_2 \ge y_1$."""
+    s = footprint[..., None]
+    c = pos + s * offsets[..., :2]
+    half = s * offsets[..., 2:].clamp(-LOG_SIZE_CLAMP, LOG_SIZE_CLAMP).exp() / 2
+    return torch.cat([c - half, c + half], dim=-1)
+
+
+def box_targets(boxes: Tensor, pos: Tensor, footprint: Tensor) -> Tensor:
+    """The head outputs that :func:`offsets_to_boxes` maps to ``boxes [B, 4]`` from every token:
+    ``pos [B, T, 2]``, ``footprint [B, T]`` → ``[B, T, 4]`` (u, v, log w/s, log h/s)."""
+    s = footprint.clamp(min=1e-6)[..., None]
+    centre = (boxes[:, None, :2] + boxes[:, None, 2:]) / 2
+    wh = (boxes[:, None, 2:] - boxes[:, None, :2]).clamp(min=1e-3)
+    return torch.cat([(centre - pos) / s, (wh / s).log()], dim=-1)
+
+
 def decode_boxes(obj: Tensor, offsets: Tensor, pos: Tensor, footprint: Tensor) -> Tensor:
-    r"""The box of the arg-max-objectness token: $(c_x + s\,o_1,\; c_y + s\,o_2,\; c_x + s\,o_3,\; c_y + s\,o_4)$,
-    corners sorted so that $x_2 \ge x_1$. ``→ [B, 4]`` pixels."""
+    """The box (:func:`offsets_to_boxes`) of the arg-max-objectness token ``→ [B, 4]`` pixels."""
     best = obj.argmax(1)
     ar = torch.arange(obj.shape[0])
-    c, s, o = pos[ar, best], footprint[ar, best][:, None], offsets[ar, best]
-    raw = torch.cat([c, c], dim=1) + s * o
-    x1, x2 = torch.minimum(raw[:, 0], raw[:, 2]), torch.maximum(raw[:, 0], raw[:, 2])
-    y1, y2 = torch.minimum(raw[:, 1], raw[:, 3]), torch.maximum(raw[:, 1], raw[:, 3])
-    return torch.stack([x1, y1, x2, y2], dim=1)
+    return offsets_to_boxes(offsets[ar, best], pos[ar, best], footprint[ar, best])
 
 
-def grounding_loss(obj: Tensor, offsets: Tensor, pos: Tensor, footprint: Tensor, boxes: Tensor) -> Tensor:
-    r"""Cross-entropy over visual tokens (target: the finest token whose footprint holds the box centre)
-    + L1 on the box offsets, in footprint units, of every token holding the centre."""
+def generalized_iou(a: Tensor, b: Tensor) -> Tensor:
+    r"""Paired GIoU of boxes ``a, b [..., 4]`` (x1 <= x2, y1 <= y2): $\mathrm{IoU} - |C \setminus (A \cup B)| / |C|$
+    with C the smallest enclosing box; in [-1, 1], differentiable, 1 iff the boxes coincide."""
+    lo, hi = torch.maximum(a[..., :2], b[..., :2]), torch.minimum(a[..., 2:], b[..., 2:])
+    inter = (hi - lo).clamp(min=0).prod(-1)
+    area_a = (a[..., 2:] - a[..., :2]).prod(-1)
+    area_b = (b[..., 2:] - b[..., :2]).prod(-1)
+    union = (area_a + area_b - inter).clamp(min=1e-9)
+    enclose = (torch.maximum(a[..., 2:], b[..., 2:]) - torch.minimum(a[..., :2], b[..., :2])).prod(-1).clamp(min=1e-9)
+    return inter / union - (enclose - union) / enclose
+
+
+def regression_tokens(pos: Tensor, footprint: Tensor, boxes: Tensor, valid: Tensor) -> tuple[Tensor, Tensor]:
+    """Tokens that regress the box: those whose footprint holds the box centre and those whose centre lies inside
+    the box (``[B, T]`` bool each: ``holds``, ``regress``). Returns ``(holds, regress)``."""
     centre = (boxes[:, :2] + boxes[:, 2:]) / 2                                        # [B, 2]
-    dist = (pos - centre[:, None]).abs().amax(-1)                                     # L∞ distance [B, T]
-    holds = (dist <= footprint / 2) & torch.isfinite(obj)
+    dist = (pos - centre[:, None]).abs().amax(-1)                                     # L-inf distance [B, T]
+    holds = (dist <= footprint / 2) & valid
+    inside = ((pos >= boxes[:, None, :2]) & (pos <= boxes[:, None, 2:])).all(-1) & valid
+    return holds, holds | inside
+
+
+def grounding_loss(obj: Tensor, offsets: Tensor, pos: Tensor, footprint: Tensor, boxes: Tensor,
+                   giou_weight: float = 1.0) -> Tensor:
+    r"""Cross-entropy over visual tokens (target: the finest token whose footprint holds the box centre)
+    + the box loss on the regressing tokens (:func:`regression_tokens`), averaged per image and then over images:
+    L1 on the normalised (centre offset, log size) of :func:`box_targets` + ``giou_weight`` · (1 − GIoU) of the
+    decoded box, a scale-free term (an error of one pixel costs a 6-px target as much IoU as three pixels cost
+    an 18-px one)."""
+    valid = torch.isfinite(obj)
+    holds, regress = regression_tokens(pos, footprint, boxes, valid)
+    centre = (boxes[:, :2] + boxes[:, 2:]) / 2
+    dist = (pos - centre[:, None]).abs().amax(-1)
     # finest footprint first, nearest centre to break ties
     rank = torch.where(holds, footprint + 1e-3 * dist, torch.full_like(dist, float("inf")))
-    target = rank.argmin(1)
-    ce = F.cross_entropy(obj, target)
-    tgt_off = (boxes[:, None, :] - torch.cat([pos, pos], -1)) / footprint.clamp(min=1e-6)[..., None]
-    l1 = ((offsets - tgt_off).abs().sum(-1) * holds).sum() / holds.sum().clamp(min=1)
-    return ce + l1
+    ce = F.cross_entropy(obj, rank.argmin(1))
+    # each image weighs the same whatever its box size: a mean over its own regressing tokens, then over images
+    # (a per-token mean lets the 4-9 tokens inside a medium box outvote the 1-2 of a small one)
+    per_image = regress.sum(1, keepdim=True)
+    w = regress.float() / per_image.clamp(min=1) / (per_image > 0).sum().clamp(min=1)
+    l1 = ((offsets - box_targets(boxes, pos, footprint)).abs().sum(-1) * w).sum()
+    giou = generalized_iou(offsets_to_boxes(offsets, pos, footprint), boxes[:, None, :].expand(-1, pos.shape[1], -1))
+    return ce + l1 + giou_weight * ((1 - giou) * w).sum()
 
 
 class MiniGroundingMLLM(nn.Module):

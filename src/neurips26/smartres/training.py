@@ -63,12 +63,20 @@ def make_pool(dataset: SyntheticEgoGrounding, progress: Callable[[Iterable, str]
     return ScenePool(torch.stack(imgs), torch.stack(boxes), torch.stack(qs), torch.tensor(small), torch.stack(objs))
 
 
-def attribute_targets(pos: Tensor, objects: Tensor) -> tuple[Tensor, Tensor]:
-    """Per token, the digit and colour of the object whose box holds the token centre (``N_DIGITS`` /
-    ``N_COLOURS`` = none): ``pos [B, T, 2]``, ``objects [B, K, 6]`` → two ``[B, T]`` long tensors."""
+def attribute_targets(pos: Tensor, objects: Tensor, footprint: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """Per token, the digit and colour of the object under it (``N_DIGITS`` / ``N_COLOURS`` = none):
+    ``pos [B, T, 2]``, ``objects [B, K, 6]`` → two ``[B, T]`` long tensors.
+
+    A token is on an object when its centre lies inside the object's box, or (with ``footprint [B, T]``) when its
+    footprint holds the object's centre, so that every object labels at least one token at every scale (a 6-px
+    glyph can fall between the centres of 8-px tokens). The first such object wins."""
     x, y = pos[..., 0, None], pos[..., 1, None]                                       # [B, T, 1]
     o = objects[:, None]                                                              # [B, 1, K, 6]
     inside = (o[..., 4] >= 0) & (x >= o[..., 0]) & (x < o[..., 2]) & (y >= o[..., 1]) & (y < o[..., 3])  # [B, T, K]
+    if footprint is not None:
+        half = footprint[..., None] / 2
+        cx, cy = (o[..., 0] + o[..., 2]) / 2, (o[..., 1] + o[..., 3]) / 2
+        inside = inside | ((o[..., 4] >= 0) & ((cx - x).abs() <= half) & ((cy - y).abs() <= half))
     any_in = inside.any(-1)
     first = inside.float().argmax(-1)                                                 # the first holding object
     digit = objects[..., 4].gather(1, first).long().masked_fill(~any_in, N_DIGITS)
@@ -136,8 +144,9 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
 
     ``attribute_weight > 0`` adds a dense attribute loss on the ViT outputs (inferred; the stand-in for the
     visual pre-training a real MLLM's encoder has): a linear probe, trained alongside and then dropped,
-    predicts from every visual token the digit and the colour of the object under its centre (or none),
-    $\mathcal L = \mathcal L_{ground} + w\,[\mathrm{CE}(\text{digit}) + \mathrm{CE}(\text{colour})]$.
+    predicts from every visual token the digit and the colour of the object under it (or none),
+    $\mathcal L = \mathcal L_{ground} + w\,[\mathrm{CE}(\text{digit}) + \mathrm{CE}(\text{colour})]$, each CE
+    balanced between object and background tokens (:func:`_attribute_loss`).
     It needs ``pool.objects``."""
     gen = torch.Generator().manual_seed(seed)
     probe = torch.nn.Linear(model.config.dim, N_DIGITS + 1 + N_COLOURS + 1)
@@ -185,12 +194,18 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
 
 
 def _attribute_loss(probe: torch.nn.Linear, seq, objects: Tensor) -> Tensor:
-    digit, colour = attribute_targets(seq.pos, objects)
+    r"""Dense attribute loss, balanced between object and background tokens: for the digit and the colour,
+    $\mathrm{CE}_{\text{object tokens}} + \mathrm{CE}_{\text{background tokens}}$ (each a mean over its own
+    tokens). Objects cover a few percent of the tokens, so a plain mean is met by predicting "none" everywhere."""
+    digit, colour = attribute_targets(seq.pos, objects, seq.footprint)
     out = probe(seq.tokens)                                                           # [B, T, 16]
     valid = seq.valid
-    ce_d = torch.nn.functional.cross_entropy(out[..., :N_DIGITS + 1][valid], digit[valid])
-    ce_c = torch.nn.functional.cross_entropy(out[..., N_DIGITS + 1:][valid], colour[valid])
-    return ce_d + ce_c
+    on = (digit < N_DIGITS) & valid
+    w = on.float() / on.sum().clamp(min=1) + (valid & ~on).float() / (valid & ~on).sum().clamp(min=1)
+    ce = torch.nn.functional.cross_entropy
+    ce_d = ce(out[..., :N_DIGITS + 1].flatten(0, 1), digit.flatten(), reduction="none")
+    ce_c = ce(out[..., N_DIGITS + 1:].flatten(0, 1), colour.flatten(), reduction="none")
+    return ((ce_d + ce_c) * w.flatten()).sum()
 
 
 @torch.no_grad()
