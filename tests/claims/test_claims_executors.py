@@ -132,3 +132,16 @@ def test_longest_papers_go_first_and_the_eta_counts_the_workers(monkeypatch):
     assert makespan_minutes([1, 2, 3], 1) == 6 and makespan_minutes([5], 4) == 5 and makespan_minutes([], 2) == 0
     with pytest.raises(ValueError, match="workers"):
         makespan_minutes([1], 0)
+
+
+def test_gpu_scale_on_a_cluster_without_gpus_refuses_instead_of_waiting(tmp_path):
+    # each task would ask Ray for a whole GPU; with none in the cluster the tasks must still run (and refuse)
+    pytest.importorskip("ray")
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a CUDA device")
+    _, runs = run_checks([lookup(s) for s in PAPERS], scale="gpu", out_root=tmp_path, show_progress=False,
+                         executor="ray", jobs=2)
+    assert [run.status for run in runs] == ["refused", "refused"]
+    assert all(run.record["refusal"] for run in runs)

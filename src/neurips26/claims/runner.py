@@ -388,8 +388,11 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
                  num_cpus=None if os.environ.get("RAY_ADDRESS") else jobs, include_dashboard=False,
                  log_to_driver=False)
     try:
-        # max_retries=0: a paper is not rerun behind the user's back (its record would mix two attempts)
-        task = ray.remote(num_cpus=1, max_retries=0)(worker)
+        # max_retries=0: a paper is not rerun behind the user's back (its record would mix two attempts).
+        # At scale gpu each task holds a whole GPU (Ray hides the GPUs from tasks that ask for none); on a
+        # cluster without GPUs the tasks run anyway and each paper refuses the scale with its reason.
+        gpus = 1 if scale == "gpu" and ray.cluster_resources().get("GPU", 0) >= 1 else 0
+        task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(worker)
         submitted = {i: task.remote(*args[i]) for i in order}
         refs = [submitted[i] for i in range(len(entries))]
         for entry, ref in zip(entries, refs):
