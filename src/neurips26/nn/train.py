@@ -416,7 +416,10 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
         _fully_shard(model, fsdp_units)
         params = [p for p in model.parameters() if p.requires_grad]  # now DTensor shards
     elif world > 1:
-        net = torch.nn.parallel.DistributedDataParallel(model)
+        # DDP syncs gradients of what runs through its forward: the whole loss does, so a loss_fn may call any
+        # method of the model (m.reconstruction_loss(x), m.loss(x, y)), not only m(x)
+        net = torch.nn.parallel.DistributedDataParallel(_LossModule(model, loss_fn))
+        loss_fn = _through_net
     if world > 1:
         source = _sharded(source, rank, world)
     opt = optimizer or torch.optim.AdamW(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
@@ -559,9 +562,26 @@ def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[in
     return StepRecord(step=step, loss=total_loss / accum, lr=eta, grad_norm=grad_norm, tokens=tokens)
 
 
+class _LossModule(nn.Module):
+    """``loss_fn(model, inputs, targets)`` as a module's forward, for DDP to wrap (see ``train_lm``)."""
+
+    def __init__(self, model: nn.Module, loss_fn: Callable) -> None:
+        super().__init__()
+        self.model, self.loss_fn = model, loss_fn
+
+    def forward(self, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        return self.loss_fn(self.model, inputs, targets)
+
+
+def _through_net(net: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    return net(inputs, targets)
+
+
 def _evaluate(model: nn.Module, eval_fn: Callable[[nn.Module], Any]) -> Any:
     if isinstance(model, torch.nn.parallel.DistributedDataParallel):
         model = model.module  # eval_fn gets the user's model, not the wrapper
+    if isinstance(model, _LossModule):
+        model = model.model
     was_training = model.training
     model.eval()
     try:
