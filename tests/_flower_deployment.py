@@ -1,7 +1,8 @@
 """Flower's deployment engine on 127.0.0.1, for tests: one SuperLink, N SuperNodes, ``flwr run`` against them.
 
-Every process is started in its own session (so its SuperExec and ClientApp/ServerApp children share its process
-group) and that group is terminated, then killed, when the context exits. Ports are free ones picked at start;
+When the context exits, every process started here and all its descendants (flwr starts its SuperExec and the
+app processes in sessions of their own) are terminated, then killed if still alive. Ports are free ones picked at
+start;
 ``FLWR_HOME`` is a private folder holding the SuperLink connection (``[superlink.deploy]``, insecure), so the
 user's ``~/.flwr`` is never read or written. Runtime dependency installation is off: the apps run in this
 interpreter's environment (which has ``neurips26[fl]``)."""
@@ -79,7 +80,9 @@ class Federation:
         # the SuperLink and SuperNodes start flower-superexec (and it the app processes) through PATH
         path = os.pathsep.join([str(BIN), os.environ.get("PATH", "")])
         self.env = {**os.environ, "PATH": path, "FLWR_HOME": str(self.root / "flwr_home"), "OMP_NUM_THREADS": "1",
-                    "FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION": "1", "PYTHONUNBUFFERED": "1"}
+                    "FLWR_DISABLE_RUNTIME_DEPENDENCY_INSTALLATION": "1", "PYTHONUNBUFFERED": "1",
+                    # no host but 127.0.0.1: no telemetry events, no check of PyPI for a newer flwr
+                    "FLWR_TELEMETRY_ENABLED": "0", "FLWR_DISABLE_UPDATE_CHECK": "1"}
 
     def _start(self, name: str, args: list[str]) -> subprocess.Popen:
         log = self.root / f"{name}.log"

@@ -8,6 +8,7 @@ the app), so the runs are kept to a handful of messages: wlia 2 rounds x 2 nodes
 
 import importlib.util
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -15,6 +16,9 @@ import numpy as np
 import pytest
 import torch
 
+# read when flwr is first imported (the simulation below runs in this process): no telemetry to flower.ai
+os.environ.setdefault("FLWR_TELEMETRY_ENABLED", "0")
+os.environ.setdefault("FLWR_DISABLE_UPDATE_CHECK", "1")
 pytest.importorskip("flwr")
 
 from _flower_deployment import BIN, Federation  # noqa: E402
