@@ -65,6 +65,7 @@ def one_thread():
     # floating-point reductions, and hence the numbers, are the same
     mp = pytest.MonkeyPatch()
     mp.setenv("OMP_NUM_THREADS", "1")
+    mp.setenv("RAY_USAGE_STATS_ENABLED", "0")  # the local Ray cluster reports nothing to anyscale
     yield
     mp.undo()
 
@@ -134,7 +135,7 @@ def test_longest_papers_go_first_and_the_eta_counts_the_workers(monkeypatch):
         makespan_minutes([1], 0)
 
 
-def test_gpu_scale_on_a_cluster_without_gpus_refuses_instead_of_waiting(tmp_path):
+def test_gpu_scale_on_a_cluster_without_gpus_refuses_instead_of_waiting(tmp_path, one_thread):
     # each task would ask Ray for a whole GPU; with none in the cluster the tasks must still run (and refuse)
     pytest.importorskip("ray")
     import torch
