@@ -53,7 +53,9 @@ def test_count_rows_are_rendered_apart_and_refuse_non_finite_values():
     row = bench.count("calls to tolerance", ours=400, peer=1600, peer_name="cooper ExtraSGD", peer_kind="real",
                       unit="max-agent calls")
     assert row["ratio"] == 4.0
-    assert bench.count("zero", ours=0, peer=3, peer_name="p", peer_kind="ours", unit="u")["ratio"] == float("inf")
+    assert bench.count("both zero", ours=0, peer=0, peer_name="p", peer_kind="ours", unit="u")["ratio"] == 1.0
+    with pytest.raises(ValueError, match="infinite"):
+        bench.count("zero", ours=0, peer=3, peer_name="p", peer_kind="ours", unit="u")
     for bad in (float("nan"), -1, True, "3"):
         with pytest.raises(ValueError, match="ours"):
             bench.count("x", ours=bad, peer=1, peer_name="p", peer_kind="ours", unit="u")

@@ -173,7 +173,8 @@ class Bench:
         Args:
             ours, peer: finite non-negative numbers in ``unit`` (e.g. ``"max-agent gradient calls"``).
             lower_is_better: the direction of ``unit``; the row's ``ratio`` is peer / ours either way.
-        Returns: the row (``ratio`` = peer / ours; ``inf`` when ours is 0 and the peer is not).
+        Returns: the row (``ratio`` = peer / ours; 1 when both are 0). ``ours`` = 0 with a non-zero peer is refused
+        (an infinite ratio does not survive strict JSON).
         """
         if peer_kind not in ("real", "ours"):
             raise ValueError(f"count: peer_kind must be 'real' or 'ours', got {peer_kind!r}")
@@ -182,7 +183,10 @@ class Bench:
                 raise ValueError(f"count: {arg} must be a finite number >= 0, got {value!r}")
         if not isinstance(unit, str) or not unit:
             raise ValueError(f"count: unit must be a non-empty string, got {unit!r}")
-        ratio = float(peer) / float(ours) if ours else (math.inf if peer else 1.0)
+        if ours == 0 and peer != 0:  # strict JSON has no inf: the record would hold null and the table break
+            raise ValueError(f"count: ours is 0 and the peer {peer!r}, so peer / ours is infinite; give ours at its "
+                             f"measurement resolution (and say so in note), or count in other units")
+        ratio = float(peer) / float(ours) if ours else 1.0
         row = {"kind": "count", "name": name, "peer": peer_name, "peer_kind": peer_kind, "ours": float(ours),
                "peer_value": float(peer), "unit": unit, "ratio": ratio, "lower_is_better": bool(lower_is_better),
                "note": note}
