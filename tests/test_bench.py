@@ -109,3 +109,12 @@ def test_write_reprobes_and_keeps_the_best_rate(tmp_path, monkeypatch):
     assert record["probe"]["probes"] == slow.get("probes", 1) + 1
     assert record["probe"]["mm_gflops"] >= slow["mm_gflops"]
     assert record["rows"][0]["ours_over_limit"] >= low and record["rows"][0]["flops"] == 1e6
+
+
+def test_bench_table_renders_a_count_whose_ratio_json_could_not_hold():
+    # a bench.json written before Bench.count refused ours = 0 holds ratio null (strict JSON has no inf)
+    record = {"slug": "routing", "start_time": "2026-12-02T04:00:00", "threads": 1, "repeats": 3,
+              "description": "toy", "rows": [{"kind": "count", "name": "tours above optimum", "peer": "RL4CO POMO",
+                                              "peer_kind": "real", "ours": 0, "peer_value": 59, "ratio": None,
+                                              "unit": "instances"}]}
+    assert "| tours above optimum | RL4CO POMO (real) | 0 | 59 | ∞ (ours = 0) | instances" in render_bench_table(record)

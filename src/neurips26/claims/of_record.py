@@ -242,6 +242,11 @@ def load_bench(slug: str, root: Path | None = None) -> dict[str, Any] | None:
     return data
 
 
+def _num(value: Any, spec: str) -> str:
+    """A number of a bench row for the table; ``None`` is a ratio JSON could not hold (``ours = 0``: infinite)."""
+    return "∞ (ours = 0)" if value is None else format(value, spec)
+
+
 def render_bench_table(record: dict[str, Any]) -> str:
     """The performance table of a paper's README from its ``bench.json``."""
     load = (record.get("load") or {}).get("start")
@@ -269,8 +274,8 @@ def render_bench_table(record: dict[str, Any]) -> str:
         for row in counts:
             kind = "real" if row["peer_kind"] == "real" else "our re-implementation"
             better = "lower is better" if row.get("lower_is_better", True) else "higher is better"
-            lines.append(f"| {row['name']} | {row['peer']} ({kind}) | {row['ours']:.4g} | {row['peer_value']:.4g} | "
-                         f"{row['ratio']:.3g} | {row['unit']} ({better}) |")
+            lines.append(f"| {row['name']} | {row['peer']} ({kind}) | {_num(row['ours'], '.4g')} | "
+                         f"{_num(row['peer_value'], '.4g')} | {_num(row['ratio'], '.3g')} | {row['unit']} ({better}) |")
     for row in record.get("scalings", []):
         lines.append(f"\nScaling, {row['name']}: log-log slope {row['slope']:.3g} (R² {row['r2']:.3f}) over sizes "
                      f"{row['sizes']}; the paper claims {row['claimed']}.")
