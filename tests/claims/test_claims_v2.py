@@ -111,6 +111,9 @@ def test_beyond_se_against_a_hand_computed_standard_error():
     assert rules.beyond_se(2.0, direction="less", min_n=2)(_ev(*[-v for v in values])).label == "supported"
     assert rules.beyond_se(2.0, reference=0.5, min_n=2)(_ev(*values)).label == "not supported"
     assert rules.beyond_se(min_n=2)(_ev(1.0)).label == "inconclusive"
+    # identical values (a quantised metric, seeds that change nothing) have no SE: never a decision
+    zero_spread = rules.beyond_se(min_n=2)(_ev(1 / 600, 1 / 600, 1 / 600))
+    assert zero_spread.label == "inconclusive" and "zero spread" in zero_spread.reason
 
 
 def test_combinators_follow_their_truth_tables():
