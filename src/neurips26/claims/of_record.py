@@ -251,7 +251,7 @@ def render_bench_table(record: dict[str, Any]) -> str:
     """The performance table of a paper's README from its ``bench.json``."""
     load = (record.get("load") or {}).get("start")
     lines = [f"Benchmark of record (`results/{record['slug']}/bench.json`, generated; {record['start_time'][:10]}, "
-             f"{record['threads']} thread(s), {record['repeats']} interleaved pairs, process clock"
+             f"{record['threads']} thread(s), {record['repeats']} interleaved pairs, {record.get('clock', 'process')} clock"
              + (f", load {load[0]:.2f}" if load else "") + f"): {record['description']}"]
     counts = [row for row in record["rows"] if row.get("kind") == "count"]
     timings = [row for row in record["rows"] if row.get("kind") != "count"]
