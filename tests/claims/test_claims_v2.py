@@ -113,6 +113,10 @@ def test_beyond_se_against_a_hand_computed_standard_error():
     assert rules.beyond_se(min_n=2)(_ev(1.0)).label == "inconclusive"
     # identical values (a quantised metric, seeds that change nothing) have no SE: never a decision
     zero_spread = rules.beyond_se(min_n=2)(_ev(1 / 600, 1 / 600, 1 / 600))
+    rounded = rules.beyond_se(min_n=2)(_ev(0.7 - 0.7 + 1 / 600, 1 / 600, 0.3 + 1 / 600 - 0.3))  # SE ~1e-17, not 0
+    assert rounded.label == "inconclusive" and "zero spread" in rounded.reason
+    float32 = rules.beyond_se(min_n=2)(_ev(0.0016667, 0.00166668, 0.00166673))  # smartres C5 quick, 2026-12-02
+    assert float32.label == "inconclusive"
     assert zero_spread.label == "inconclusive" and "zero spread" in zero_spread.reason
 
 

@@ -246,10 +246,11 @@ class _BeyondSE(Rule):
         mean = float(np.mean(values))
         se = float(np.std(values, ddof=1) / math.sqrt(len(values)))
         delta = (mean - self.reference) * (1 if self.direction == "greater" else -1)
-        if se == 0.0:
-            # Identical values give no standard error to measure the mean against. They come from a quantised
-            # metric (e.g. recall over 300 scenes moves in steps of 1/600) or from seeds that change nothing,
-            # and neither is evidence of an effect: a deterministic quantity belongs under `threshold`.
+        if np.ptp(values) <= 1e-4 * abs(mean) + 1e-12:
+            # Identical values (up to rounding: float32 operands leave a spread ~1e-5 of the mean) give no
+            # standard error to measure the mean against. They come from a quantised metric (recall over 300
+            # scenes moves in steps of 1/600) or from seeds that change nothing, and neither is evidence of an
+            # effect: a deterministic quantity belongs under `threshold`.
             return Verdict("inconclusive", f"mean {_fmt(mean)} with zero spread over {len(values)} values: no "
                                            "standard error to decide against (use a threshold rule for an exact "
                                            "quantity)")
