@@ -346,12 +346,7 @@ def _c4_minmax(ctx: CheckContext, games_per_seed: int, n_max: int) -> dict[str, 
 
 
 def _plot_time_vs_n(ctx: CheckContext, c2: dict[str, Any], gambit: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4.2))
+    fig, ax = ctx.figure(figsize=(6, 4.2))
     ns = np.asarray(c2["ns"], float)
     sweep = np.asarray(c2["sweep_s"])
     ax.errorbar(ns, sweep.mean(0), yerr=sweep.std(0) if len(sweep) > 1 else None, fmt="o-", color="C0",
@@ -378,12 +373,7 @@ def _plot_time_vs_n(ctx: CheckContext, c2: dict[str, Any], gambit: dict[str, Any
 
 
 def _plot_steps(ctx: CheckContext, dyn: dict[str, Any]) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4.2))
+    fig, ax = ctx.figure(figsize=(6, 4.2))
     inv = [1 / e for e in dyn["eps"]]
     labelled: set[str] = set()
     for row in dyn["sbr"]:
