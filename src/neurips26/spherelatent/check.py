@@ -76,7 +76,9 @@ SETUPS = {
     "smoke": Setup(8, 1, 8, 32, 1, 32, 0.4, 0.8, 30, 256, 128, 3, (1, 2, 4), (1, 4, 32), 32, 2, (8, 32, 1)),
     "quick": Setup(16, 2, 16, 64, 2, 64, 6.0, 16.0, 250, None, 600, 5, (1, 2, 4), (1, 2, 4, 32), 128, 5,
                    (16, 64, 2)),
-    "full": Setup(16, 2, 16, 64, 2, 64, 10.0, 60.0, 300, None, 800, 6, (1, 2, 4), (1, 2, 4, 32), 256, 6,
+    # full: 120 CPU-s per generator (60 in the first full record, 2026-12-02 03:13, where SE's and CM's FID curves
+    # still fell 6-9 % per evaluation, so C1/C3/C4 were undecided by the convergence precondition)
+    "full": Setup(16, 2, 16, 64, 2, 64, 10.0, 120.0, 300, None, 800, 6, (1, 2, 4), (1, 2, 4, 32), 256, 6,
                   (28, 128, 4)),
     "gpu": Setup(32, 2, 64, 384, 6, 256, 30.0, 75.0, 1500, 10_000, 2000, 6, (1, 2, 4), (1, 2, 4, 32), 1024, 5,
                  (64, 384, 6)),
@@ -394,4 +396,8 @@ CLAIMS = (
 PAPER = Paper(id="P06", slug="spherelatent",
               method="Sphere Latent Encoder",
               title="Efficient Image Synthesis with Sphere Latent Encoder", arxiv="2605.15592",
-              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3})
+              claims=CLAIMS, default_seeds={"smoke": 1, "quick": 1, "full": 3, "gpu": 3},
+              full_budget_cpu_s=2400,
+              full_budget_reason="3 seeds x 5 networks trained to a plateau at 1 thread: 120 CPU-s per generator "
+                                 "(130 for SE, 10 for the tokenizer) is ~1,500 CPU-s of training, plus the FID "
+                                 "curves (6 points x 4 generators x 800 samples per seed) and C2's timings")
