@@ -239,17 +239,21 @@ def _relative_plots(plots: list[dict[str, str]], run_dir: Path) -> list[dict[str
     return out
 
 
+def _record_head(entry: CatalogEntry, scale: str, started: str) -> dict[str, Any]:
+    """The fields every record of one paper's run starts with (its identity, scale and default budget)."""
+    return {"schema": RECORD_SCHEMA, "paper_id": entry.id, "slug": entry.slug, "title": entry.title,
+            "arxiv": entry.arxiv, "scale": scale, "start_time": started, "budget_s": SCALE_BUDGET_S[scale],
+            "budget_clock": "wall" if scale == "gpu" else "cpu"}
+
+
 def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | None,
               show_progress: bool = True) -> PaperRun:
     """Run one paper's check and write ``run_dir/<slug>.json``. Never raises for a failed check:
     a failure to load the paper becomes a record with ``status: error`` and the traceback, a failure
     inside one claim becomes that claim's error."""
     started, t0, cpu0 = utc_now(), monotonic(), cpu_seconds()
-    record: dict[str, Any] = {"schema": RECORD_SCHEMA, "paper_id": entry.id, "slug": entry.slug,
-                              "title": entry.title, "arxiv": entry.arxiv, "scale": scale,
-                              "start_time": started, "budget_s": SCALE_BUDGET_S[scale],
-                              "budget_clock": "wall" if scale == "gpu" else "cpu",
-                              "load": {"start": load_average()}, "machine": machine_description()}
+    record = _record_head(entry, scale, started)
+    record.update({"load": {"start": load_average()}, "machine": machine_description()})
     status = "ok"
     try:
         record["git"] = git_commit(entry.slug)
@@ -326,14 +330,11 @@ def _lost_worker_run(entry: CatalogEntry, scale: str, run_dir: Path, executor: s
         record = json.loads(path.read_text(encoding="utf-8"))
         return PaperRun(entry=entry, status=record.get("status", "error"), record=record, path=path)
     text = f"{type(exc).__name__}: {exc}".strip()
-    record: dict[str, Any] = {"schema": RECORD_SCHEMA, "paper_id": entry.id, "slug": entry.slug,
-                              "title": entry.title, "arxiv": entry.arxiv, "scale": scale, "start_time": utc_now(),
-                              "budget_s": SCALE_BUDGET_S[scale], "budget_clock": "wall" if scale == "gpu" else "cpu",
-                              "status": "error", "claims": [],
-                              "error": f"the {executor} worker running {entry.slug} died before writing its record "
-                                       f"({text})",
-                              "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
-                              "duration_s": 0.0, "cpu_s": 0.0, "over_budget": False}
+    record = _record_head(entry, scale, utc_now())
+    record.update({"status": "error", "claims": [],
+                   "error": f"the {executor} worker running {entry.slug} died before writing its record ({text})",
+                   "traceback": "".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
+                   "duration_s": 0.0, "cpu_s": 0.0, "over_budget": False})
     path = write_json_atomic(path, record)
     return PaperRun(entry=entry, status="error", record=record, path=path)
 
@@ -352,6 +353,20 @@ def _longest_first(entries: list[CatalogEntry], scale: str) -> list[int]:
     return sorted(range(len(entries)), key=lambda i: (minutes[i] is None, -(minutes[i] or 0.0), i))
 
 
+def _gather(entries: list[CatalogEntry], args: list[tuple], submit: Any, result_of: Any, *, scale: str,
+            run_dir: Path, executor: str) -> list[PaperRun]:
+    """Submit each paper's task (``submit(*args[i])`` -> a handle) longest first, then collect the runs
+    (``result_of(handle)``) in entry order; a task whose worker died becomes that paper's error record."""
+    handles = {i: submit(*args[i]) for i in _longest_first(entries, scale)}
+    runs = []
+    for i, entry in enumerate(entries):
+        try:
+            runs.append(result_of(handles[i]))
+        except Exception as exc:
+            runs.append(_lost_worker_run(entry, scale, run_dir, executor, exc))
+    return runs
+
+
 def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds: int | None, executor: str,
              jobs: int, worker: Any = None) -> list[PaperRun]:
     """Run the papers as independent tasks; records land in the same run folder, returned in entry order.
@@ -361,22 +376,15 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
     worker = worker or _run_paper_in_worker
     threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "2")) // jobs)
     args = [(entry, scale, run_dir, n_seeds, threads) for entry in entries]
-    order = _longest_first(entries, scale)
-    runs: list[PaperRun] = []
     if executor == "local":
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         # spawn, not fork: a forked torch with live OpenMP threads can deadlock in the child
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-            submitted = {i: pool.submit(worker, *args[i]) for i in order}
-            futures = [submitted[i] for i in range(len(entries))]
-            for entry, future in zip(entries, futures):
-                try:
-                    runs.append(future.result())
-                except Exception as exc:  # BrokenProcessPool: the pool lost a worker
-                    runs.append(_lost_worker_run(entry, scale, run_dir, executor, exc))
-        return runs
+            # BrokenProcessPool when the pool lost a worker
+            return _gather(entries, args, lambda *a: pool.submit(worker, *a), lambda future: future.result(),
+                           scale=scale, run_dir=run_dir, executor=executor)
     try:
         import ray
     except ImportError as err:
@@ -393,19 +401,13 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
         # cluster without GPUs the tasks run anyway and each paper refuses the scale with its reason.
         gpus = 1 if scale == "gpu" and ray.cluster_resources().get("GPU", 0) >= 1 else 0
         task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(worker)
-        submitted = {i: task.remote(*args[i]) for i in order}
-        refs = [submitted[i] for i in range(len(entries))]
-        for entry, ref in zip(entries, refs):
-            try:
-                run = ray.get(ref)
-            except Exception as exc:  # WorkerCrashedError, RayTaskError, ...
-                runs.append(_lost_worker_run(entry, scale, run_dir, executor, exc))
-                continue
+        # WorkerCrashedError, RayTaskError, ... when a task's worker died
+        runs = _gather(entries, args, task.remote, ray.get, scale=scale, run_dir=run_dir, executor=executor)
+        for run in runs:
             # on a multi-node cluster the worker wrote to its own node's disk: the driver's run folder gets the
             # record too (where the folder is shared, the worker's file is already there)
-            path = run_dir / f"{entry.slug}.json"
+            path = run_dir / f"{run.entry.slug}.json"
             run.path = path if path.exists() else write_json_atomic(path, run.record)
-            runs.append(run)
         return runs
     finally:
         if started_here:
