@@ -32,8 +32,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -68,10 +67,8 @@ def machine_probe(threads: int = 1, *, refresh: bool = False) -> dict[str, float
     import torch
     import torch.nn.functional as F
 
-    previous = torch.get_num_threads()
-    torch.set_num_threads(threads)
     clock = "process" if threads == 1 else "wall"
-    try:
+    with measure.limited_threads(threads):
         a, b = torch.randn(1024, 1024), torch.randn(1024, 1024)
         mm = measure.timeit(lambda: torch.mm(a, b), warmup=2, repeats=10, clock=clock).min
         x, w = torch.randn(8, 64, 4096), torch.randn(64, 64, 7)
@@ -79,8 +76,6 @@ def machine_probe(threads: int = 1, *, refresh: bool = False) -> dict[str, float
         src = torch.randn(16 * 2**20)
         dst = torch.empty_like(src)
         copy = measure.timeit(lambda: dst.copy_(src), warmup=2, repeats=10, clock=clock).min
-    finally:
-        torch.set_num_threads(previous)
     probe = {"mm_gflops": 2 * 1024**3 / mm / 1e9, "conv1d_gflops": 2 * 8 * 64 * 64 * 7 * 4096 / conv / 1e9,
              "copy_gbs": 2 * src.numel() * 4 / copy / 1e9, "threads": threads, "probes": 1}
     old = _PROBE.get(threads)
@@ -225,25 +220,10 @@ class Bench:
         with self.limit_threads():
             return measure.timeit(fn, warmup=1, repeats=repeats or self.repeats, clock=self.clock).median
 
-    @contextmanager
-    def limit_threads(self) -> Iterator[None]:
+    def limit_threads(self) -> Any:
         """Context: torch's and numpy's BLAS/OpenMP pools at this harness's threads (restored afterwards), for
         work timed outside :meth:`compare` and :meth:`time` (e.g. a method's own per-step timings)."""
-        import torch
-
-        previous = torch.get_num_threads()
-        torch.set_num_threads(self.threads)
-        try:
-            with ExitStack() as stack:
-                try:
-                    from threadpoolctl import threadpool_limits
-
-                    stack.enter_context(threadpool_limits(self.threads))
-                except ImportError:
-                    pass
-                yield
-        finally:
-            torch.set_num_threads(previous)
+        return measure.limited_threads(self.threads)
 
     def scaling(self, name: str, *, sizes: Sequence[float], time_of: Callable[[float], float],
                 claimed: str) -> dict[str, Any]:

@@ -384,3 +384,22 @@ def test_timeit_pair_limits_numpy_blas_threads_and_restores_them():
     measure.timeit_pair(probe, probe, repeats=2, warmup=0)
     assert set(seen) == {1}
     assert [p["num_threads"] for p in threadpoolctl.threadpool_info()] == before
+
+
+def test_limited_threads_sets_and_restores_torch_and_blas_pools_even_on_error():
+    import torch
+    from threadpoolctl import threadpool_info
+
+    from neurips26.claims import measure
+
+    before = torch.get_num_threads()
+    try:
+        with measure.limited_threads(1):
+            assert torch.get_num_threads() == 1
+            assert all(pool["num_threads"] == 1 for pool in threadpool_info())
+            raise KeyError("inside")
+    except KeyError:
+        pass
+    assert torch.get_num_threads() == before
+    with measure.limited_threads(None):  # None leaves them as they are
+        assert torch.get_num_threads() == before

@@ -20,7 +20,8 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -149,6 +150,30 @@ def load_average() -> float:
         return float("nan")
 
 
+@contextmanager
+def limited_threads(threads: int | None) -> Iterator[None]:
+    """Inside: torch's intra-op threads and numpy's BLAS/OpenMP pools (``threadpoolctl``, when installed) at
+    ``threads``; both restored afterwards. ``None`` leaves them as they are."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        with ExitStack() as stack:
+            try:  # numpy's pools too (scikit-learn's dependency): torch's setting does not reach them
+                from threadpoolctl import threadpool_limits
+
+                stack.enter_context(threadpool_limits(threads))  # __exit__ restores the previous limits
+            except ImportError:
+                pass
+            yield
+    finally:
+        torch.set_num_threads(previous)
+
+
 def timeit_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], *, repeats: int = 7, warmup: int = 1,
                 threads: int | None = 1, clock: str = "process", alpha: float = 0.05) -> TimingComparison:
     """Time A against B in this process: ``warmup`` untimed calls of each, then ``repeats`` pairs run
@@ -174,22 +199,11 @@ def timeit_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], *, repeats: in
         _check_count("threads", threads, 1)
     if clock not in CLOCKS:
         raise ValueError(f"clock must be one of {CLOCKS}, got {clock!r}")
-    from contextlib import nullcontext
-
     import torch
 
     previous = torch.get_num_threads()
     load_before = load_average()
-    limit: Any = nullcontext()
-    if threads is not None:
-        torch.set_num_threads(threads)
-        try:  # numpy's BLAS/OpenMP pools too (scikit-learn's dependency): torch's setting does not reach them
-            from threadpoolctl import threadpool_limits
-
-            limit = threadpool_limits(threads)  # applies now; __exit__ restores the previous limits
-        except ImportError:
-            pass
-    try:
+    with limited_threads(threads):
         for _ in range(warmup):
             fn_a()
             fn_b()
@@ -197,9 +211,6 @@ def timeit_pair(fn_a: Callable[[], Any], fn_b: Callable[[], Any], *, repeats: in
         for _ in range(repeats):
             times_a.append(time_once(fn_a, clock))
             times_b.append(time_once(fn_b, clock))
-    finally:
-        limit.__exit__(None, None, None)
-        torch.set_num_threads(previous)
     floor = 1e-9  # a call faster than the clock's resolution would give a zero division
     ratios = tuple(max(b, floor) / max(a, floor) for a, b in zip(times_a, times_b))
     interval = log_ratio_interval(ratios, method="t", alpha=alpha)
@@ -322,5 +333,5 @@ def cuda_peak_bytes(fn: Callable[[], Any], device: Any = None) -> int:
     return int(torch.cuda.max_memory_allocated(device))
 
 
-__all__ = ["CLOCKS", "SlopeFit", "Timing", "TimingComparison", "cuda_peak_bytes", "load_average", "loglog_slope",
-           "peak_rss_subprocess", "saved_tensor_bytes", "time_once", "timeit", "timeit_pair"]
+__all__ = ["CLOCKS", "SlopeFit", "Timing", "TimingComparison", "cuda_peak_bytes", "limited_threads", "load_average",
+           "loglog_slope", "peak_rss_subprocess", "saved_tensor_bytes", "time_once", "timeit", "timeit_pair"]
