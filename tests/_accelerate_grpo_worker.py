@@ -13,35 +13,13 @@ from pathlib import Path
 
 import datasets
 import torch
-import transformers
 import trl
-from tokenizers import Tokenizer, models, pre_tokenizers
 
+from _tiny_grpo import a_fraction_reward, char_tokenizer, tiny_qwen3
 from neurips26.dualkv.trl import DualKVGRPOTrainer
 
-VOCAB = ["<pad>", "<eos>"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
 PROMPTS = ["abcab", "zz", "qrstu", "ab"]
 
-
-def tokenizer():
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(VOCAB)}, unk_token="<pad>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
-    fast.padding_side = "left"
-    return fast
-
-
-def model():
-    torch.manual_seed(0)
-    cfg = transformers.Qwen3Config(vocab_size=len(VOCAB), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                   num_attention_heads=4, num_key_value_heads=2, head_dim=8,
-                                   max_position_embeddings=128, pad_token_id=0, eos_token_id=1, bos_token_id=1,
-                                   attention_dropout=0.0)
-    return transformers.Qwen3ForCausalLM(cfg)
-
-
-def reward(completions, **_):
-    return [c.count("a") / max(len(c), 1) for c in completions]
 
 
 def recording(cls):
@@ -60,9 +38,9 @@ def train(cls, out_dir: Path, **extra) -> dict:
                           max_completion_length=6, learning_rate=1e-2, logging_steps=1, report_to=[],
                           save_strategy="no", use_cpu=True, seed=0, beta=0.0, bf16=False, dataloader_num_workers=0,
                           disable_tqdm=True, max_steps=2, ddp_backend="gloo")
-    trainer = recording(cls)(model=model(), reward_funcs=reward, args=args,
+    trainer = recording(cls)(model=tiny_qwen3(), reward_funcs=a_fraction_reward, args=args,
                              train_dataset=datasets.Dataset.from_dict({"prompt": PROMPTS}),
-                             processing_class=tokenizer(), **extra)
+                             processing_class=char_tokenizer(), **extra)
     trainer.seen_prompts = []
     trainer.train()
     return {"world_size": int(args.world_size), "rank": int(args.process_index), "steps": trainer.state.global_step,

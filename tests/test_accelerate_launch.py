@@ -64,9 +64,10 @@ def test_dualkv_grpo_trainer_under_accelerate_launch_equals_stock_grpo(tmp_path)
     pytest.importorskip("datasets")
     _launch(TESTS / "_accelerate_grpo_worker.py", str(tmp_path), tmp_path=tmp_path)
     ranks = [json.loads((tmp_path / f"rank{k}.json").read_text()) for k in (0, 1)]
-    from _accelerate_grpo_worker import PROMPTS, model
+    from _accelerate_grpo_worker import PROMPTS
+    from _tiny_grpo import tiny_qwen3
 
-    init = {k: v.double().flatten().numpy() for k, v in model().state_dict().items()}
+    init = {k: v.double().flatten().numpy() for k, v in tiny_qwen3().state_dict().items()}
     for rank, run in enumerate(ranks):
         for name in ("stock", "dualkv"):
             assert (run[name]["world_size"], run[name]["rank"], run[name]["steps"]) == (2, rank, 2)

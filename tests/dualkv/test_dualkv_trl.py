@@ -9,33 +9,8 @@ transformers = pytest.importorskip("transformers")
 trl = pytest.importorskip("trl")
 datasets = pytest.importorskip("datasets")
 
+from _tiny_grpo import a_fraction_reward, char_tokenizer, tiny_qwen3  # noqa: E402
 from neurips26.dualkv.trl import DualKVGRPOTrainer, packed_completion_logps  # noqa: E402
-
-VOCAB = ["<pad>", "<eos>"] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
-
-
-def _tokenizer():
-    from tokenizers import Tokenizer, models, pre_tokenizers
-
-    tok = Tokenizer(models.WordLevel({w: i for i, w in enumerate(VOCAB)}, unk_token="<pad>"))
-    tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, pad_token="<pad>", eos_token="<eos>")
-    fast.padding_side = "left"
-    return fast
-
-
-def _model(seed=0):
-    torch.manual_seed(seed)
-    cfg = transformers.Qwen3Config(vocab_size=len(VOCAB), hidden_size=32, intermediate_size=64,
-                                   num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
-                                   max_position_embeddings=128, pad_token_id=0, eos_token_id=1,
-                                   bos_token_id=1, attention_dropout=0.0)
-    return transformers.Qwen3ForCausalLM(cfg)
-
-
-def _reward(completions, **_):
-    """Rule-based: the fraction of 'a' in the completion."""
-    return [c.count("a") / max(len(c), 1) for c in completions]
 
 
 def _args(tmp_path, **kw):
@@ -51,11 +26,13 @@ def _dataset():
 
 
 def _trainers(tmp_path, **kw):
-    tok = _tokenizer()
-    model = _model()
-    stock = trl.GRPOTrainer(model=copy.deepcopy(model), reward_funcs=_reward, args=_args(tmp_path / "s", **kw),
+    tok = char_tokenizer()
+    model = tiny_qwen3()
+    stock = trl.GRPOTrainer(model=copy.deepcopy(model), reward_funcs=a_fraction_reward,
+                            args=_args(tmp_path / "s", **kw),
                             train_dataset=_dataset(), processing_class=tok)
-    ours = DualKVGRPOTrainer(model=copy.deepcopy(model), reward_funcs=_reward, args=_args(tmp_path / "d", **kw),
+    ours = DualKVGRPOTrainer(model=copy.deepcopy(model), reward_funcs=a_fraction_reward,
+                             args=_args(tmp_path / "d", **kw),
                              train_dataset=_dataset(), processing_class=tok, dualkv_backend="torch")
     return stock, ours
 
@@ -87,7 +64,7 @@ def test_one_step_same_loss_and_gradients_as_stock_grpo(tmp_path):
 def test_packed_logps_equal_stock_fused_head_on_mixed_groups(tmp_path):
     """Several prompt groups, left-padded prompts and right-padded completions in one chunk."""
     stock, ours = _trainers(tmp_path)
-    tok = _tokenizer()
+    tok = char_tokenizer()
     prompts = tok(["abcab", "abcab", "zz", "zz", "qrstu"], padding=True, return_tensors="pt")
     completions = torch.tensor([[2, 3, 4, 1], [5, 1, 0, 0], [6, 7, 1, 0], [8, 0, 0, 0], [9, 9, 9, 9]])
     cmask = (torch.arange(4)[None] < torch.tensor([4, 2, 3, 1, 4])[:, None]).int()
@@ -114,8 +91,8 @@ def test_a_few_steps_run_end_to_end_and_generation_uses_sdpa(tmp_path):
     assert any(not torch.equal(before[n], p) for n, p in ours.model.named_parameters())
     assert all(torch.isfinite(p).all() for p in ours.model.parameters())
     with pytest.raises(ValueError, match="dualkv_backend"):
-        DualKVGRPOTrainer(model=_model(), reward_funcs=_reward, args=_args(tmp_path / "x"),
-                          train_dataset=_dataset(), processing_class=_tokenizer(), dualkv_backend="cuda")
+        DualKVGRPOTrainer(model=tiny_qwen3(), reward_funcs=a_fraction_reward, args=_args(tmp_path / "x"),
+                          train_dataset=_dataset(), processing_class=char_tokenizer(), dualkv_backend="cuda")
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -125,11 +102,13 @@ def test_lora_policy_same_loss_and_adapter_gradients_as_stock_grpo(tmp_path):
     peft = pytest.importorskip("peft")
     lora = dict(r=4, lora_alpha=8, lora_dropout=0.0, target_modules=["q_proj", "k_proj", "v_proj", "o_proj"],
                 task_type="CAUSAL_LM")
-    tok = _tokenizer()  # beta > 0 below: TRL's reference is the adapter-disabled policy
-    base = _model()
-    stock = trl.GRPOTrainer(model=copy.deepcopy(base), reward_funcs=_reward, args=_args(tmp_path / "s", beta=0.05),
+    tok = char_tokenizer()  # beta > 0 below: TRL's reference is the adapter-disabled policy
+    base = tiny_qwen3()
+    stock = trl.GRPOTrainer(model=copy.deepcopy(base), reward_funcs=a_fraction_reward,
+                            args=_args(tmp_path / "s", beta=0.05),
                             train_dataset=_dataset(), processing_class=tok, peft_config=peft.LoraConfig(**lora))
-    ours = DualKVGRPOTrainer(model=copy.deepcopy(base), reward_funcs=_reward, args=_args(tmp_path / "d", beta=0.05),
+    ours = DualKVGRPOTrainer(model=copy.deepcopy(base), reward_funcs=a_fraction_reward,
+                             args=_args(tmp_path / "d", beta=0.05),
                              train_dataset=_dataset(), processing_class=tok, peft_config=peft.LoraConfig(**lora),
                              dualkv_backend="torch")
     assert isinstance(ours.model, peft.PeftModel)
