@@ -42,13 +42,12 @@ from torch import nn
 
 from .. import constraints as cons
 from ..constraints import Bool, Choice, Instance, Int, Optional, Real, validate
+from .parallel import DISTRIBUTED, DataParallel, data_parallel, world
 
-__all__ = ["DISTRIBUTED", "SCHEDULES", "NonFiniteLossError", "StepRecord", "TrainResult", "TrainingGuard",
-           "full_state_dict", "lr_at", "lr_lambda", "next_token_loss", "seeded_batches", "train_lm"]
+__all__ = ["DISTRIBUTED", "SCHEDULES", "DataParallel", "NonFiniteLossError", "StepRecord", "TrainResult", "TrainingGuard",
+           "data_parallel", "full_state_dict", "lr_at", "lr_lambda", "next_token_loss", "seeded_batches", "train_lm"]
 
 Schedule = Literal["cosine", "wsd", "constant"]
-#: ``train_lm(distributed=...)``: one process, or data-parallel under torchrun with DDP or FSDP2
-DISTRIBUTED = ("auto", "off", "ddp", "fsdp")
 SCHEDULES: tuple[str, ...] = ("cosine", "wsd", "constant")
 Batch = tuple[torch.Tensor, torch.Tensor]
 
@@ -410,18 +409,13 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
         raise ValueError("model has no trainable parameters")
     device = params[0].device
     _check_fsdp_args(distributed, optimizer, fsdp_units)
-    rank, world = _data_parallel(distributed)
-    net: nn.Module = model
-    if world > 1 and distributed == "fsdp":
-        _fully_shard(model, fsdp_units)
+    # one process: dp(x, y) is loss_fn(model, x, y); under torchrun the whole loss runs inside DDP's forward (so a
+    # loss_fn may call any method of the model: m.reconstruction_loss(x), m.loss(x, y)) or FSDP shards in place
+    dp = data_parallel(model, loss_fn, distributed=distributed, fsdp_units=fsdp_units)
+    if dp.mode == "fsdp":
         params = [p for p in model.parameters() if p.requires_grad]  # now DTensor shards
-    elif world > 1:
-        # DDP syncs gradients of what runs through its forward: the whole loss does, so a loss_fn may call any
-        # method of the model (m.reconstruction_loss(x), m.loss(x, y)), not only m(x)
-        net = torch.nn.parallel.DistributedDataParallel(_LossModule(model, loss_fn))
-        loss_fn = _through_net
-    if world > 1:
-        source = _sharded(source, rank, world)
+    if dp.world_size > 1:
+        source = _sharded(source, dp)
     opt = optimizer or torch.optim.AdamW(params, lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay)
     scaler = torch.amp.GradScaler(device.type) if autocast_dtype == torch.float16 else None
 
@@ -429,9 +423,9 @@ def train_lm(model: nn.Module, batches: Iterator[Batch] | Callable[[int], Batch]
     start = time.perf_counter()
     step_range = range(steps)
     # all or nothing: a non-finite loss or any exception puts weights, optimizer and modes back as they were
-    with TrainingGuard(model, opt, where="train_lm", what="the training loss", collective=world > 1) as guard:
-        loop = progress(step_range, desc="train") if progress is not None and rank == 0 else step_range
-        _loop(net, opt, source, loss_fn, scaler, guard, loop, result, steps=steps, lr=lr, schedule=schedule,
+    with TrainingGuard(model, opt, where="train_lm", what="the training loss", collective=dp.world_size > 1) as guard:
+        loop = progress(step_range, desc="train") if progress is not None and dp.is_main else step_range
+        _loop(dp, opt, source, scaler, guard, loop, result, steps=steps, lr=lr, schedule=schedule,
               warmup_steps=warmup_steps, decay_fraction=decay_fraction, min_lr_ratio=min_lr_ratio,
               cosine_over_warmup=cosine_over_warmup, grad_clip=grad_clip, device=device,
               autocast_dtype=autocast_dtype, accum=grad_accum_steps, params=params, eval_fn=eval_fn,
@@ -447,16 +441,7 @@ def _check_fsdp_args(distributed: Any, optimizer: Any, fsdp_units: Any) -> None:
     if distributed == "fsdp" and optimizer is not None:
         raise ValueError("train_lm: distributed='fsdp' builds its own AdamW over the sharded parameters; an "
                          "optimizer passed in would step the unsharded ones (leave optimizer=None)")
-
-
-def _fully_shard(model: nn.Module, units: tuple[type, ...]) -> None:
-    """FSDP2 in place: every module of a class in ``units`` (innermost first), then the root."""
-    from torch.distributed.fsdp import fully_shard
-
-    for module in reversed(list(model.modules())):
-        if module is not model and isinstance(module, units):
-            fully_shard(module)
-    fully_shard(model)
+    world("off" if distributed == "auto" else distributed, where="train_lm")  # ddp/fsdp without torchrun: refuse
 
 
 def full_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
@@ -465,51 +450,28 @@ def full_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
     return {k: (v.full_tensor() if hasattr(v, "full_tensor") else v) for k, v in model.state_dict().items()}
 
 
-def _data_parallel(distributed: str) -> tuple[int, int]:
-    """(rank, world size) of the data-parallel run ``distributed`` asks for; (0, 1) for one process."""
-    import torch.distributed as dist
-
-    active = dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1
-    if distributed in ("ddp", "fsdp") and not active:
-        raise ValueError(f"train_lm: distributed={distributed!r} needs torch.distributed initialised with more "
-                         "than one process (launch with torchrun)")
-    if distributed == "off" or not active:
-        return 0, 1
-    return dist.get_rank(), dist.get_world_size()
-
-
-def _sharded(source: Callable[[int], Batch], rank: int, world: int) -> Callable[[int], Batch]:
+def _sharded(source: Callable[[int], Batch], dp: DataParallel) -> Callable[[int], Batch]:
     """This rank's rows ``rank::world`` of every global batch (every rank draws the same global batch)."""
 
     def shard(index: int) -> Batch:
         inputs, targets = _check_batch(source(index), index)
-        if inputs.shape[0] % world:
+        if inputs.shape[0] % dp.world_size:
             raise ValueError(f"train_lm: the global batch ({inputs.shape[0]} rows) must divide by the world size "
-                             f"({world}) so every rank trains on an equal share")
-        return inputs[rank::world], targets[rank::world]
+                             f"({dp.world_size}) so every rank trains on an equal share")
+        return dp.shard(inputs, targets)
 
     return shard
 
 
-def _mean_over_ranks(value: float, world: int) -> float:
-    if world == 1:
-        return value
-    import torch.distributed as dist
-
-    t = torch.tensor([value], dtype=torch.float64)
-    dist.all_reduce(t)
-    return float(t.item()) / world
-
-
-def _loop(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[int], Batch], loss_fn: Callable,
-          scaler: Any, guard: TrainingGuard, loop: Any, result: TrainResult, *, steps: int,
+def _loop(dp: DataParallel, opt: torch.optim.Optimizer, source: Callable[[int], Batch], scaler: Any,
+          guard: TrainingGuard, loop: Any, result: TrainResult, *, steps: int,
           eval_fn: Callable | None, eval_every: int | None, callback: Callable | None, **step_args: Any) -> None:
-    world = torch.distributed.get_world_size() if guard.collective else 1
+    model = dp.model
     for step in loop:
-        record = _one_step(model, opt, source, loss_fn, scaler, guard, step=step, steps=steps, **step_args)
-        if world > 1:
-            record.loss = _mean_over_ranks(record.loss, world)
-            record.tokens = int(round(_mean_over_ranks(record.tokens, world) * world))
+        record = _one_step(dp, opt, source, scaler, guard, step=step, steps=steps, **step_args)
+        if dp.world_size > 1:
+            record.loss = dp.mean(record.loss)
+            record.tokens = int(round(dp.mean(record.tokens) * dp.world_size))
         result.losses.append(record.loss)
         result.lrs.append(record.lr)
         result.grad_norms.append(record.grad_norm)
@@ -525,14 +487,13 @@ def _loop(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[int], 
             break
 
 
-def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[int], Batch], loss_fn: Callable,
-              scaler: Any, guard: TrainingGuard, *, step: int, steps: int, lr: float, schedule: str, warmup_steps: int,
+def _one_step(dp: DataParallel, opt: torch.optim.Optimizer, source: Callable[[int], Batch], scaler: Any, guard: TrainingGuard, *, step: int, steps: int, lr: float, schedule: str, warmup_steps: int,
               decay_fraction: float, min_lr_ratio: float, cosine_over_warmup: bool, grad_clip: float | None,
               device: torch.device, autocast_dtype: torch.dtype | None, accum: int, params: list) -> StepRecord:
     eta = _lr(lr, step, steps, schedule, warmup_steps, decay_fraction, min_lr_ratio, cosine_over_warmup)
     for group in opt.param_groups:
         group["lr"] = eta
-    model.train()
+    dp.model.train()
     opt.zero_grad(set_to_none=True)
     total_loss, tokens = 0.0, 0
     for j in range(accum):
@@ -540,7 +501,7 @@ def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[in
         inputs, targets = _check_batch(source(index), index)
         inputs, targets = inputs.to(device), targets.to(device)
         with torch.autocast(device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
-            loss = loss_fn(model, inputs, targets)
+            loss = dp(inputs, targets)
         guard.check_loss(loss, step=step, detail=f" (micro-batch {j})")  # before backward touches the grads
         # $\nabla \frac1A \sum_j \ell_j$: each micro-batch contributes $\ell_j / A$
         scaled = loss / accum if accum > 1 else loss
@@ -562,26 +523,7 @@ def _one_step(model: nn.Module, opt: torch.optim.Optimizer, source: Callable[[in
     return StepRecord(step=step, loss=total_loss / accum, lr=eta, grad_norm=grad_norm, tokens=tokens)
 
 
-class _LossModule(nn.Module):
-    """``loss_fn(model, inputs, targets)`` as a module's forward, for DDP to wrap (see ``train_lm``)."""
-
-    def __init__(self, model: nn.Module, loss_fn: Callable) -> None:
-        super().__init__()
-        self.model, self.loss_fn = model, loss_fn
-
-    def forward(self, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        return self.loss_fn(self.model, inputs, targets)
-
-
-def _through_net(net: nn.Module, inputs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    return net(inputs, targets)
-
-
 def _evaluate(model: nn.Module, eval_fn: Callable[[nn.Module], Any]) -> Any:
-    if isinstance(model, torch.nn.parallel.DistributedDataParallel):
-        model = model.module  # eval_fn gets the user's model, not the wrapper
-    if isinstance(model, _LossModule):
-        model = model.model
     was_training = model.training
     model.eval()
     try:
