@@ -26,13 +26,18 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from neurips26.constraints import Callable as IsCallable
+from neurips26.constraints import Optional, validate
+
 from .counter import (
+    ROUNDS,
+    STEP,
+    TOL,
     CostCounter,
     SaddleResult,
     StopRule,
     as_vector,
     check_step,
-    check_tol,
     need_constant,
     norm,
     problem_dims,
@@ -52,7 +57,7 @@ def jacobian_bound(problem: Any) -> float:
 
 def _setup(problem: Any, x0: Any, y0: Any, tol: Any, max_rounds: Any, callback: Any,
            counter: CostCounter | None = None):
-    tol, max_rounds = check_tol(tol, max_rounds)
+    tol, max_rounds = float(tol), int(max_rounds)  # declared by every solver (TOL)
     d_x, d_y = problem_dims(problem, x0, y0)
     like = getattr(problem, "A", None)
     x, y = as_vector(x0, d_x, "x0", like=like), as_vector(y0, d_y, "y0", like=like)
@@ -80,6 +85,10 @@ def _px(p: Callable | None, v: Any) -> Any:
     return v if p is None else p(v)
 
 
+SOLVER = {"lr": Optional(STEP), **TOL, "callback": Optional(IsCallable())}
+
+
+@validate(**SOLVER)
 def extragradient(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float = 1e-6,
                   max_rounds: int = 10**6, callback: Callable | None = None,
                   counter: CostCounter | None = None) -> SaddleResult:
@@ -101,6 +110,7 @@ def extragradient(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, to
     return stop.result((x, y), {"lr": eta})
 
 
+@validate(**SOLVER)
 def optimistic_gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float = 1e-6,
                    max_rounds: int = 10**6, callback: Callable | None = None,
                   counter: CostCounter | None = None) -> SaddleResult:
@@ -124,6 +134,7 @@ def optimistic_gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, t
     return stop.result((x, y), {"lr": eta})
 
 
+@validate(**SOLVER)
 def gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float = 1e-6, max_rounds: int = 10**6,
         callback: Callable | None = None, counter: CostCounter | None = None) -> SaddleResult:
     """Simultaneous gradient descent–ascent; 1 round and 1 call per agent per iteration; η = μ/L²."""
@@ -147,6 +158,7 @@ def gda(problem: Any, x0: Any, y0: Any, *, lr: float | None = None, tol: float =
     return stop.result((x, y), {"lr": eta})
 
 
+@validate(local_steps=ROUNDS, **SOLVER)
 def decoupled_sgda(problem: Any, x0: Any, y0: Any, *, local_steps: int = 20, lr: float | None = None,
                    tol: float = 1e-6, max_rounds: int = 10**6, callback: Callable | None = None,
                   counter: CostCounter | None = None) -> SaddleResult:
@@ -157,8 +169,6 @@ def decoupled_sgda(problem: Any, x0: Any, y0: Any, *, local_steps: int = 20, lr:
     against the opponent's last received vector, then the players exchange (1 round, K calls per agent).
     γ = 1/(2·max(L_xx, L_yy)). Divergence ends the run with ``diverged=True``.
     """
-    if isinstance(local_steps, bool) or not isinstance(local_steps, int) or local_steps < 1:
-        raise ValueError(f"local_steps must be a positive integer, got {local_steps!r}")
     x, y, c, stop = _setup(problem, x0, y0, tol, max_rounds, callback, counter)
     if lr is None:
         L = max(need_constant(problem, "L_xx", why="the step 1/(2 max(L_xx, L_yy))", positive=False),
@@ -180,10 +190,11 @@ def decoupled_sgda(problem: Any, x0: Any, y0: Any, *, local_steps: int = 20, lr:
     return stop.result((x, y), {"lr": gamma, "local_steps": local_steps})
 
 
+@validate(**SOLVER)
 def extragradient_vi(game: Any, x0s: Any, *, lr: float | None = None, tol: float = 1e-6, max_rounds: int = 10**6,
                      callback: Callable | None = None) -> SaddleResult:
     """Extragradient for an N-player game: η = 1/(2L), L = L_local + L_cross ≥ ‖∇F‖."""
-    tol, max_rounds = check_tol(tol, max_rounds)
+    tol, max_rounds = float(tol), int(max_rounds)
     xs = _players(game, x0s)
     if lr is None:
         lr = 1.0 / (2 * (need_constant(game, "L_local", why="the default step", positive=False)
@@ -214,6 +225,7 @@ def extragradient_vi(game: Any, x0s: Any, *, lr: float | None = None, tol: float
     return stop.result(tuple(xs), {"lr": eta})
 
 
+@validate(step_scale=STEP, **TOL, callback=Optional(IsCallable()))
 def accelerated_primal_dual(problem: Any, x0: Any, y0: Any, *, step_scale: float = 1.0, tol: float = 1e-6,
                             max_rounds: int = 10**6, callback: Callable | None = None,
                             counter: CostCounter | None = None) -> SaddleResult:

@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from neurips26.constraints import ArgumentTypeError, Int, Real, check_arguments, validate
+
 # a strong-convexity modulus below ROUNDOFF × (the problem's largest constant) is eigenvalue round-off: zero
 ROUNDOFF = 1e-10
 
@@ -37,27 +39,25 @@ def copy(v: Any) -> Any:
 
 def as_vector(v: Any, n: int, name: str, *, like: Any = None) -> Any:
     """Validate a start vector: 1-d, length ``n``, finite. Numpy input becomes float64; torch stays torch."""
-    if is_torch(v):
-        import torch
-
-        if v.ndim != 1 or v.shape[0] != n:
-            raise ValueError(f"{name} must be a vector of length {n}, got shape {tuple(v.shape)}")
-        if not bool(torch.isfinite(v).all()):
-            raise ValueError(f"{name} must be finite, got non-finite entries")
-        return v.clone()
-    if like is not None and is_torch(like):
+    if not is_torch(v) and like is not None and is_torch(like):
         import torch
 
         return as_vector(torch.as_tensor(np.asarray(v, dtype=np.float64), device=like.device), n, name)
-    try:
-        arr = np.array(v, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a real vector, got {type(v).__name__}") from exc
-    if arr.ndim != 1 or arr.shape[0] != n:
-        raise ValueError(f"{name} must be a vector of length {n}, got shape {arr.shape}")
-    if not np.isfinite(arr).all():
+    if is_torch(v):
+        import torch
+
+        arr, finite = v, lambda a: bool(torch.isfinite(a).all())
+    else:
+        try:
+            arr = np.array(v, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ArgumentTypeError(f"{name} must be a real vector, got {type(v).__name__}") from exc
+        finite = lambda a: bool(np.isfinite(a).all())  # noqa: E731
+    if arr.ndim != 1 or arr.shape[0] != n:  # n comes from the problem: not a declarable constraint
+        raise ValueError(f"{name} must be a vector of length {n}, got shape {tuple(arr.shape)}")
+    if not finite(arr):
         raise ValueError(f"{name} must be finite, got non-finite entries")
-    return arr
+    return v.clone() if is_torch(v) else arr
 
 
 def problem_dims(problem: Any, x0: Any, y0: Any) -> tuple[int, int]:
@@ -73,21 +73,18 @@ def problem_dims(problem: Any, x0: Any, y0: Any) -> tuple[int, int]:
     return int(dx), int(dy)
 
 
-def check_tol(tol: Any, max_rounds: Any) -> tuple[float, int]:
-    if isinstance(tol, bool) or not isinstance(tol, int | float | np.number) or not (0 < float(tol) < math.inf):
-        raise ValueError(f"tol must be a finite number > 0, got {tol!r}")
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int | np.integer) or int(max_rounds) < 1:
-        raise ValueError(f"max_rounds must be a positive integer, got {max_rounds!r}")
-    return float(tol), int(max_rounds)
+# the declared constraints the solvers share (neurips26.constraints; messages "<func>: <arg> must be ...")
+STEP = Real(low=0.0, closed="neither")              # a step, a tolerance: finite and > 0
+NONNEG = Real(low=0.0)                              # a constant: finite and >= 0
+UNIT = Real(low=0.0, high=1.0, closed="neither")    # theta, sigma: in (0, 1)
+ROUNDS = Int(low=1)                                 # max_rounds, local_steps, ...
+TOL = {"tol": STEP, "max_rounds": ROUNDS}
 
 
 def check_step(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if not (0 < v < math.inf):
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return v
+    """A step (given, or derived from the constants) as a float, checked finite and > 0."""
+    check_arguments("", {name: STEP}, {name: value})
+    return float(value)
 
 
 def need_constant(problem: Any, key: str, *, why: str, positive: bool = True) -> float:
@@ -95,9 +92,8 @@ def need_constant(problem: Any, key: str, *, why: str, positive: bool = True) ->
     consts = getattr(problem, "constants", None) or {}
     if key not in consts:
         raise ValueError(f"problem.constants has no {key!r}, needed for {why}; pass the step explicitly")
+    check_arguments("", {f"problem.constants[{key!r}]": NONNEG}, {f"problem.constants[{key!r}]": consts[key]})
     v = float(consts[key])
-    if not math.isfinite(v) or v < 0:
-        raise ValueError(f"problem.constants[{key!r}] must be finite and >= 0, got {consts[key]!r}")
     if positive and v == 0:
         raise ValueError(f"problem.constants[{key!r}] = 0, but {why} divides by it; pass the step explicitly")
     return v
@@ -209,13 +205,11 @@ class StopRule:
 
     DIVERGE_FACTOR = 1e4
 
+    @validate(diverge_factor=Real(low=1.0, closed="neither"))
     def __init__(self, counter: CostCounter, parts0: tuple[Any, ...], tol: float, max_rounds: int,
                  callback: Callable[[int, tuple[Any, ...], float], Any] | None = None, *,
                  diverge_factor: float = DIVERGE_FACTOR):
         self.counter, self.tol, self.max_rounds, self.callback = counter, tol, max_rounds, callback
-        if isinstance(diverge_factor, bool) or not isinstance(diverge_factor, int | float) \
-                or not (1 < float(diverge_factor) < math.inf):
-            raise ValueError(f"diverge_factor must be a finite number > 1, got {diverge_factor!r}")
         self.diverge_factor = float(diverge_factor)
         self.reason = "max_rounds reached"
         sol = getattr(counter.problem, "solution", None)

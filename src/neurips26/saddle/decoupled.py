@@ -38,14 +38,20 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+from neurips26.constraints import ArgumentTypeError, Choice, Int, Optional, validate
+from neurips26.constraints import Callable as IsCallable
+
 from .counter import (
+    NONNEG,
     ROUNDOFF,
+    STEP,
+    TOL,
+    UNIT,
     CostCounter,
     SaddleResult,
     StopRule,
     as_vector,
     check_step,
-    check_tol,
     copy,
     need_constant,
     norm,
@@ -57,19 +63,17 @@ INNER_RULES = ("hpe", "relative")
 DEFAULT_SIGMA = {"hpe": 0.5, "relative": 0.05}  # the inner accuracy each rule is used with
 
 
-def _open_unit(name: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 < float(value) < 1):
-        raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
-    return float(value)
+# what the Decoupled Method's entry points declare (also DecoupledPlayer and run_two_process)
+INNER_RULE = {"theta": UNIT, "sigma": Optional(UNIT), "inner_rule": Choice(*INNER_RULES)}
 
 
 def inner_sigma(rule: str, sigma: float | None) -> float:
-    """σ for the inner rule: the given one (checked in (0, 1)) or the rule's default (HPE 0.5, relative 0.05)."""
-    if rule not in INNER_RULES:
-        raise ValueError(f"inner_rule must be one of {INNER_RULES}, got {rule!r}")
-    return DEFAULT_SIGMA[rule] if sigma is None else _open_unit("sigma", sigma)
+    """σ for the inner rule: the given one as a float or the rule's default (HPE 0.5, relative 0.05); the
+    callers declare ``sigma`` in (0, 1) and ``inner_rule`` in ``INNER_RULES``."""
+    return DEFAULT_SIGMA[rule] if sigma is None else float(sigma)
 
 
+@validate(eta=STEP, L=NONNEG, mu=NONNEG, sigma=UNIT, rule=Choice(*INNER_RULES, "fixed"), max_steps=Optional(Int(low=0)))
 def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu: float, *, sigma: float = 0.5,
              rule: str = "hpe", g0: Any = None, project: Callable[[Any], Any] | None = None,
              max_steps: int | None = None) -> tuple[Any, Any, int]:
@@ -89,15 +93,7 @@ def agd_prox(grad_h: Callable[[Any], Any], center: Any, eta: float, L: float, mu
 
     Returns ``(v, ∇h(v) or None, calls_made)``.
     """
-    eta = check_step("eta", eta)
-    for name, v in (("L", L), ("mu", mu)):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-    sigma = _open_unit("sigma", sigma)
-    if rule not in INNER_RULES + ("fixed",):
-        raise ValueError(f"rule must be one of {INNER_RULES + ('fixed',)}, got {rule!r}")
-    if max_steps is not None and (isinstance(max_steps, bool) or not isinstance(max_steps, int) or max_steps < 0):
-        raise ValueError(f"max_steps must be an int >= 0 or None, got {max_steps!r}")
+    eta, sigma = float(eta), float(sigma)
     if rule == "fixed" and max_steps is None:
         raise ValueError("rule='fixed' needs max_steps (the number of inner steps)")
     L_phi, mu_phi = L + 1.0 / eta, mu + 1.0 / eta
@@ -171,6 +167,8 @@ def _projector(problem: Any, name: str) -> Callable[[Any], Any] | None:
     return p if callable(p) else None
 
 
+@validate(eta_x=Optional(STEP), eta_y=Optional(STEP), inner=Choice(*INNER), **INNER_RULE, **TOL,
+          callback=Optional(IsCallable()))
 def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = None, eta_y: float | None = None,
                      theta: float = 0.5, sigma: float | None = None, inner: str = "agd", inner_rule: str = "hpe",
                      tol: float = 1e-6, max_rounds: int = 10**6, callback: Callable | None = None,
@@ -186,11 +184,7 @@ def decoupled_method(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = No
     ``max_rounds``. ``callback(iteration, (x, y), relative_error)`` after each iteration. ``info`` holds the
     steps, the inner AGD calls and, for convex–concave problems, the ergodic averages ``x_avg``, ``y_avg``.
     """
-    theta = _open_unit("theta", theta)
-    if inner not in INNER:
-        raise ValueError(f"inner must be one of {INNER}, got {inner!r}")
-    sigma = inner_sigma(inner_rule, sigma)
-    tol, max_rounds = check_tol(tol, max_rounds)
+    theta, sigma, tol, max_rounds = float(theta), inner_sigma(inner_rule, sigma), float(tol), int(max_rounds)
     d_x, d_y = problem_dims(problem, x0, y0)
     x = as_vector(x0, d_x, "x0", like=getattr(problem, "A", None))
     y = as_vector(y0, d_y, "y0", like=getattr(problem, "A", None))
@@ -299,6 +293,7 @@ def _residual(x: Any, y: Any, gx: Any, gy: Any, proj_x: Any, proj_y: Any) -> flo
     return math.sqrt(norm(rx) ** 2 + norm(ry) ** 2)
 
 
+@validate(eta=Optional(STEP), **INNER_RULE, **TOL, callback=Optional(IsCallable()))
 def decoupled_method_vi(game: Any, x0s: Any, *, eta: float | None = None, theta: float = 0.5,
                         sigma: float | None = None, inner_rule: str = "hpe", tol: float = 1e-6,
                         max_rounds: int = 10**6, callback: Callable | None = None) -> SaddleResult:
@@ -310,9 +305,7 @@ def decoupled_method_vi(game: Any, x0s: Any, *, eta: float | None = None, theta:
     ``x0s``: one start vector per player. Returns a :class:`SaddleResult` with ``x`` the tuple of vectors,
     ``y=None`` and ``calls`` keyed ``"0"``, ``"1"``, ...
     """
-    theta = _open_unit("theta", theta)
-    sigma = inner_sigma(inner_rule, sigma)
-    tol, max_rounds = check_tol(tol, max_rounds)
+    theta, sigma, tol, max_rounds = float(theta), inner_sigma(inner_rule, sigma), float(tol), int(max_rounds)
     xs = _players(game, x0s)
     if eta is None:
         eta = theta / need_constant(game, "L_cross", why="the default step θ/L_cross")
@@ -355,18 +348,15 @@ def decoupled_method_vi(game: Any, x0s: Any, *, eta: float | None = None, theta:
 def _players(game: Any, x0s: Any) -> list[Any]:
     dims = getattr(game, "dims", None)
     if not isinstance(x0s, list | tuple):
-        raise TypeError(f"x0s must be a list or tuple of player vectors, got {type(x0s).__name__}")
+        raise ArgumentTypeError(f"x0s must be a list or tuple of player vectors, got {type(x0s).__name__}")
     if dims is not None and len(x0s) != len(dims):
         raise ValueError(f"x0s must hold {len(dims)} player vectors, got {len(x0s)}")
     return [as_vector(v, int(dims[i]) if dims is not None else len(v), f"x0s[{i}]") for i, v in enumerate(x0s)]
 
 
+@validate(L_xy=STEP, mu_x=STEP, mu_y=STEP, eps=UNIT, c=STEP)
 def communication_lower_bound(L_xy: float, mu_x: float, mu_y: float, eps: float, c: float = 1.0) -> float:
     """Inferred SCSC lower bound on rounds for gradient-span algorithms: c·(L_xy/√(μ_x μ_y))·ln(1/ε)."""
-    for name, v in (("L_xy", L_xy), ("mu_x", mu_x), ("mu_y", mu_y), ("c", c)):
-        check_step(name, v)
-    if isinstance(eps, bool) or not isinstance(eps, int | float) or not (0 < eps < 1):
-        raise ValueError(f"eps must be in (0, 1), got {eps!r}")
     return float(c) * float(L_xy) / math.sqrt(float(mu_x) * float(mu_y)) * math.log(1.0 / float(eps))
 
 

@@ -18,8 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .counter import CostCounter, SaddleResult, StopRule, as_vector, check_tol, need_constant, norm, problem_dims
-from .decoupled import INNER_RULES, _open_unit, agd_prox, default_steps, inner_sigma
+from neurips26.constraints import Optional, validate
+
+from .counter import STEP, TOL, CostCounter, SaddleResult, StopRule, as_vector, need_constant, norm, problem_dims
+from .decoupled import INNER_RULE, agd_prox, default_steps, inner_sigma
 
 
 def _free_port() -> int:
@@ -116,6 +118,7 @@ def _player(rank: int, problem: Any, x0: np.ndarray, y0: np.ndarray, steps: dict
         dist.destroy_process_group()
 
 
+@validate(eta_x=Optional(STEP), eta_y=Optional(STEP), **INNER_RULE, **TOL)
 def run_two_process(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = None, eta_y: float | None = None,
                     theta: float = 0.5, sigma: float | None = None, inner_rule: str = "hpe", tol: float = 1e-6,
                     max_rounds: int = 10**6) -> SaddleResult:
@@ -124,11 +127,7 @@ def run_two_process(problem: Any, x0: Any, y0: Any, *, eta_x: float | None = Non
     the single-process solver (``history`` is empty)."""
     import torch.multiprocessing as mp
 
-    theta = _open_unit("theta", theta)
-    if inner_rule not in INNER_RULES:
-        raise ValueError(f"inner_rule must be one of {INNER_RULES}, got {inner_rule!r}")
-    sigma = inner_sigma(inner_rule, sigma)
-    tol, max_rounds = check_tol(tol, max_rounds)
+    theta, sigma, tol, max_rounds = float(theta), inner_sigma(inner_rule, sigma), float(tol), int(max_rounds)
     if getattr(problem, "project_x", None) is not None or getattr(problem, "project_y", None) is not None:
         raise ValueError("run_two_process supports unconstrained problems only (no project_x / project_y)")
     d_x, d_y = problem_dims(problem, x0, y0)

@@ -35,11 +35,15 @@ import numpy as np
 import torch
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from .counter import ROUNDOFF, CostCounter
-from .decoupled import _open_unit, decoupled_iteration, default_steps, inner_sigma
-from .problems import _positive
+from neurips26.constraints import Callable as IsCallable
+from neurips26.constraints import Int, Optional, Tensor, check_arguments, validate
+
+from .counter import NONNEG, ROUNDOFF, STEP, CostCounter, check_step
+from .decoupled import INNER_RULE, decoupled_iteration, default_steps, inner_sigma
 
 __all__ = ["DecoupledPlayer", "estimate_constants"]
+
+PARAM = Tensor(dtype="float", finite=False)  # a player's parameter: any floating tensor
 
 
 class _ModuleGame:
@@ -54,12 +58,7 @@ class _ModuleGame:
             vector_to_parameters(x, self.x_params)
             vector_to_parameters(y, self.y_params)
         with torch.enable_grad():
-            loss = self.closure()
-            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-                raise ValueError(f"closure must return a scalar tensor f(x, y), got {type(loss).__name__} "
-                                 f"of shape {tuple(getattr(loss, 'shape', ()))}")
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"closure returned a non-finite value {float(loss.detach())}")
+            loss = _scalar_loss(self.closure())
             grads = torch.autograd.grad(loss.reshape(()), wrt, allow_unused=True)
         return torch.cat([(torch.zeros_like(p) if g is None else g).reshape(-1) for p, g in zip(wrt, grads)])
 
@@ -68,6 +67,16 @@ class _ModuleGame:
 
     def grad_y(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         return self._grad(x, y, self.y_params)
+
+
+def _scalar_loss(loss: Any, at: str = "") -> torch.Tensor:
+    """The closure's value, checked to be a finite scalar tensor (a non-finite one is a FloatingPointError)."""
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        raise ValueError(f"closure must return a scalar tensor f(x, y), got {type(loss).__name__} "
+                         f"of shape {tuple(getattr(loss, 'shape', ()))}")
+    if not torch.isfinite(loss):
+        raise FloatingPointError(f"closure returned a non-finite value {float(loss.detach())}{at}")
+    return loss
 
 
 def _flat(grads: Any, params: list[torch.Tensor]) -> torch.Tensor:
@@ -126,6 +135,7 @@ def _top_singular(mv: Callable, rmv: Callable, m: int, n: int, dense_max: int) -
     return float(svds(op, k=1, return_singular_vectors=False, tol=1e-6)[0])
 
 
+@validate(closure=IsCallable(), dense_max=Int(low=1))
 def estimate_constants(closure: Callable[[], torch.Tensor], x_params: Iterable[torch.Tensor],
                        y_params: Iterable[torch.Tensor], *, dense_max: int = 100) -> dict[str, float]:
     """Local constants of f(θ_X, θ_Y) at the current parameters, from autograd Hessian–vector products:
@@ -138,8 +148,6 @@ def estimate_constants(closure: Callable[[], torch.Tensor], x_params: Iterable[t
     twice differentiable. Returns ``{"L_xx", "mu_x", "L_yy", "mu_y", "L_xy"}`` as floats.
     """
     xs, ys = list(x_params), list(y_params)
-    if isinstance(dense_max, bool) or not isinstance(dense_max, int) or dense_max < 1:
-        raise ValueError(f"dense_max must be a positive integer, got {dense_max!r}")
     hxx, hyy, hxy, hyx = _hessian_blocks(closure, xs, ys)
     dx, dy = sum(p.numel() for p in xs), sum(p.numel() for p in ys)
     lo_x, hi_x = _extreme_eigs(hxx, dx, dense_max)
@@ -175,6 +183,9 @@ class DecoupledPlayer(torch.optim.Optimizer):
     (``{"x": …, "y": …}``) accumulate over steps, ``constants`` holds the constants in use once known.
     """
 
+    @validate(eta_x=Optional(STEP), eta_y=Optional(STEP), **INNER_RULE, L_xx=Optional(NONNEG),
+              L_yy=Optional(NONNEG), mu_x=Optional(NONNEG), mu_y=Optional(NONNEG), L_xy=Optional(NONNEG),
+              inner_steps=Optional(Int(low=1)))
     def __init__(self, x_params: Iterable[torch.Tensor], y_params: Iterable[torch.Tensor], *,
                  eta_x: float | None = None, eta_y: float | None = None, theta: float = 0.5,
                  L_xx: float | None = None, L_yy: float | None = None, mu_x: float | None = None,
@@ -184,28 +195,23 @@ class DecoupledPlayer(torch.optim.Optimizer):
         for name, ps in (("x_params", xs), ("y_params", ys)):
             if not ps:
                 raise ValueError(f"{name} is empty: each player needs at least one parameter")
-            if not all(isinstance(p, torch.Tensor) for p in ps):
-                raise TypeError(f"{name} must hold tensors, got {sorted({type(p).__name__ for p in ps})}")
-            if any(not p.is_floating_point() for p in ps):
-                raise TypeError(f"{name} must be floating-point tensors")
+            check_arguments("DecoupledPlayer", {f"{name}[{i}]": PARAM for i in range(len(ps))},
+                            {f"{name}[{i}]": p for i, p in enumerate(ps)})
         if {id(p) for p in xs} & {id(p) for p in ys}:
             raise ValueError("x_params and y_params share a tensor: each parameter belongs to one player")
         if len({(p.dtype, p.device) for p in xs + ys}) != 1:
             raise ValueError("x_params and y_params must share one dtype and device, got "
                              f"{sorted({(str(p.dtype), str(p.device)) for p in xs + ys})}")
-        eta_x = None if eta_x is None else _positive("eta_x", eta_x)
-        eta_y = None if eta_y is None else _positive("eta_y", eta_y)
-        self.theta = _open_unit("theta", theta)
-        given = {k: _positive(k, v, allow_zero=True) for k, v in
+        eta_x = None if eta_x is None else float(eta_x)
+        eta_y = None if eta_y is None else float(eta_y)
+        self.theta = float(theta)
+        given = {k: float(v) for k, v in
                  (("L_xx", L_xx), ("L_yy", L_yy), ("mu_x", mu_x), ("mu_y", mu_y), ("L_xy", L_xy)) if v is not None}
         for mu, L in (("mu_x", "L_xx"), ("mu_y", "L_yy")):
             if mu in given and L in given and given[mu] > given[L]:
                 raise ValueError(f"{mu}={given[mu]} exceeds its smoothness constant {L}={given[L]}: need {mu} <= {L}")
         self.inner_rule = inner_rule
         self.sigma = inner_sigma(inner_rule, sigma)
-        if inner_steps is not None and (isinstance(inner_steps, bool) or not isinstance(inner_steps, int)
-                                        or inner_steps < 1):
-            raise ValueError(f"inner_steps must be a positive integer or None, got {inner_steps!r}")
         self.inner_steps = inner_steps
         self._given = given
         self.constants: dict[str, float] | None = None
@@ -238,28 +244,22 @@ class DecoupledPlayer(torch.optim.Optimizer):
             gx_["lr"] = ex if gx_["lr"] is None else gx_["lr"]
             gy_["lr"] = ey if gy_["lr"] is None else gy_["lr"]
 
+    @validate(closure=IsCallable())
     @torch.no_grad()
     def step(self, closure: Callable[[], torch.Tensor]) -> torch.Tensor:  # type: ignore[override]
         """One iteration (2 rounds). ``closure()`` returns f(θ_X, θ_Y) as a scalar tensor; it is called once per
         partial gradient (it must not call ``backward`` itself). Returns f at the starting point (one extra
         evaluation, not counted as a call); ``last_info`` = ``{"rounds": 2, "calls": {"x", "y"}, "inner_calls"}``.
         A step that fails (non-finite closure or iterate) raises and leaves both players unchanged."""
-        if not callable(closure):
-            raise TypeError(f"closure must be callable, got {type(closure).__name__}")
         gx_, gy_ = self.param_groups
         xs, ys = gx_["params"], gy_["params"]
         x0, y0 = parameters_to_vector(xs).detach().clone(), parameters_to_vector(ys).detach().clone()
         saved = (self.constants, gx_["lr"], gy_["lr"])
         try:
-            loss = closure()
-            if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-                raise ValueError(f"closure must return a scalar tensor f(x, y), got {type(loss).__name__} "
-                                 f"of shape {tuple(getattr(loss, 'shape', ()))}")
-            if not torch.isfinite(loss):
-                raise FloatingPointError(f"closure returned a non-finite value {float(loss)} at the start point")
+            loss = _scalar_loss(closure(), " at the start point")
             if self.constants is None:
                 self._resolve_constants(closure)
-            eta_x, eta_y = _positive("lr of player x", gx_["lr"]), _positive("lr of player y", gy_["lr"])
+            eta_x, eta_y = check_step("lr of player x", gx_["lr"]), check_step("lr of player y", gy_["lr"])
             k = self.constants
             counter = CostCounter(_ModuleGame(xs, ys, closure))
             x, y, _, _, inner = decoupled_iteration(

@@ -21,12 +21,13 @@ requested device; used by the ``gpu`` scale).
 
 from __future__ import annotations
 
-import math
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from .counter import ROUNDOFF
+from neurips26.constraints import ArrayLike, Choice, Instance, Int, Optional, check_arguments, validate
+
+from .counter import NONNEG, ROUNDOFF, STEP
 
 CONSTANT_NAMES = ("L_xx", "L_xy", "L_yy", "mu_x", "mu_y")
 
@@ -46,17 +47,10 @@ class SaddleProblem(Protocol):
 
 def validate_constants(constants: dict, *, where: str = "constants") -> dict[str, float]:
     """Check that every present constant is a finite real >= 0; return them as floats."""
-    if not isinstance(constants, dict):
-        raise TypeError(f"{where} must be a dict with keys among {CONSTANT_NAMES}, got {type(constants).__name__}")
-    out: dict[str, float] = {}
-    for key, value in constants.items():
-        if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-            raise TypeError(f"{where}[{key!r}] must be a real number, got {value!r}")
-        v = float(value)
-        if not math.isfinite(v) or v < 0:
-            raise ValueError(f"{where}[{key!r}] must be finite and >= 0, got {value!r}")
-        out[key] = v
-    return out
+    check_arguments("", {where: Instance(dict, "dict")}, {where: constants})
+    named = {f"{where}[{key!r}]": value for key, value in constants.items()}
+    check_arguments("", dict.fromkeys(named, NONNEG), named)
+    return {key: float(value) for key, value in constants.items()}
 
 
 def _modulus(eig_min: float, scale: float) -> float:
@@ -64,19 +58,19 @@ def _modulus(eig_min: float, scale: float) -> float:
     return eig_min if eig_min > ROUNDOFF * scale else 0.0
 
 
-def _positive(name: str, value: Any, *, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.number):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
-        raise ValueError(f"{name} must be finite and {'>= 0' if allow_zero else '> 0'}, got {value!r}")
-    return v
+class Array(ArrayLike):
+    """A finite numeric array whose dimensions are named as in ``Tensor("D D")`` and bound across the arguments
+    of one :func:`check_arguments` call (the shared ``ArrayLike`` takes only ``ndim``; this local piece adds
+    the named dimensions it inherits the check of)."""
+
+    def __init__(self, spec: str) -> None:
+        names = tuple(spec.split())
+        super().__init__(ndim=len(names))
+        self.dims, self.ellipsis = names, None
+        self.expected = f"an array [{', '.join(names)}] of finite values"
 
 
-def _dim(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
+DIM = Int(low=1)
 
 
 def random_orthogonal(d: int, rng: np.random.Generator) -> np.ndarray:
@@ -102,20 +96,13 @@ class QuadraticGame:
         self.backend = "torch" if type(A).__module__.startswith("torch") else "numpy"
         if self.backend == "numpy":
             A, B, C = (np.asarray(m, dtype=np.float64) for m in (A, B, C))
-            if A.ndim != 2 or A.shape[0] != A.shape[1]:
-                raise ValueError(f"A must be a square matrix, got shape {A.shape}")
-            if C.ndim != 2 or C.shape[0] != C.shape[1]:
-                raise ValueError(f"C must be a square matrix, got shape {C.shape}")
-            if B.shape != (A.shape[0], C.shape[0]):
-                raise ValueError(f"B must have shape {(A.shape[0], C.shape[0])}, got {B.shape}")
-            a = np.zeros(A.shape[0]) if a is None else np.asarray(a, dtype=np.float64)
-            c = np.zeros(C.shape[0]) if c is None else np.asarray(c, dtype=np.float64)
-            if a.shape != (A.shape[0],) or c.shape != (C.shape[0],):
-                raise ValueError(f"a and c must have shapes ({A.shape[0]},) and ({C.shape[0]},), "
-                                 f"got {a.shape} and {c.shape}")
-            for name, m in (("A", A), ("B", B), ("C", C), ("a", a), ("c", c)):
-                if not np.isfinite(m).all():
-                    raise ValueError(f"{name} must be finite, got non-finite entries")
+            a = None if a is None else np.asarray(a, dtype=np.float64)
+            c = None if c is None else np.asarray(c, dtype=np.float64)
+            check_arguments("QuadraticGame", {"A": Array("X X"), "C": Array("Y Y"), "B": Array("X Y"),
+                                              "a": Optional(Array("X")), "c": Optional(Array("Y"))},
+                            {"A": A, "C": C, "B": B, "a": a, "c": c})
+            a = np.zeros(A.shape[0]) if a is None else a
+            c = np.zeros(C.shape[0]) if c is None else c
         else:
             import torch
 
@@ -183,6 +170,8 @@ class QuadraticGame:
         return torch.linalg.solve(self.C + eye / eta, y_center / eta + self.B.T @ x_hat - self.c)
 
     @classmethod
+    @validate(d=DIM, mu_x=NONNEG, L_xx=STEP, mu_y=NONNEG, L_yy=STEP, L_xy=STEP, d_y=Optional(DIM),
+              backend=Choice("numpy", "torch"))
     def random(cls, d: int, mu_x: float, L_xx: float, mu_y: float, L_yy: float, L_xy: float, seed: int = 0, *,
                d_y: int | None = None, backend: str = "numpy", device: str = "cpu") -> QuadraticGame:
         """Seeded SCSC quadratic game (the spec's problem Q).
@@ -191,15 +180,12 @@ class QuadraticGame:
         orthogonal Q, U, V; a, c ~ N(0, I). With ``backend="torch"`` the same matrices are built in torch float64
         on ``device`` and the constants are the prescribed spectrum ends (no eigen-solve).
         """
-        d = _dim("d", d)
-        d_y = d if d_y is None else _dim("d_y", d_y)
-        mu_x, mu_y = _positive("mu_x", mu_x, allow_zero=True), _positive("mu_y", mu_y, allow_zero=True)
-        L_xx, L_yy, L_xy = _positive("L_xx", L_xx), _positive("L_yy", L_yy), _positive("L_xy", L_xy)
+        d = int(d)
+        d_y = d if d_y is None else int(d_y)
+        mu_x, mu_y, L_xx, L_yy, L_xy = (float(v) for v in (mu_x, mu_y, L_xx, L_yy, L_xy))
         if mu_x > L_xx or mu_y > L_yy:
             raise ValueError(f"need mu_x <= L_xx and mu_y <= L_yy, got mu_x={mu_x}, L_xx={L_xx}, "
                              f"mu_y={mu_y}, L_yy={L_yy}")
-        if backend not in ("numpy", "torch"):
-            raise ValueError(f"backend must be 'numpy' or 'torch', got {backend!r}")
         if backend == "torch":
             return cls._random_torch(d, d_y, mu_x, L_xx, mu_y, L_yy, L_xy, int(seed), device)
         rng = np.random.default_rng(seed)
@@ -243,13 +229,11 @@ class BilinearGame(QuadraticGame):
     μ = 0 gives the pure bilinear game (convex–concave, not strongly).
     """
 
+    @validate(mu=NONNEG)
     def __init__(self, B: Any, mu: float, a: Any = None, c: Any = None):
         B = np.asarray(B, dtype=np.float64)
-        if B.ndim != 2:
-            raise ValueError(f"B must be a matrix, got shape {B.shape}")
-        if not np.isfinite(B).all():
-            raise ValueError("B must be finite (NaN/inf found)")
-        mu = _positive("mu", mu, allow_zero=True)
+        check_arguments("BilinearGame", {"B": Array("X Y")}, {"B": B})
+        mu = float(mu)
         self.mu = mu
         d_x, d_y = B.shape
         L_xy = float(np.linalg.norm(B, 2)) if B.size else 0.0
@@ -257,10 +241,10 @@ class BilinearGame(QuadraticGame):
                          constants={"L_xx": mu, "mu_x": mu, "L_yy": mu, "mu_y": mu, "L_xy": L_xy})
 
     @classmethod
+    @validate(d=DIM, L_xy=STEP)
     def random(cls, d: int, L_xy: float = 1.0, mu: float = 0.1, seed: int = 0) -> BilinearGame:  # type: ignore[override]
         """B = U diag(linspace(0.1·L_xy, L_xy)) Vᵀ, a, c ~ N(0, I)."""
-        d = _dim("d", d)
-        L_xy = _positive("L_xy", L_xy)
+        d, L_xy = int(d), float(L_xy)
         rng = np.random.default_rng(seed)
         u, v = random_orthogonal(d, rng), random_orthogonal(d, rng)
         return cls((u * np.linspace(0.1 * L_xy, L_xy, d)) @ v.T, mu, rng.standard_normal(d), rng.standard_normal(d))
@@ -281,10 +265,11 @@ class ChainHardInstance(QuadraticGame):
     new coordinate. ``L_xy`` is the nominal coupling; ``constants['L_xy']`` is the exact ‖(L_xy/2)·A_chain‖₂ ≤ L_xy.
     """
 
+    @validate(d=DIM, L_xy=STEP, mu=STEP)
     def __init__(self, d: int = 200, L_xy: float = 1.0, mu: float = 0.1):
-        d = _dim("d", d)
-        self.L_xy_nominal = _positive("L_xy", L_xy)
-        self.mu = _positive("mu", mu)
+        d = int(d)
+        self.L_xy_nominal = float(L_xy)
+        self.mu = float(mu)
         B = (self.L_xy_nominal / 2) * chain_matrix(d)
         a = np.zeros(d)
         a[0] = -1.0
@@ -292,13 +277,14 @@ class ChainHardInstance(QuadraticGame):
                          constants={"L_xx": self.mu, "mu_x": self.mu, "L_yy": self.mu, "mu_y": self.mu,
                                     "L_xy": float(np.linalg.norm(B, 2))})
 
+    @validate(eps=STEP)
     def span_lower_bound_rounds(self, eps: float) -> int:
         """Fewest rounds r for which *some* point supported on coordinates {0..r} (in both x and y) lies within
         ε‖z0 − z*‖ of z* (z0 = 0): a lower bound for any algorithm whose coordinate k is untouched before round k.
 
             r_lb(ε) = min{ r : Σ_{j>r} (x*_j² + y*_j²) ≤ ε²‖z*‖² }
         """
-        eps = _positive("eps", eps)
+        eps = float(eps)
         xs, ys = self.solution()
         tail2 = (xs ** 2 + ys ** 2)[::-1].cumsum()[::-1]  # tail2[j] = Σ_{i>=j}
         total = tail2[0]
@@ -324,7 +310,9 @@ class MultiPlayerQuadraticGame:
 
     def __init__(self, M: np.ndarray, a: np.ndarray, dims: tuple[int, ...]):
         M, a = np.asarray(M, dtype=np.float64), np.asarray(a, dtype=np.float64)
-        dims = tuple(_dim("dims[i]", d) for d in dims)
+        check_arguments("MultiPlayerQuadraticGame", {f"dims[{i}]": DIM for i in range(len(dims))},
+                        {f"dims[{i}]": d for i, d in enumerate(dims)})
+        dims = tuple(int(d) for d in dims)
         n = sum(dims)
         if M.shape != (n, n) or a.shape != (n,):
             raise ValueError(f"M must be [{n}, {n}] and a [{n}] for dims {dims}, got {M.shape} and {a.shape}")
@@ -358,14 +346,13 @@ class MultiPlayerQuadraticGame:
         return tuple(z[self._sl(i)] for i in range(self.n_players))
 
     @classmethod
+    @validate(n_players=Int(low=2), d=DIM, mu=STEP, L_local=STEP, L_cross=STEP)
     def random(cls, n_players: int = 3, d: int = 20, *, mu: float = 0.1, L_local: float = 100.0,
                L_cross: float = 1.0, seed: int = 0) -> MultiPlayerQuadraticGame:
         """Seeded strongly monotone game; ``L_cross`` scales the antisymmetric coupling (the exact coupling norm
         is in ``constants``)."""
-        n_players, d = _dim("n_players", n_players), _dim("d", d)
-        if n_players < 2:
-            raise ValueError(f"n_players must be >= 2, got {n_players}")
-        mu, L_local, L_cross = _positive("mu", mu), _positive("L_local", L_local), _positive("L_cross", L_cross)
+        n_players, d = int(n_players), int(d)
+        mu, L_local, L_cross = float(mu), float(L_local), float(L_cross)
         rng = np.random.default_rng(seed)
         n = n_players * d
         M = np.zeros((n, n))
@@ -389,10 +376,9 @@ def project_simplex(v: np.ndarray) -> np.ndarray:
     the projection is max(v − τ, 0).
     """
     v = np.asarray(v, dtype=np.float64)
-    if v.ndim != 1 or v.size == 0:
-        raise ValueError(f"v must be a non-empty vector, got shape {v.shape}")
-    if not np.isfinite(v).all():
-        raise ValueError("v must be finite (NaN/inf found)")
+    check_arguments("project_simplex", {"v": ArrayLike(ndim=1)}, {"v": v})
+    if v.size == 0:
+        raise ValueError("project_simplex: v must be a non-empty vector, got shape (0,)")
     u = np.sort(v)[::-1]
     css = np.cumsum(u) - 1.0
     j = np.arange(1, v.size + 1)
@@ -410,16 +396,14 @@ class DROLogistic:
     No closed-form solution: solvers stop on the relative residual.
     """
 
+    @validate(mu=STEP, rho=STEP)
     def __init__(self, X: Any, t: Any, mu: float = 0.1, rho: float = 1.0):
         X = np.asarray(X, dtype=np.float64)
         t = np.asarray(t, dtype=np.float64)
-        if X.ndim != 2 or t.shape != (X.shape[0],):
-            raise ValueError(f"X must be [n, d] and t [n], got {X.shape} and {t.shape}")
-        if not (np.isfinite(X).all() and np.isfinite(t).all()):
-            raise ValueError("X and t must be finite")
+        check_arguments("DROLogistic", {"X": Array("N D"), "t": Array("N")}, {"X": X, "t": t})
         if not np.isin(t, (-1.0, 1.0)).all():
             raise ValueError(f"t must hold labels in {{-1, +1}}, got values {np.unique(t)[:5]}")
-        self.mu, self.rho = _positive("mu", mu), _positive("rho", rho)
+        self.mu, self.rho = float(mu), float(rho)
         self.X, self.t = X, t
         n = X.shape[0]
         self.d_x, self.d_y = X.shape[1], n
