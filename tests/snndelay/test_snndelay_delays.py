@@ -114,5 +114,5 @@ def test_bad_input():
         layer(torch.randn(3))  # [T, F] is accepted (any leading dimensions), a 1-D vector has no time axis
     with pytest.raises(ValueError, match=r"\[\.\.\., T, 3\]"):
         layer(torch.randn(2, 4, 5))
-    with pytest.raises(TypeError, match="floating"):
+    with pytest.raises(ValueError, match="float tensor"):  # a wrong dtype is a value error (neurips26.constraints)
         layer(torch.ones(2, 4, 3, dtype=torch.long))

@@ -1,57 +1,47 @@
-"""Input checks shared by the snndelay modules (internal): every message names the argument."""
+"""What snndelay checks beyond the shared declarations of :mod:`neurips26.constraints` (internal).
+
+Argument constraints (types, ranges, choices, shapes, dtypes, finiteness) are declared beside each public
+signature with ``@validate``; this module keeps the constraints several modules share and the one check a
+declaration cannot express: label lists that accept integral floats (``2.0``) but refuse ``1.5``.
+"""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
+from functools import cache
 from typing import Any
 
 import numpy as np
-import torch
 from torch import Tensor, nn
 
-from .._checks import check_bool, is_trusted, trusted  # noqa: F401  (re-exported for the package)
+from ..constraints import (  # noqa: F401  (re-exported for the package)
+    AnyOf,
+    ArrayLike,
+    Bool,
+    Callable,
+    Choice,
+    Instance,
+    Int,
+    Optional,
+    Real,
+    check_arguments,
+    is_trusted,
+    trusted,
+    validate,
+)
+from ..constraints import Tensor as TensorC  # noqa: F401
+
+MODULE = Instance(nn.Module, "torch.nn.Module")
+POSITIVE = Real(low=0.0, closed="neither")  # a finite number > 0
+NONNEGATIVE = Real(low=0.0)  # a finite number >= 0
+BETA = Real(low=0.0, high=1.0, closed="right")  # the LIF decay, in (0, 1]
+SEQUENCE3 = TensorC("B T N", dtype="float")  # a finite float tensor [B, T, N]
 
 
-def check_int(name: str, value: Any, low: int) -> int:
-    """An int (numpy integers too, bools refused) ``>= low``."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
-
-
-def check_number(name: str, value: Any, *, low: float | None = None, high: float | None = None,
-                 open_low: bool = False) -> float:
-    """A finite real number in ``[low, high]`` (``(low, high]`` with ``open_low``)."""
-    if isinstance(value, bool | np.bool_) or not isinstance(value, int | float | np.integer | np.floating) \
-            or not math.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    v = float(value)
-    if (low is not None and (v < low or (open_low and v == low))) or (high is not None and v > high):
-        lo = "" if low is None else f"{'>' if open_low else '>='} {low}"
-        hi = "" if high is None else f"<= {high}"
-        raise ValueError(f"{name} must be {' and '.join(s for s in (lo, hi) if s)}, got {value!r}")
-    return v
-
-
-def check_module(value: Any, name: str = "model") -> nn.Module:
-    if not isinstance(value, nn.Module):
-        raise TypeError(f"{name} must be a torch.nn.Module, got {type(value).__name__}")
-    return value
-
-
-def check_sequence3(name: str, x: Any, width: int | None = None, *, last: str = "F") -> Tensor:
-    """A finite floating tensor ``[B, T, width]`` (``last`` names the last axis in messages)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor [B, T, {last}], got {type(x).__name__}")
-    if x.dim() != 3 or (width is not None and x.shape[-1] != width):
-        want = last if width is None else str(width)
-        raise ValueError(f"{name} must have shape [B, T, {want}], got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-    if not torch.isfinite(x).all():
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return x
+@cache
+def features(n: int, spec: str = "B T") -> TensorC:
+    """A finite float tensor ``[*spec, n]`` (the width fixed by a layer's ``n_in``), cached per width."""
+    return TensorC(f"{spec} {n}", dtype="float")
 
 
 def int_list(name: str, values: Any) -> list[int]:

@@ -20,30 +20,26 @@ from collections.abc import Callable
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import check_bool, trusted
+from ._checks import NONNEGATIVE, Bool, Choice, Int, trusted, validate
 from .layers import CausalGaussianSmoothing, DayInputLayer, validate_inputs
-from .model import N_CLASSES, ResidualDelaySNN, _positive_int, count_core_params
+from .model import N_CLASSES, ResidualDelaySNN, count_core_params
 
-
-def _check_classes(n_classes: object) -> None:
-    _positive_int("n_classes", n_classes)
-    if n_classes < 2:
-        raise ValueError(f"n_classes must be >= 2 (blank + at least one label), got {n_classes}")
+_COUNT = Int(low=1)
+_CLASSES = Int(low=2)  # the blank and at least one label
 
 
 class _Decoder(nn.Module):
-    """Shared input pipeline: validation, per-day layer, causal smoothing."""
+    """Shared input pipeline: validation, per-day layer, causal smoothing (each subclass declares and checks
+    all its arguments, these included, before this runs)."""
 
     def __init__(self, n_in: int, n_days: int, smooth_sigma: float) -> None:
-        _positive_int("n_in", n_in)
-        _positive_int("n_days", n_days)
         super().__init__()
         self.n_in, self.n_days = n_in, n_days
         self.day_input = DayInputLayer(n_in, n_days)
         self.smooth = CausalGaussianSmoothing(smooth_sigma)
 
     def _prepare(self, x: Tensor, day_idx: Tensor | None) -> Tensor:
-        day_idx = validate_inputs(x, day_idx, self.n_in, self.n_days)
+        day_idx = validate_inputs(x, day_idx, self.n_in, self.n_days, type(self).__name__)
         with trusted():
             return self.smooth(self.day_input(x, day_idx))
 
@@ -55,13 +51,12 @@ class GRUDecoder(_Decoder):
     $h' = (1-z)\\odot n + z \\odot h$; parameters $3(F H + H^2 + 2H)$ (PyTorch keeps two biases).
     """
 
+    @validate(n_in=_COUNT, hidden=_COUNT, n_layers=_COUNT, n_classes=_CLASSES, bidirectional=Bool(), n_days=_COUNT,
+              smooth_sigma=NONNEGATIVE)
     def __init__(self, n_in: int, hidden: int, n_layers: int = 2, n_classes: int = N_CLASSES, *,
                  bidirectional: bool = False, n_days: int = 1, smooth_sigma: float = 2.0) -> None:
+        n_in, hidden, n_layers, n_classes, n_days = map(int, (n_in, hidden, n_layers, n_classes, n_days))
         super().__init__(n_in, n_days, smooth_sigma)
-        _positive_int("hidden", hidden)
-        _positive_int("n_layers", n_layers)
-        _check_classes(n_classes)
-        check_bool("bidirectional", bidirectional)
         self.hidden, self.bidirectional = hidden, bidirectional
         self.gru = nn.GRU(n_in, hidden, n_layers, batch_first=True, bidirectional=bidirectional)
         self.readout = nn.Linear(hidden * (2 if bidirectional else 1), n_classes)
@@ -91,16 +86,15 @@ class TCNDecoder(_Decoder):
     Receptive field $1 + 2\\sum_l \\mathrm{dil}_l = 31$ bins for the default dilations.
     """
 
+    @validate(n_in=_COUNT, channels=_COUNT, n_classes=_CLASSES, kernel=_COUNT, n_days=_COUNT, smooth_sigma=NONNEGATIVE)
     def __init__(self, n_in: int, channels: int, n_classes: int = N_CLASSES, *,
                  dilations: tuple[int, ...] = (1, 2, 4, 8), kernel: int = 3, n_days: int = 1,
                  smooth_sigma: float = 2.0) -> None:
-        super().__init__(n_in, n_days, smooth_sigma)
-        _positive_int("channels", channels)
-        _check_classes(n_classes)
-        _positive_int("kernel", kernel)
-        if isinstance(dilations, str) or not isinstance(dilations, tuple | list) or not dilations or any(
+        if not isinstance(dilations, tuple | list) or not dilations or any(
                 isinstance(d, bool) or not isinstance(d, int) or d < 1 for d in dilations):
-            raise ValueError(f"dilations must be a non-empty sequence of positive ints, got {dilations!r}")
+            raise ValueError(f"TCNDecoder: dilations must be a non-empty sequence of positive ints, got {dilations!r}")
+        n_in, channels, n_classes, kernel, n_days = map(int, (n_in, channels, n_classes, kernel, n_days))
+        super().__init__(n_in, n_days, smooth_sigma)
         self.channels = channels
         self.inp = nn.Linear(n_in, channels)
         self.blocks = nn.ModuleList(_CausalConvBlock(channels, d, kernel) for d in dilations)
@@ -117,13 +111,12 @@ class FrameStackMLP(_Decoder):
     """MLP on stacked frames: input at t is $[x_{t-K+1}, \\dots, x_t]$ (zeros before 0), then
     ``n_layers`` of Linear + LayerNorm + ReLU (width ``hidden``) and ``Linear(hidden -> 41)``."""
 
+    @validate(n_in=_COUNT, hidden=_COUNT, n_layers=_COUNT, n_classes=_CLASSES, stack=_COUNT, n_days=_COUNT,
+              smooth_sigma=NONNEGATIVE)
     def __init__(self, n_in: int, hidden: int, n_layers: int = 2, n_classes: int = N_CLASSES, *, stack: int = 8,
                  n_days: int = 1, smooth_sigma: float = 2.0) -> None:
+        n_in, hidden, n_layers, n_classes, stack, n_days = map(int, (n_in, hidden, n_layers, n_classes, stack, n_days))
         super().__init__(n_in, n_days, smooth_sigma)
-        _positive_int("hidden", hidden)
-        _positive_int("n_layers", n_layers)
-        _positive_int("stack", stack)
-        _check_classes(n_classes)
         self.hidden, self.stack = hidden, stack
         layers: list[nn.Module] = []
         width = n_in * stack
@@ -151,22 +144,17 @@ DECODERS: dict[str, Callable[..., nn.Module]] = {
 }
 
 
+@validate(kind=Choice(*sorted(DECODERS)))
 def build_decoder(kind: str, n_in: int, width: int, **kwargs) -> nn.Module:
     """One of :data:`DECODERS` (``"snn"``, ``"gru"``, ``"bigru"``, ``"tcn"``, ``"mlp"``) at a given width."""
-    if kind not in DECODERS:
-        raise ValueError(f"kind must be one of {sorted(DECODERS)}, got {kind!r}")
     return DECODERS[kind](n_in, width, **dict(kwargs))
 
 
+@validate(kind=Choice(*sorted(DECODERS)), budget=_COUNT, lo=_COUNT, hi=_COUNT)
 def matched_width(kind: str, n_in: int, budget: int, *, lo: int = 4, hi: int = 4096, **kwargs) -> int:
     """The width whose core parameter count is closest to ``budget`` (core counts grow with width)."""
-    _positive_int("budget", budget)
-    _positive_int("lo", lo)
-    _positive_int("hi", hi)
     if lo > hi:
-        raise ValueError(f"lo must be <= hi, got lo={lo}, hi={hi}")
-    if kind not in DECODERS:
-        raise ValueError(f"kind must be one of {sorted(DECODERS)}, got {kind!r}")
+        raise ValueError(f"matched_width: lo must be <= hi, got lo={lo}, hi={hi}")
 
     def core(width: int) -> int:
         return count_core_params(build_decoder(kind, n_in, width, n_days=1, **kwargs))

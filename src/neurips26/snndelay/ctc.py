@@ -15,7 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ._checks import int_list
+from ._checks import ArrayLike, Choice, Int, TensorC, int_list, validate
 
 BLANK = 0
 N_LABELS = 40
@@ -52,17 +52,11 @@ def validate_targets(targets: Sequence[Sequence[int]], input_lengths: Sequence[i
                              f"labels needs T >= {need}")
 
 
+@validate(logits=TensorC("B T C", dtype="float"), reduction=Choice("mean", "sum", "none"))
 def ctc_loss(logits: Tensor, targets: Sequence[Sequence[int]], input_lengths: Sequence[int] | Tensor, *,
              reduction: str = "mean") -> Tensor:
     """CTC loss of ``logits [B, T, C]`` against label lists, after validating them (blank 0,
     ``zero_infinity=True``; ``"mean"`` divides each sentence by its target length, as torch does)."""
-    if not isinstance(logits, Tensor) or logits.dim() != 3 or not logits.is_floating_point():
-        raise ValueError(f"logits must be a floating tensor [B, T, C], got "
-                         f"{tuple(logits.shape) if isinstance(logits, Tensor) else type(logits).__name__}")
-    if not torch.isfinite(logits).all():
-        raise ValueError("logits contain NaN or infinite values")
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
     tg = _as_lists(targets)
     lens = int_list("input_lengths", input_lengths)
     if len(tg) != logits.shape[0]:
@@ -76,12 +70,11 @@ def ctc_loss(logits: Tensor, targets: Sequence[Sequence[int]], input_lengths: Se
                       reduction=reduction, zero_infinity=True)
 
 
+@validate(logits=TensorC("B T C", finite=False))
 def ctc_greedy_decode(logits: Tensor, lengths: Sequence[int] | Tensor | None = None) -> list[list[int]]:
     """Best-path decoding: argmax per bin, collapse repeats, drop blanks. ``logits [B, T, C] -> B id lists``."""
-    if not isinstance(logits, Tensor) or logits.dim() != 3:
-        raise ValueError(f"logits must be a tensor [B, T, C], got {getattr(logits, 'shape', type(logits))}")
-    if logits.is_floating_point() and torch.isnan(logits).any():
-        raise ValueError("logits contain NaN values")
+    if logits.is_floating_point() and torch.isnan(logits).any():  # +-inf are fine for an argmax, NaN is not
+        raise ValueError("ctc_greedy_decode: logits contain NaN values")
     b, t, _ = logits.shape
     lens = [t] * b if lengths is None else int_list("lengths", lengths)
     if len(lens) != b or any(not 0 <= v <= t for v in lens):
@@ -135,6 +128,7 @@ def phoneme_error_rate(hyps: Sequence[Sequence[int]], refs: Sequence[Sequence[in
     return sum(edit_distance(h, r) for h, r in zip(hyps, refs)) / total
 
 
+@validate(log_probs=ArrayLike(ndim=2, finite=False))
 def ctc_forced_align(log_probs: Tensor | np.ndarray, target: Sequence[int]) -> np.ndarray:
     """Viterbi alignment of ``log_probs [T, C]`` (log-posteriors) to ``target`` (labels, no blanks).
 
@@ -144,8 +138,6 @@ def ctc_forced_align(log_probs: Tensor | np.ndarray, target: Sequence[int]) -> n
     path, which collapses to ``target``.
     """
     lp = np.asarray(log_probs.detach().cpu().double() if isinstance(log_probs, Tensor) else log_probs, float)
-    if lp.ndim != 2:
-        raise ValueError(f"log_probs must be [T, C], got shape {lp.shape}")
     if np.isnan(lp).any() or np.isposinf(lp).any():
         raise ValueError("log_probs must be log-probabilities (NaN and +inf refused; -inf is log 0)")
     tgt = int_list("target", target)
@@ -205,17 +197,17 @@ class BoundaryUncertainty:
     per_sentence_interior_entropy: tuple[float, ...] = ()
 
 
+@validate(lead=Int(low=0))
 def true_boundaries(frame_labels: Sequence[int] | np.ndarray, lead: int = 0) -> np.ndarray:
     """Frames at which the generator's label changes (a new phoneme starts), moved ``lead`` bins earlier
     because the neural activity leads the label by ``lead`` bins (:func:`synthetic_speech_bci`); the
     boundaries a decoder can see, independent of any model. Clipped to frame 0, duplicates dropped."""
     lab = np.asarray(frame_labels).ravel()
-    if isinstance(lead, bool) or not isinstance(lead, int | np.integer) or lead < 0:
-        raise ValueError(f"lead must be an int >= 0, got {lead!r}")
     changes = np.flatnonzero(np.diff(lab) != 0) + 1
     return np.unique(np.clip(changes - int(lead), 0, None))
 
 
+@validate(window=Int(low=0))
 def boundary_uncertainty(log_probs: Sequence[Tensor], targets: Sequence[Sequence[int]], *,
                          window: int = 1, boundaries: Sequence[Sequence[int]] | None = None) -> BoundaryUncertainty:
     """Boundary-aligned CTC uncertainty over sentences.
@@ -227,8 +219,7 @@ def boundary_uncertainty(log_probs: Sequence[Tensor], targets: Sequence[Sequence
     those within ``window`` bins of a boundary, interior frames the rest.
     Entropy $H_t = -\\sum_c p_{t,c}\\log p_{t,c}$.
     """
-    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
-        raise ValueError(f"window must be an int >= 0, got {window!r}")
+    window = int(window)
     if len(log_probs) != len(targets) or not len(targets):
         raise ValueError(f"need equal, non-zero numbers of log_probs and targets, got {len(log_probs)}, {len(targets)}")
     if boundaries is not None and len(boundaries) != len(targets):

@@ -17,6 +17,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ._checks import Instance, Int, Real, check_arguments, validate
+
 PHONEMES: tuple[str, ...] = (
     "AA", "AE", "AH", "AO", "AW", "AY", "B", "CH", "D", "DH", "EH", "ER", "EY", "F", "G", "HH", "IH", "IY",
     "JH", "K", "L", "M", "N", "NG", "OW", "OY", "P", "R", "S", "SH", "T", "TH", "UH", "UW", "V", "W", "Y",
@@ -85,8 +87,7 @@ class SpeechBCIData:
 
     def split(self, n_test: int) -> tuple[SpeechBCIData, SpeechBCIData]:
         """The first ``len - n_test`` sentences and the last ``n_test`` (the generator's order is random)."""
-        if isinstance(n_test, bool) or not isinstance(n_test, int | np.integer) or not 0 < n_test < len(self):
-            raise ValueError(f"n_test must be an int in 1..{len(self) - 1}, got {n_test!r}")
+        check_arguments("SpeechBCIData.split", {"n_test": Int(low=1, high=len(self) - 1)}, {"n_test": n_test})
         n = len(self) - n_test
         return self.subset(range(n)), self.subset(range(n, len(self)))
 
@@ -101,10 +102,9 @@ class Batch:
     targets: list[list[int]]
 
 
+@validate(data=Instance(SpeechBCIData))
 def make_batch(data: SpeechBCIData, idx: Sequence[int], device: str | torch.device = "cpu") -> Batch:
     """Zero-pad the chosen sentences to the longest one."""
-    if not isinstance(data, SpeechBCIData):
-        raise TypeError(f"data must be a SpeechBCIData, got {type(data).__name__}")
     idx = _check_indices(idx, len(data))
     feats = [data.features[i] for i in idx]
     t_max = max(f.shape[0] for f in feats)
@@ -132,12 +132,6 @@ def _check_indices(idx: object, n: int, *, allow_empty: bool = False) -> list[in
 
 
 # ---------------------------------------------------------------------------------------- generator
-def _check_int(name: str, value: object, lo: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise ValueError(f"{name} must be an int >= {lo}, got {value!r}")
-    return int(value)
-
-
 def _make_world(n_channels: int, n_days: int, lexicon_size: int, world_seed: int, embed_dim: int = 8):
     """The fixed parts shared by every sentence: lexicon, articulatory embeddings, tuning, day effects."""
     rng = np.random.default_rng(world_seed)
@@ -167,6 +161,8 @@ def _gaussian_blur(z: np.ndarray, sigma: float) -> np.ndarray:
     return np.stack([np.convolve(zp[:, d], w, mode="valid") for d in range(z.shape[1])], 1)
 
 
+@validate(n_sentences=Int(low=1), n_channels=Int(low=1), sigma=Real(low=0.0, high=50.0, closed="left"),
+          lead=Int(low=0), n_days=Int(low=1), seed=Int(low=0), lexicon_size=Int(low=1), world_seed=Int(low=0))
 def synthetic_speech_bci(n_sentences: int = 700, n_channels: int = 64, sigma: float = 2.0, lead: int = 3,
                          n_days: int = 4, seed: int = 0, *, words: tuple[int, int] = (3, 5),
                          lexicon_size: int = 300, world_seed: int = 1234) -> SpeechBCIData:
@@ -182,18 +178,11 @@ def synthetic_speech_bci(n_sentences: int = 700, n_channels: int = 64, sigma: fl
     effects come from ``world_seed`` (shared by train and test sets); sentences and noise from ``seed``.
     The decoding horizon is about ``lead + 3·sigma`` bins (``info["horizon"]``).
     """
-    n_sentences = _check_int("n_sentences", n_sentences, 1)
-    n_channels = _check_int("n_channels", n_channels, 1)
-    lead = _check_int("lead", lead, 0)
-    n_days = _check_int("n_days", n_days, 1)
-    _check_int("seed", seed, 0)
-    _check_int("world_seed", world_seed, 0)
-    if isinstance(sigma, bool) or not isinstance(sigma, (int, float)) or not (0 <= sigma < 50):
-        raise ValueError(f"sigma must be a number in [0, 50), got {sigma!r}")
+    n_sentences, n_channels, lead, n_days = int(n_sentences), int(n_channels), int(lead), int(n_days)
     if not (isinstance(words, tuple) and len(words) == 2 and 1 <= words[0] <= words[1]):
-        raise ValueError(f"words must be a (min, max) pair with 1 <= min <= max, got {words!r}")
+        raise ValueError(f"synthetic_speech_bci: words must be a (min, max) pair with 1 <= min <= max, got {words!r}")
     lexicon, embed, transient, tuning, base, day_gain, day_offset = _make_world(
-        n_channels, n_days, _check_int("lexicon_size", lexicon_size, 1), world_seed)
+        n_channels, n_days, int(lexicon_size), world_seed)
     rng = np.random.default_rng(seed)
     feats, phons, frames, days = [], [], [], []
     for n in range(n_sentences):

@@ -24,19 +24,24 @@ price is a delay buffer of ``in_features · (max_delay + 1)`` entries per layer.
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Literal
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import check_bool, check_int, is_trusted
+from ._checks import Bool, Choice, Int, Optional, TensorC, check_arguments, features, validate
 
 Backend = Literal["auto", "reference", "conv", "gather"]
 BACKENDS: tuple[str, ...] = ("auto", "reference", "conv", "gather")
 DELAY_DISTS: tuple[str, ...] = ("uniform", "geometric", "constant")
+_BACKEND = Optional(Choice(*BACKENDS))
+_POSITIVE_INT = Int(low=1)
 
 
+@validate(out_features=Int(low=1), in_features=Int(low=1), max_delay=Int(low=0), seed=Int(low=0),
+          dist=Choice(*DELAY_DISTS))
 def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: int = 0,
                 dist: str = "uniform") -> Tensor:
     """Draw one integer delay per connection, ``[out_features, in_features]`` (int64, values 0..max_delay).
@@ -46,12 +51,7 @@ def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: in
     which keeps many short-lag connections. ``"constant"``: every connection at exactly D (the control
     that separates "some delay" from "connection-specific delays": a pure time shift of the layer).
     """
-    if dist not in DELAY_DISTS:
-        raise ValueError(f"dist (delay_dist) must be one of {DELAY_DISTS}, got {dist!r}")
-    check_int("out_features", out_features, 1)
-    check_int("in_features", in_features, 1)
-    check_int("max_delay", max_delay, 0)
-    check_int("seed", seed, 0)
+    out_features, in_features, max_delay = int(out_features), int(in_features), int(max_delay)
     gen = torch.Generator().manual_seed(int(seed))
     if max_delay == 0:
         return torch.zeros(out_features, in_features, dtype=torch.long)
@@ -66,20 +66,10 @@ def draw_delays(out_features: int, in_features: int, max_delay: int, *, seed: in
     return idx.view(out_features, in_features)
 
 
-def _check_x(x: Tensor, in_features: int, finite: bool = True, *, any_leading: bool = False) -> None:
-    """``x [B, T, in]`` (or, with ``any_leading``, ``[..., T, in]`` with at least the T axis) finite floats."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"x must be a torch.Tensor [B, T, {in_features}], got {type(x).__name__}")
-    if any_leading:
-        if x.dim() < 2 or x.shape[-1] != in_features:
-            raise ValueError(f"x must have shape [..., T, {in_features}] (at least 2-D: a time axis and "
-                             f"{in_features} features), got {tuple(x.shape)}")
-    elif x.dim() != 3 or x.shape[-1] != in_features:
-        raise ValueError(f"x must have shape [B, T, {in_features}], got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
-    if finite and not torch.isfinite(x).all():
-        raise ValueError("x contains NaN or infinite values")
+@cache
+def _step_input(in_features: int) -> TensorC:
+    """One bin ``x_t [..., in]`` (any dtype; finite unless trusted)."""
+    return TensorC(f"... {in_features}")
 
 
 def _shift(x: Tensor, k: int) -> Tensor:
@@ -89,29 +79,12 @@ def _shift(x: Tensor, k: int) -> Tensor:
     return F.pad(x, (0, 0, k, 0))[:, : x.shape[1]]
 
 
+@validate(x=TensorC("B T I", dtype="float"), weight=TensorC("O I", dtype="float"), bias=Optional(TensorC("O")),
+          delays=TensorC("O I", dtype="integer"))
 def delayed_linear_reference(x: Tensor, weight: Tensor, bias: Tensor | None, delays: Tensor) -> Tensor:
     """$y = b + \\sum_k \\mathrm{shift}_k(x) (W \\odot [d = k])^\\top$: one masked matmul per delay value."""
-    if not isinstance(weight, Tensor) or weight.dim() != 2 or not weight.is_floating_point():
-        raise ValueError(f"weight must be a floating tensor [out, in], got "
-                         f"{tuple(weight.shape) if isinstance(weight, Tensor) else type(weight).__name__}")
-    if not torch.isfinite(weight).all():
-        raise ValueError("weight contains NaN or infinite values")
-    if not isinstance(x, Tensor) or x.dim() != 3:
-        raise ValueError(f"x must be a tensor [B, T, in], got {getattr(x, 'shape', type(x).__name__)}")
-    if x.shape[-1] != weight.shape[1]:
-        raise ValueError(f"weight must have shape [out, {x.shape[-1]}] to match x's features, got "
-                         f"{tuple(weight.shape)}")
-    _check_x(x, weight.shape[1])
-    if not isinstance(delays, Tensor) or delays.shape != weight.shape or delays.is_floating_point() \
-            or delays.dtype == torch.bool:
-        raise ValueError(f"delays must be an integer tensor of the weight's shape {tuple(weight.shape)}, got "
-                         f"{getattr(delays, 'dtype', type(delays).__name__)} {tuple(getattr(delays, 'shape', ()))}")
     if delays.numel() and int(delays.min()) < 0:
-        raise ValueError(f"delays must be >= 0, got min {int(delays.min())}")
-    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (weight.shape[0],)
-                             or not torch.isfinite(bias).all()):
-        raise ValueError(f"bias must be None or a finite tensor [{weight.shape[0]}], got "
-                         f"{tuple(bias.shape) if isinstance(bias, Tensor) else type(bias).__name__}")
+        raise ValueError(f"delayed_linear_reference: delays must be >= 0, got min {int(delays.min())}")
     return _delayed_linear_reference(x, weight, bias, delays)
 
 
@@ -169,20 +142,11 @@ class DelayedLinear(nn.Module):
     Shapes: ``x [..., T, in_features] -> y [..., T, out_features]``; ``delays`` buffer ``[out, in]`` int64.
     """
 
+    @validate(in_features=Int(low=1), out_features=Int(low=1), max_delay=Int(low=0), bias=Bool(), seed=Int(low=0),
+              delay_dist=Choice(*DELAY_DISTS), backend=Choice(*BACKENDS), time_first=Bool())
     def __init__(self, in_features: int, out_features: int, max_delay: int, *, bias: bool = True, seed: int = 0,
                  delay_dist: str = "uniform", backend: Backend = "auto", time_first: bool = False) -> None:
-        for name, val in (("in_features", in_features), ("out_features", out_features)):
-            if isinstance(val, bool) or not isinstance(val, int) or val < 1:
-                raise ValueError(f"{name} must be a positive int, got {val!r}")
-        if isinstance(max_delay, bool) or not isinstance(max_delay, int) or max_delay < 0:
-            raise ValueError(f"max_delay must be an int >= 0, got {max_delay!r}")
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-        if delay_dist not in DELAY_DISTS:
-            raise ValueError(f"delay_dist must be one of {DELAY_DISTS}, got {delay_dist!r}")
-        check_bool("bias", bias)
-        check_bool("time_first", time_first)
-        check_int("seed", seed, 0)
+        in_features, out_features, max_delay = int(in_features), int(out_features), int(max_delay)
         super().__init__()
         self.time_first = time_first
         self.in_features, self.out_features, self.max_delay = in_features, out_features, max_delay
@@ -200,10 +164,10 @@ class DelayedLinear(nn.Module):
             nn.init.uniform_(self.bias, -bound, bound)
 
     def forward(self, x: Tensor, *, backend: Backend | None = None) -> Tensor:
-        _check_x(x, self.in_features, finite=not is_trusted(), any_leading=True)  # a decoder checked its own
+        # x [..., T, in]: at least a time axis and the features (inside a decoder's trusted() only the shape)
+        check_arguments("DelayedLinear", {"x": features(self.in_features, "... T"), "backend": _BACKEND},
+                        {"x": x, "backend": backend})
         backend = backend or self.backend
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
         if self.max_delay == 0 and backend != "reference":
             return F.linear(x, self.weight, self.bias)  # no time axis needed: exactly nn.Linear
         # [..., T, F] (or [T, ..., F]) -> [B', T, F] for the 3-D kernels, and back
@@ -225,7 +189,7 @@ class DelayedLinear(nn.Module):
         """Zero history ``[*batch_shape, D + 1, in]``: slot k holds $x_{t-k}$ (zeros = before the start)."""
         shape = (batch_shape,) if isinstance(batch_shape, int) else tuple(batch_shape)
         for n in shape:
-            check_int("batch_shape entries", n, 1)
+            _POSITIVE_INT.check(n, "batch_shape entries", "DelayedLinear.init_state")
         return torch.zeros(*shape, self.max_delay + 1, self.in_features, dtype=dtype or self.weight.dtype,
                            device=device or self.weight.device)
 
@@ -235,15 +199,11 @@ class DelayedLinear(nn.Module):
 
         The state is not modified in place (the new one is returned), so a caller may branch a decoder.
         """
-        if not isinstance(x_t, Tensor) or x_t.dim() < 1 or x_t.shape[-1] != self.in_features:
-            raise ValueError(f"x_t must be a tensor [..., {self.in_features}], got "
-                             f"{tuple(x_t.shape) if isinstance(x_t, Tensor) else type(x_t).__name__}")
+        check_arguments("DelayedLinear.step", {"x_t": _step_input(self.in_features)}, {"x_t": x_t})
         want = (*x_t.shape[:-1], self.max_delay + 1, self.in_features)
-        if not isinstance(state, Tensor) or tuple(state.shape) != want:
-            raise ValueError(f"state must be a tensor {want} (from init_state), got "
+        if not isinstance(state, Tensor) or tuple(state.shape) != want:  # the batch shape of x_t's
+            raise ValueError(f"DelayedLinear.step: state must be a tensor {want} (from init_state), got "
                              f"{tuple(state.shape) if isinstance(state, Tensor) else type(state).__name__}")
-        if not is_trusted() and not torch.isfinite(x_t).all():
-            raise ValueError("x_t contains NaN or infinite values")
         # history after this bin: slot 0 = x_t, slot k = x_{t-k}
         hist = torch.cat([x_t.unsqueeze(-2), state[..., :-1, :]], dim=-2)
         if self.max_delay == 0:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_module, check_number, int_list
+from ._checks import MODULE, NONNEGATIVE, TensorC, int_list, validate
 from .delays import DelayedLinear
 from .layers import DayInputLayer
 from .neurons import LIF
@@ -39,11 +39,12 @@ def _valid_mask(b: int, t: int, lengths: Sequence[int] | Tensor | None) -> Tenso
         return torch.ones(b, t, dtype=torch.bool)
     lens = torch.tensor(int_list("lengths", lengths), dtype=torch.long).view(-1, 1)
     if lens.shape[0] != b or int(lens.min()) < 1 or int(lens.max()) > t:
-        raise ValueError(f"lengths must be {b} values in 1..{t}, got {lens.view(-1).tolist()}")
+        raise ValueError(f"estimate_energy: lengths must be {b} values in 1..{t}, got {lens.view(-1).tolist()}")
     return torch.arange(t).view(1, -1) < lens
 
 
 @torch.no_grad()
+@validate(model=MODULE, x=TensorC("B T F", finite=False), e_mac=NONNEGATIVE, e_ac=NONNEGATIVE)  # x: values by the model
 def estimate_energy(model: nn.Module, x: Tensor, day_idx: Tensor | None = None, *,
                     lengths: Sequence[int] | Tensor | None = None, e_mac: float = 4.6e-12,
                     e_ac: float = 0.9e-12) -> dict[str, float]:
@@ -52,11 +53,6 @@ def estimate_energy(model: nn.Module, x: Tensor, day_idx: Tensor | None = None, 
     Returns ``sops``, ``macs``, ``bins``, their per-bin values, ``joules``, ``joules_per_bin``, the mean
     ``spike_rate`` of the LIF layers (NaN without LIF layers) and ``delay_buffer_entries``.
     """
-    check_module(model)
-    for name, val in (("e_mac", e_mac), ("e_ac", e_ac)):
-        check_number(name, val, low=0.0)
-    if not isinstance(x, Tensor) or x.dim() != 3:
-        raise ValueError(f"x must be a tensor [B, T, F], got {getattr(x, 'shape', type(x))}")
     mask = _valid_mask(x.shape[0], x.shape[1], lengths).to(x.device)
     bins = int(mask.sum())
     counts = {"sops": 0.0, "macs": 0.0, "spikes": 0.0, "neuron_bins": 0.0, "buffer": 0, "event_dense_macs": 0.0}

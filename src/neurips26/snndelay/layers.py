@@ -13,32 +13,27 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from ._checks import check_int, check_sequence3, is_trusted
+from ._checks import NONNEGATIVE, Int, TensorC, features, is_trusted, validate
+
+_DAY = TensorC("B", dtype="integer")
 
 
-def validate_inputs(x: Tensor, day_idx: Tensor | None, n_in: int, n_days: int) -> Tensor:
-    """Check ``x [B, T, n_in]`` (finite floats) and ``day_idx [B]`` (ints in 0..n_days-1); returns day_idx."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"x must be a torch.Tensor [B, T, {n_in}], got {type(x).__name__}")
-    if x.dim() != 3 or x.shape[-1] != n_in:
-        raise ValueError(f"x must have shape [B, T, {n_in}] (n_in={n_in}), got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be floating point, got dtype {x.dtype}")
+def validate_inputs(x: Tensor, day_idx: Tensor | None, n_in: int, n_days: int, where: str = "") -> Tensor:
+    """Check ``x [B, T, n_in]`` (finite floats, T >= 1) and ``day_idx [B]`` (ints in 0..n_days-1, a tensor or
+    anything ``torch.as_tensor`` takes); returns day_idx. ``where``: the caller's name, the message prefix."""
+    dims: dict = {}
+    features(n_in).check(x, "x", where, dims)
+    prefix = f"{where}: " if where else ""
     if x.shape[1] < 1:
-        raise ValueError(f"x must have at least one time bin, got T={x.shape[1]}")
-    if not torch.isfinite(x).all():
-        raise ValueError("x contains NaN or infinite values")
+        raise ValueError(f"{prefix}x must have at least one time bin, got T={x.shape[1]}")
     if day_idx is None:
         if n_days != 1:
-            raise ValueError(f"day_idx is required when n_days > 1 (n_days={n_days})")
+            raise ValueError(f"{prefix}day_idx is required when n_days > 1 (n_days={n_days})")
         return torch.zeros(x.shape[0], dtype=torch.long, device=x.device)
     day_idx = torch.as_tensor(day_idx, device=x.device)
-    if day_idx.dtype.is_floating_point or day_idx.dtype == torch.bool:
-        raise TypeError(f"day_idx must be an integer tensor [B], got dtype {day_idx.dtype}")
-    if day_idx.shape != (x.shape[0],):
-        raise ValueError(f"day_idx must have shape [B]=({x.shape[0]},), got {tuple(day_idx.shape)}")
+    _DAY.check(day_idx, "day_idx", where, dims)
     if day_idx.numel() and (int(day_idx.min()) < 0 or int(day_idx.max()) >= n_days):
-        raise ValueError(f"day_idx values must be in 0..{n_days - 1}, got min {int(day_idx.min())}, "
+        raise ValueError(f"{prefix}day_idx values must be in 0..{n_days - 1}, got min {int(day_idx.min())}, "
                          f"max {int(day_idx.max())}")
     return day_idx.long()
 
@@ -50,9 +45,9 @@ class DayInputLayer(nn.Module):
     :func:`count_core_params`).
     """
 
+    @validate(n_features=Int(low=1), n_days=Int(low=1))
     def __init__(self, n_features: int, n_days: int) -> None:
-        check_int("n_features", n_features, 1)
-        check_int("n_days", n_days, 1)
+        n_features, n_days = int(n_features), int(n_days)
         super().__init__()
         self.n_days = n_days
         self.weight = nn.Parameter(torch.eye(n_features).repeat(n_days, 1, 1))  # [days, F, F]
@@ -60,7 +55,7 @@ class DayInputLayer(nn.Module):
 
     def forward(self, x: Tensor, day_idx: Tensor) -> Tensor:
         if not is_trusted():  # a decoder has checked its inputs already
-            day_idx = validate_inputs(x, day_idx, self.weight.shape[1], self.n_days)
+            day_idx = validate_inputs(x, day_idx, self.weight.shape[1], self.n_days, "DayInputLayer")
         # x'_{b,t} = softsign(A_{d_b} x_{b,t} + c_{d_b})
         return F.softsign(torch.bmm(x, self.weight[day_idx]) + self.bias[day_idx])
 
@@ -74,9 +69,9 @@ class CausalGaussianSmoothing(nn.Module):
     ``[B, T, F] -> [B, T, F]``.
     """
 
+    @validate(sigma=NONNEGATIVE)
     def __init__(self, sigma: float = 2.0) -> None:
-        if not isinstance(sigma, (int, float)) or isinstance(sigma, bool) or sigma < 0 or not math.isfinite(sigma):
-            raise ValueError(f"smooth_sigma (sigma) must be a finite number >= 0, got {sigma!r}")
+        sigma = float(sigma)
         super().__init__()
         self.sigma = float(sigma)
         taps = int(math.ceil(3 * sigma)) + 1 if sigma > 0 else 1
@@ -84,9 +79,8 @@ class CausalGaussianSmoothing(nn.Module):
         w = torch.exp(-(m**2) / (2 * max(sigma, 1e-12) ** 2)) if sigma > 0 else torch.ones(1)
         self.register_buffer("kernel", (w / w.sum()).flip(0))  # conv correlates: lag m at tap M - m
 
+    @validate(x=TensorC("B T F", dtype="float"))  # inside a decoder's trusted(): the shape only
     def forward(self, x: Tensor) -> Tensor:
-        if not is_trusted():
-            check_sequence3("x", x)
         taps = self.kernel.numel()
         if taps == 1:
             return x

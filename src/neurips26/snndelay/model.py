@@ -16,19 +16,14 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_bool, check_int, check_module, check_number, trusted
+from ._checks import BETA, MODULE, NONNEGATIVE, Bool, Choice, Int, TensorC, check_arguments, trusted, validate
 from .delays import DELAY_DISTS, DelayedLinear
 from .layers import CausalGaussianSmoothing, DayInputLayer, validate_inputs
 from .neurons import LIF
 
 N_CLASSES = 41
-
-
-def _positive_int(name: str, value: object) -> int:
-    """A positive int (bools refused)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be a positive int, got {value!r}")
-    return value
+_TIME_FIRST_X = TensorC(ndim=3, finite=False)  # [T, B, F]; validate_inputs checks the rest after the transpose
+_STEP_X = TensorC(ndim=2, finite=False)  # [B, F]; likewise
 
 
 class ResidualDelaySNN(nn.Module):
@@ -57,25 +52,16 @@ class ResidualDelaySNN(nn.Module):
     equals ``model(x, day_idx)[:, t]`` (see ``tests/snndelay``: equal spikes, logits to round-off).
     """
 
+    @validate(n_in=Int(low=1), hidden=Int(low=1), n_layers=Int(low=1), n_classes=Int(low=2), max_delay=Int(low=0),
+              beta=BETA, delay_seed=Int(low=0), n_days=Int(low=1), delay_dist=Choice(*DELAY_DISTS),
+              smooth_sigma=NONNEGATIVE, learn_beta=Bool(), time_first=Bool())
     def __init__(self, n_in: int, hidden: int, n_layers: int, n_classes: int = N_CLASSES, max_delay: int = 8,
                  beta: float = 0.8, delay_seed: int = 0, n_days: int = 1, *, delay_dist: str = "uniform",
                  smooth_sigma: float = 2.0, learn_beta: bool = False, time_first: bool = False) -> None:
-        for name, val in (("n_in", n_in), ("hidden", hidden), ("n_layers", n_layers), ("n_classes", n_classes),
-                          ("n_days", n_days)):
-            _positive_int(name, val)
-        if n_classes < 2:
-            raise ValueError(f"n_classes must be >= 2 (blank + at least one label), got {n_classes}")
-        if isinstance(max_delay, bool) or not isinstance(max_delay, int) or max_delay < 0:
-            raise ValueError(f"max_delay must be an int >= 0, got {max_delay!r}")
-        check_number("beta", beta, low=0.0, high=1.0, open_low=True)
-        check_int("delay_seed", delay_seed, 0)
-        check_bool("learn_beta", learn_beta)
-        check_bool("time_first", time_first)
-        # every argument checked before any submodule is built: building draws from torch's RNG, and a refused
-        # call must leave the process as it found it
-        if delay_dist not in DELAY_DISTS:
-            raise ValueError(f"delay_dist must be one of {DELAY_DISTS}, got {delay_dist!r}")
-        CausalGaussianSmoothing(smooth_sigma)  # validates smooth_sigma (no parameters, no RNG)
+        # every argument is checked (by the declaration) before any submodule is built: building draws from
+        # torch's RNG, and a refused call must leave the process as it found it
+        n_in, hidden, n_layers, n_classes, max_delay, n_days = map(int, (n_in, hidden, n_layers, n_classes,
+                                                                         max_delay, n_days))
         super().__init__()
         self.time_first = time_first
         self.n_in, self.hidden, self.n_layers, self.n_classes = n_in, hidden, n_layers, n_classes
@@ -95,11 +81,9 @@ class ResidualDelaySNN(nn.Module):
 
     def forward(self, x: Tensor, day_idx: Tensor | None = None, *, return_spikes: bool = False):
         if self.time_first:
-            if not isinstance(x, Tensor) or x.dim() != 3:
-                raise ValueError(f"x must be a tensor [T, B, {self.n_in}] (time_first=True), got "
-                                 f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+            check_arguments("ResidualDelaySNN (time_first)", {"x": _TIME_FIRST_X}, {"x": x})
             x = x.transpose(0, 1)
-        day_idx = validate_inputs(x, day_idx, self.n_in, self.n_days)
+        day_idx = validate_inputs(x, day_idx, self.n_in, self.n_days, "ResidualDelaySNN")
         with trusted():  # the layers below get checked tensors: no per-layer value checks (hooks still run)
             out = self._layers(x, day_idx, return_spikes)
         if not self.time_first:
@@ -109,10 +93,10 @@ class ResidualDelaySNN(nn.Module):
         return out.transpose(0, 1)
 
     # ------------------------------------------------------------------ streaming
+    @validate(batch_size=Int(low=1))
     def init_state(self, batch_size: int) -> dict:
         """Zero state of every stage for ``batch_size`` sentences (smoothing history, LIF membranes and last
         spikes, each delayed synapse's last D + 1 inputs)."""
-        check_int("batch_size", batch_size, 1)
         p = self.stem.weight
         kw = {"dtype": p.dtype, "device": p.device}
         return {"smooth": self.smooth.init_state((batch_size, self.n_in), **kw),
@@ -128,12 +112,10 @@ class ResidualDelaySNN(nn.Module):
         The same stages as :meth:`forward` applied to bin t alone: every one is causal, so the output at t
         depends only on the state (the past) and ``x_t``.
         """
-        if not isinstance(x_t, Tensor) or x_t.dim() != 2:
-            raise ValueError(f"x_t must be a tensor [B, {self.n_in}], got "
-                             f"{tuple(x_t.shape) if isinstance(x_t, Tensor) else type(x_t).__name__}")
-        day_idx = validate_inputs(x_t.unsqueeze(1), day_idx, self.n_in, self.n_days)
+        check_arguments("ResidualDelaySNN.step", {"x_t": _STEP_X}, {"x_t": x_t})
+        day_idx = validate_inputs(x_t.unsqueeze(1), day_idx, self.n_in, self.n_days, "ResidualDelaySNN.step")
         if not isinstance(state, dict) or set(state) != {"smooth", "stem", "syn", "lif", "readout"}:
-            raise ValueError("state must be the dict from init_state (or the previous step)")
+            raise ValueError("ResidualDelaySNN.step: state must be the dict from init_state (or the previous step)")
         with trusted():
             # x' = softsign(A_d x_t + c_d), then the causal smoothing's next output
             a, c = self.day_input.weight[day_idx], self.day_input.bias[day_idx]
@@ -164,8 +146,8 @@ class ResidualDelaySNN(nn.Module):
         return (logits, spikes) if return_spikes else logits
 
 
+@validate(model=MODULE)
 def count_core_params(model: nn.Module) -> int:
     """Trainable parameters except the per-day input layers (any submodule of type ``DayInputLayer``)."""
-    check_module(model)
     day = {id(p) for m in model.modules() if isinstance(m, DayInputLayer) for p in m.parameters()}
     return sum(p.numel() for p in model.parameters() if p.requires_grad and id(p) not in day)

@@ -19,7 +19,10 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ._checks import check_bool, check_number, check_sequence3, is_trusted
+from ._checks import BETA, POSITIVE, SEQUENCE3, Bool, Choice, check_arguments, validate
+
+_BACKENDS = ("auto", "bptt", "reference")
+_LIF_ARGS = {"current": SEQUENCE3, "beta": BETA, "threshold": POSITIVE, "slope": POSITIVE}
 
 
 class _FastSigmoidSpike(torch.autograd.Function):
@@ -37,24 +40,18 @@ class _FastSigmoidSpike(torch.autograd.Function):
         return grad / (1.0 + ctx.slope * u.abs()) ** 2, None
 
 
-def _check_lif_args(current: Any, beta: Any, threshold: Any, slope: Any) -> None:
-    """``current [B, T, N]`` finite floats; β a scalar in (0, 1] (number or 0-d/1-element tensor); θ, k > 0."""
-    check_sequence3("current", current, last="N")
-    if isinstance(beta, Tensor):
-        if beta.numel() != 1 or not beta.is_floating_point():
-            raise ValueError(f"beta must be a scalar in (0, 1], got a tensor of shape {tuple(beta.shape)}")
-        b = float(beta.detach())
-    else:
-        b = beta
-    check_number("beta", b, low=0.0, high=1.0, open_low=True)
-    check_number("threshold", threshold, low=0.0, open_low=True)
-    check_number("slope", slope, low=0.0, open_low=True)
+def _check_lif_args(where: str, current: Any, beta: Any, threshold: Any, slope: Any) -> None:
+    """``current [B, T, N]`` finite floats; β a scalar in (0, 1] (a number, or a one-element tensor: its value is
+    what is checked); θ, k > 0."""
+    if isinstance(beta, Tensor) and beta.numel() == 1 and beta.is_floating_point():
+        beta = beta.detach().reshape(())
+    check_arguments(where, _LIF_ARGS, {"current": current, "beta": beta, "threshold": threshold, "slope": slope})
 
 
 def lif_reference(current: Tensor, beta: Tensor | float, threshold: float = 1.0, slope: float = 10.0,
                   detach_reset: bool = True) -> Tensor:
     """Plain autograd loop over time. ``current [B, T, N] -> spikes [B, T, N]``."""
-    _check_lif_args(current, beta, threshold, slope)
+    _check_lif_args("lif_reference", current, beta, threshold, slope)
     return _lif_reference(current, beta, threshold, slope, detach_reset)
 
 
@@ -124,9 +121,8 @@ class _LIFFunction(torch.autograd.Function):
 def lif(current: Tensor, beta: Tensor | float, threshold: float = 1.0, slope: float = 10.0, *,
         detach_reset: bool = True, backend: str = "auto") -> Tensor:
     """LIF spikes for an input current ``[B, T, N]`` (``backend``: ``"auto"``/``"bptt"`` or ``"reference"``)."""
-    if backend not in ("auto", "bptt", "reference"):
-        raise ValueError(f"backend must be 'auto', 'bptt' or 'reference', got {backend!r}")
-    _check_lif_args(current, beta, threshold, slope)
+    check_arguments("lif", {"backend": Choice(*_BACKENDS)}, {"backend": backend})
+    _check_lif_args("lif", current, beta, threshold, slope)
     return _lif(current, beta, threshold, slope, detach_reset=detach_reset, backend=backend)
 
 
@@ -151,15 +147,10 @@ class LIF(nn.Module):
         backend: ``"auto"`` (hand-written BPTT) or ``"reference"`` (autograd loop).
     """
 
+    @validate(beta=BETA, threshold=POSITIVE, slope=POSITIVE, learn_beta=Bool(), detach_reset=Bool(),
+              backend=Choice(*_BACKENDS))
     def __init__(self, beta: float = 0.8, threshold: float = 1.0, slope: float = 10.0, learn_beta: bool = False,
                  *, detach_reset: bool = True, backend: str = "auto") -> None:
-        check_number("beta", beta, low=0.0, high=1.0, open_low=True)
-        check_number("threshold", threshold, low=0.0, open_low=True)
-        check_number("slope", slope, low=0.0, open_low=True)
-        check_bool("learn_beta", learn_beta)
-        check_bool("detach_reset", detach_reset)
-        if backend not in ("auto", "bptt", "reference"):
-            raise ValueError(f"backend must be 'auto', 'bptt' or 'reference', got {backend!r}")
         super().__init__()
         self.threshold, self.slope = float(threshold), float(slope)
         self.detach_reset, self.backend = detach_reset, backend
@@ -171,9 +162,8 @@ class LIF(nn.Module):
     def _beta(self) -> Tensor:
         return self.beta.clamp(0.0, 1.0) if isinstance(self.beta, nn.Parameter) else self.beta
 
+    @validate(current=SEQUENCE3)  # inside a decoder's trusted(): the shape only (its currents are its own)
     def forward(self, current: Tensor) -> Tensor:
-        if not is_trusted():  # inside a decoder the currents are its own, already checked
-            check_sequence3("current", current, last="N")
         return _lif(current, self._beta().to(current.dtype), self.threshold, self.slope,
                     detach_reset=self.detach_reset, backend=self.backend)
 
@@ -192,10 +182,10 @@ class LIF(nn.Module):
         surrogate gradient lives in the multi-step forward).
         """
         if not (isinstance(state, tuple) and len(state) == 2 and all(isinstance(t, Tensor) for t in state)):
-            raise TypeError("state must be the (v, s) pair from init_state or the previous step")
+            raise TypeError("LIF.step: state must be the (v, s) pair from init_state or the previous step")
         v, s = state
         if not isinstance(current_t, Tensor) or current_t.shape != v.shape:
-            raise ValueError(f"current_t must be a tensor of the state's shape {tuple(v.shape)}, got "
+            raise ValueError(f"LIF.step: current_t must be a tensor of the state's shape {tuple(v.shape)}, got "
                              f"{tuple(current_t.shape) if isinstance(current_t, Tensor) else type(current_t).__name__}")
         beta = self._beta().to(current_t.dtype)
         v = beta * v + current_t - self.threshold * s

@@ -4,6 +4,13 @@ AdamW (lr 2e-3, weight decay 1e-5), linear warm-up over the first 5% of steps, b
 white-noise (σ 0.8) and per-sentence constant-offset (σ 0.2) augmentation, CTC with ``zero_infinity``.
 Batches are drawn from a seeded generator, so two models trained with the same seed see the same data
 order. Training stops at ``steps`` or, if given, once ``time_budget_s`` seconds of wall time have passed.
+
+Data-parallel under ``torchrun`` (:func:`neurips26.nn.parallel.data_parallel`, ``distributed=``): every rank draws
+the same global batch *and* the same augmentation noise from the seeded generator, pads it to the global longest
+sentence, and keeps rows ``rank::world``; the CTC loss is a mean over sentences, so the all-reduced gradient is the
+one-process gradient of the whole batch (and the weights after each step equal its, to float round-off). The
+gradient clip acts on that all-reduced gradient; the time budget stops all ranks at the same step. In one process
+nothing changes, bit for bit.
 """
 
 from __future__ import annotations
@@ -16,9 +23,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.nn.parallel import DISTRIBUTED, DataParallel, data_parallel
 from neurips26.nn.train import TrainingGuard
 
-from ._checks import check_int, check_module, check_number
+from ._checks import MODULE, NONNEGATIVE, POSITIVE, Choice, Instance, Int, Optional, check_arguments, validate
+from ._checks import Callable as CallableC
 from .ctc import ctc_greedy_decode, ctc_loss, edit_distance, phoneme_error_rate, validate_targets
 from .data import SpeechBCIData, make_batch
 
@@ -36,49 +45,50 @@ class TrainResult:
         return self.wall_s / max(1, self.steps)
 
 
+@validate(model=MODULE, data=Instance(SpeechBCIData), steps=Int(low=1), lr=POSITIVE, weight_decay=NONNEGATIVE,
+          seed=Int(low=0), noise_std=NONNEGATIVE, offset_std=NONNEGATIVE, grad_clip=POSITIVE,
+          time_budget_s=Optional(POSITIVE), progress=Optional(CallableC()), eval_every=Optional(Int(low=1)),
+          on_eval=Optional(CallableC()), distributed=Choice(*DISTRIBUTED))
 def train_ctc(model: nn.Module, data: SpeechBCIData, *, steps: int, batch_size: int = 32, lr: float = 2e-3,
               weight_decay: float = 1e-5, seed: int = 0, noise_std: float = 0.8, offset_std: float = 0.2,
               grad_clip: float = 1.0, time_budget_s: float | None = None,
               progress: Callable[[Iterable[int]], Iterable[int]] | None = None,
-              eval_every: int | None = None, on_eval: Callable[[int, nn.Module], None] | None = None) -> TrainResult:
+              eval_every: int | None = None, on_eval: Callable[[int, nn.Module], None] | None = None,
+              distributed: str = "auto") -> TrainResult:
     """Train ``model`` (``forward(x, day) -> logits``) on ``data`` with CTC; returns a :class:`TrainResult`.
 
     ``on_eval(step, model)`` is called after every ``eval_every`` steps (and after the last one) for
     learning curves; it may evaluate the model (:func:`evaluate` puts the train mode back).
+
+    ``distributed``: ``"auto"`` (data-parallel with DDP when ``torchrun`` started more than one process, else one
+    process), ``"off"``, ``"ddp"`` or ``"fsdp"`` (FSDP2 ``fully_shard`` of the whole model, in place: gather its
+    weights with :func:`neurips26.nn.train.full_state_dict`); the last two need ``torchrun``. Each rank trains on
+    ``batch_size / world`` sentences of the same global batch of ``batch_size`` (which must divide by the number of
+    processes); ``losses`` are the means over the ranks, identical on every rank. ``progress`` wraps the loop on rank
+    0 only; ``on_eval`` runs on every rank (an FSDP forward is collective), so let only rank 0 log from it.
     """
-    check_module(model)
     if next(model.parameters(), None) is None:
-        raise ValueError("model has no parameters to train")
-    if not isinstance(data, SpeechBCIData):
-        raise TypeError(f"data must be a SpeechBCIData, got {type(data).__name__}")
-    check_int("steps", steps, 1)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= len(data):
-        raise ValueError(f"batch_size must be an int in 1..{len(data)} (the number of sentences), got {batch_size!r}")
-    check_number("lr", lr, low=0.0, open_low=True)
-    check_number("weight_decay", weight_decay, low=0.0)
-    check_number("noise_std", noise_std, low=0.0)
-    check_number("offset_std", offset_std, low=0.0)
-    check_number("grad_clip", grad_clip, low=0.0, open_low=True)
-    if time_budget_s is not None:
-        check_number("time_budget_s", time_budget_s, low=0.0, open_low=True)
-    check_int("seed", seed, 0)
-    if eval_every is not None:
-        check_int("eval_every", eval_every, 1)
-    if on_eval is not None and not callable(on_eval):
-        raise TypeError(f"on_eval must be callable (step, model) -> None or None, got {type(on_eval).__name__}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
+        raise ValueError("train_ctc: model has no parameters to train")
+    check_arguments("train_ctc", {"batch_size": Int(low=1, high=len(data))}, {"batch_size": batch_size})
     validate_targets([p.tolist() for p in data.phonemes], [f.shape[0] for f in data.features])
+    dp = data_parallel(model, _ctc_step_loss, distributed=distributed)  # before the optimizer: FSDP swaps params
     # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back
-    with TrainingGuard(model, where="train_ctc", what="the CTC loss") as guard:
-        return _train(model, data, steps, batch_size, lr, weight_decay, seed, noise_std, offset_std, grad_clip,
+    with dp.guard(model, where="train_ctc", what="the CTC loss") as guard:
+        return _train(dp, data, steps, batch_size, lr, weight_decay, seed, noise_std, offset_std, grad_clip,
                       time_budget_s, progress, guard, eval_every, on_eval)
 
 
-def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, lr: float, weight_decay: float,
+def _ctc_step_loss(model: nn.Module, x: torch.Tensor, day: torch.Tensor, lengths: torch.Tensor,
+                   targets: list[list[int]]) -> torch.Tensor:
+    """The CTC loss of one (sharded) batch: a mean over its sentences (run inside DDP's forward)."""
+    return ctc_loss(model(x, day), targets, lengths)
+
+
+def _train(dp: DataParallel, data: SpeechBCIData, steps: int, batch_size: int, lr: float, weight_decay: float,
            seed: int, noise_std: float, offset_std: float, grad_clip: float, time_budget_s: float | None,
            progress: Callable[[Iterable[int]], Iterable[int]] | None, guard: TrainingGuard,
            eval_every: int | None = None, on_eval: Callable[[int, nn.Module], None] | None = None) -> TrainResult:
+    model = dp.model
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(seed)
     opt = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=weight_decay)
@@ -87,8 +97,9 @@ def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, l
     result = TrainResult(0)
     model.train()
     start = time.perf_counter()
-    loop: Iterable[int] = progress(range(steps)) if progress else range(steps)
+    loop: Iterable[int] = progress(range(steps)) if progress and dp.is_main else range(steps)
     for _ in loop:
+        # the global batch and its noise, the same on every rank (one generator, one seed); then this rank's rows
         idx = torch.randint(0, len(data), (batch_size,), generator=gen).tolist()
         batch = make_batch(data, idx, device)
         x = batch.x
@@ -96,16 +107,20 @@ def _train(model: nn.Module, data: SpeechBCIData, steps: int, batch_size: int, l
             x = x + noise_std * torch.randn(x.shape, generator=gen).to(device)
         if offset_std > 0:
             x = x + offset_std * torch.randn(x.shape[0], 1, x.shape[2], generator=gen).to(device)
-        loss = ctc_loss(model(x, batch.day), batch.targets, batch.lengths)
+        x, day, lengths, targets = dp.shard(x, batch.day, batch.lengths, batch.targets)
+        loss = dp(x, day, lengths, targets)
         guard.check_loss(loss, step=result.steps)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
         sched.step()
-        result.losses.append(float(loss.detach()))
+        result.losses.append(dp.mean(float(loss.detach())))
         result.steps += 1
-        last = result.steps == steps or (time_budget_s is not None and time.perf_counter() - start >= time_budget_s)
+        out_of_time = time_budget_s is not None and time.perf_counter() - start >= time_budget_s
+        if time_budget_s is not None and dp.world_size > 1:  # all ranks stop at the same step (or the rest hang)
+            out_of_time = dp.mean(float(out_of_time)) > 0.0
+        last = result.steps == steps or out_of_time
         if on_eval is not None and (last or (eval_every and result.steps % eval_every == 0)):
             on_eval(result.steps, model)
         if last:
@@ -131,13 +146,10 @@ class EvalResult:
 
 
 @torch.no_grad()
+@validate(model=MODULE, data=Instance(SpeechBCIData), batch_size=Int(low=1))
 def evaluate(model: nn.Module, data: SpeechBCIData, *, batch_size: int = 50) -> EvalResult:
     """Greedy-decode every sentence of ``data`` and score it. The model's train/eval mode is put back
     afterwards (also when the data is refused)."""
-    check_module(model)
-    if not isinstance(data, SpeechBCIData):
-        raise TypeError(f"data must be a SpeechBCIData, got {type(data).__name__}")
-    check_int("batch_size", batch_size, 1)
     was_training = model.training
     try:
         model.eval()
