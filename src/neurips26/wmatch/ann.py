@@ -20,14 +20,19 @@ from collections import defaultdict
 
 import numpy as np
 
-from ._validate import check_dim, check_int_arg, check_norm_p, check_point, check_points, check_seed, lp_distance
+from neurips26.constraints import ArrayLike, Choice, Int, Real, check_arguments, validate
+
+from ._validate import DIM, NORM_P, SEED, check_point, check_points, lp_distance
+
+K = Int(low=1)  # how many neighbours a query asks for
+IDS = ArrayLike(ndim=(0, 1), dtype="integer", finite=False)  # point ids: integers (not bools), a scalar or [m]
 
 
 class _IdArrayIndex:
     """Live points in a dense array with swap-remove, plus id <-> row maps."""
 
     def __init__(self, dim: int) -> None:
-        self.dim = check_dim(dim)
+        self.dim = int(dim)  # declared DIM by every subclass
         self._X = np.empty((16, dim))
         self._ids = np.empty(16, dtype=np.int64)
         self._row: dict[int, int] = {}
@@ -38,26 +43,14 @@ class _IdArrayIndex:
     def __contains__(self, pid: int) -> bool:
         return pid in self._row
 
-    def _check_new_ids(self, ids: np.ndarray, X: np.ndarray) -> None:
-        """Everything ``add`` needs, checked before any row is written."""
-        if len(ids) != len(X):
-            raise ValueError(f"ids and X must have the same length, got {len(ids)} and {len(X)}")
-        if len(np.unique(ids)) != len(ids):
-            raise ValueError("ids must be unique within one add call")
-        dup = [pid for pid in ids.tolist() if pid in self._row]
-        if dup:
-            raise ValueError(f"ids already in the index: {dup[:5]}")
-
     def _add_rows(self, ids: np.ndarray, X: np.ndarray) -> None:
-        self._check_new_ids(ids, X)
+        _check_new_ids(ids, X, self._row)
         need = len(self._row) + len(ids)
         if need > len(self._ids):
             cap = max(need, 2 * len(self._ids))
             self._X = np.resize(self._X, (cap, self.dim))
             self._ids = np.resize(self._ids, cap)
-        for pid, x in zip(ids.tolist(), X):
-            if pid in self._row:
-                raise ValueError(f"id {pid} is already in the index")
+        for pid, x in zip(ids.tolist(), X):  # _check_new_ids: every pid is new
             row = len(self._row)
             self._X[row], self._ids[row] = x, pid
             self._row[pid] = row
@@ -80,17 +73,25 @@ class _IdArrayIndex:
         return self._ids[:n], self._X[:n]
 
 
+def _check_new_ids(ids: np.ndarray, X: np.ndarray, live: object) -> None:
+    """Everything ``add`` needs (data content: lengths, repeats, ids already ``live``), checked before any
+    row is written."""
+    if len(ids) != len(X):
+        raise ValueError(f"ids and X must have the same length, got {len(ids)} and {len(X)}")
+    if len(np.unique(ids)) != len(ids):
+        raise ValueError("ids must be unique within one add call")
+    dup = [pid for pid in ids.tolist() if pid in live]
+    if dup:
+        raise ValueError(f"ids already in the index: {dup[:5]}")
+
+
 def _check_query(x: object, k: object, dim: int) -> tuple[np.ndarray, int]:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"k must be a positive int, got {k!r}")
-    return check_point(x, dim, "x"), int(k)
+    return check_point(x, dim, "x"), int(k)  # k: declared K by every query
 
 
 def _as_ids(ids: object) -> np.ndarray:
-    arr = np.atleast_1d(np.asarray(ids))
-    if arr.ndim != 1 or not np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
-        raise ValueError(f"ids must be a 1-d array of integers, got dtype {arr.dtype} shape {arr.shape}")
-    return arr.astype(np.int64)
+    check_arguments("", {"ids": IDS}, {"ids": ids})
+    return np.atleast_1d(np.asarray(ids)).astype(np.int64)
 
 
 class BruteForceANN(_IdArrayIndex):
@@ -98,20 +99,20 @@ class BruteForceANN(_IdArrayIndex):
 
     approx_factor = 1.0
 
+    @validate(dim=DIM, norm_p=NORM_P)
     def __init__(self, dim: int, *, norm_p: float = 2.0) -> None:
         super().__init__(dim)
-        self.norm_p = check_norm_p(norm_p)
+        self.norm_p = float(norm_p)
 
     def add(self, ids: object, X: object) -> None:
         ids_arr = _as_ids(ids)
         X_arr = check_points(np.atleast_2d(X), self.dim)
-        if len(ids_arr) != len(X_arr):
-            raise ValueError(f"ids and X must have the same length, got {len(ids_arr)} and {len(X_arr)}")
         self._add_rows(ids_arr, X_arr)
 
     def remove(self, ids: object) -> None:
         self._remove_rows(_as_ids(ids))
 
+    @validate(k=K)
     def query(self, x: object, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
         """The ``k`` nearest live points to ``x: [dim]``: ``(ids [k'], distances [k'])``, k' = min(k, n)."""
         x_arr, k = _check_query(x, k, self.dim)
@@ -136,20 +137,13 @@ class PStableLSH(_IdArrayIndex):
     guarantee is probabilistic, and the tests measure it.
     """
 
+    @validate(dim=DIM, norm_p=NORM_P, bucket_width=Real(low=0.0, closed="neither"),
+              n_hashes=Int(low=1), n_tables=Int(low=1), approx_factor=Real(low=1.0), seed=SEED)
     def __init__(self, dim: int, *, norm_p: float = 2.0, bucket_width: float = 1.0, n_hashes: int = 4,
                  n_tables: int = 8, approx_factor: float = 2.0, seed: int = 0) -> None:
-        super().__init__(dim)
-        if isinstance(norm_p, bool) or norm_p not in (1, 2, 1.0, 2.0):
+        if float(norm_p) not in (1.0, 2.0):  # a p-stable law is known in closed form for these two only
             raise ValueError(f"PStableLSH supports norm_p 1 or 2, got {norm_p!r}")
-        if isinstance(bucket_width, bool) or not isinstance(bucket_width, int | float) \
-                or not (0 < bucket_width < math.inf):
-            raise ValueError(f"bucket_width must be a finite number > 0, got {bucket_width!r}")
-        for name, value in (("n_hashes", n_hashes), ("n_tables", n_tables)):
-            check_int_arg(value, name, 1)
-        if isinstance(approx_factor, bool) or not isinstance(approx_factor, int | float) \
-                or not (1 <= approx_factor < math.inf):
-            raise ValueError(f"approx_factor must be a finite number >= 1, got {approx_factor!r}")
-        check_seed(seed)
+        super().__init__(dim)
         self.norm_p, self.bucket_width, self.approx_factor = float(norm_p), float(bucket_width), approx_factor
         rng = np.random.default_rng(seed)
         shape = (n_tables, n_hashes, dim)
@@ -165,7 +159,7 @@ class PStableLSH(_IdArrayIndex):
     def add(self, ids: object, X: object) -> None:
         ids_arr = _as_ids(ids)
         X_arr = check_points(np.atleast_2d(X), self.dim)
-        self._check_new_ids(ids_arr, X_arr)
+        _check_new_ids(ids_arr, X_arr, self._row)
         self._add_rows(ids_arr, X_arr)
         for pid, codes in zip(ids_arr.tolist(), self._hash(X_arr)):
             keys = [tuple(row) for row in codes.tolist()]
@@ -183,6 +177,7 @@ class PStableLSH(_IdArrayIndex):
                 if not bucket:
                     del table[key]
 
+    @validate(k=K)
     def query(self, x: object, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
         x_arr, k = _check_query(x, k, self.dim)
         codes = self._hash(x_arr[None])[0]
@@ -209,12 +204,13 @@ class FaissANN:
 
     approx_factor = 1.0
 
+    @validate(dim=DIM, norm_p=NORM_P)
     def __init__(self, dim: int, *, norm_p: float = 2.0) -> None:
         try:
             import faiss
         except ImportError as err:  # pragma: no cover - depends on the environment
             raise ImportError("FaissANN needs faiss-cpu: pip install faiss-cpu") from err
-        self.dim, self.norm_p = check_dim(dim), check_norm_p(norm_p)
+        self.dim, self.norm_p = int(dim), float(norm_p)
         metrics = {1.0: faiss.METRIC_L1, 2.0: faiss.METRIC_L2, math.inf: faiss.METRIC_Linf}
         if self.norm_p not in metrics:
             raise ValueError(f"FaissANN supports norm_p 1, 2 or inf, got {norm_p!r}")
@@ -227,13 +223,7 @@ class FaissANN:
     def add(self, ids: object, X: object) -> None:
         ids_arr = _as_ids(ids)
         X_arr = check_points(np.atleast_2d(X), self.dim)
-        if len(ids_arr) != len(X_arr):
-            raise ValueError(f"ids and X must have the same length, got {len(ids_arr)} and {len(X_arr)}")
-        if len(np.unique(ids_arr)) != len(ids_arr):
-            raise ValueError("ids must be unique within one add call")
-        dup = self._live.intersection(ids_arr.tolist())
-        if dup:
-            raise ValueError(f"ids already in the index: {sorted(dup)[:5]}")
+        _check_new_ids(ids_arr, X_arr, self._live)
         self._index.add_with_ids(np.ascontiguousarray(X_arr, dtype=np.float32), ids_arr)
         self._live.update(ids_arr.tolist())
 
@@ -245,6 +235,7 @@ class FaissANN:
         self._index.remove_ids(ids_arr)
         self._live.difference_update(ids_arr.tolist())
 
+    @validate(k=K)
     def query(self, x: object, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
         x_arr, k = _check_query(x, k, self.dim)
         k = min(k, len(self._live))
@@ -258,12 +249,11 @@ class FaissANN:
         return ids[0].astype(np.int64), dists
 
 
+@validate(kind=Choice("bruteforce", "lsh", "faiss"))
 def make_ann(kind: str, dim: int, norm_p: float, *, seed: int = 0):
     """Build an index by name: ``"bruteforce"``, ``"lsh"`` or ``"faiss"``."""
     if kind == "bruteforce":
         return BruteForceANN(dim, norm_p=norm_p)
     if kind == "lsh":
         return PStableLSH(dim, norm_p=norm_p, seed=seed)
-    if kind == "faiss":
-        return FaissANN(dim, norm_p=norm_p)
-    raise ValueError(f"ann must be 'bruteforce', 'lsh' or 'faiss', got {kind!r}")
+    return FaissANN(dim, norm_p=norm_p)

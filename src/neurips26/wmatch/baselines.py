@@ -18,16 +18,18 @@ import math
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from neurips26.constraints import ArrayLike, Int, Optional, Real, validate
+from neurips26.constraints import Choice, Optional, check_arguments, validate
 
 from ._validate import (
-    check_dim,
-    check_norm_p,
+    DIM,
+    NORM_P,
+    NORMALIZE_C,
+    POINT_ID,
+    SIDE,
+    WASSERSTEIN_P,
+    Array,
     check_point,
-    check_point_id,
     check_points,
-    check_side,
-    check_wasserstein_p,
     coordinate_limit,
     finish_cost,
     lp_cost_matrix,
@@ -38,10 +40,9 @@ from .ann import make_ann
 METHODS = ("lsa", "emd")
 
 
-@validate(a=ArrayLike(ndim=1, dtype="numeric"), b=ArrayLike(ndim=1, dtype="numeric"),
-          X=Optional(ArrayLike(ndim=2, dtype="numeric")), Y=Optional(ArrayLike(ndim=2, dtype="numeric")),
-          M=Optional(ArrayLike(ndim=2, dtype="numeric")), norm_p=Real(low=1.0, allow_inf=True),
-          wasserstein_p=Int(low=1))
+@validate(a=Array("N", dtype="numeric"), b=Array("M", dtype="numeric"), X=Optional(Array("N D", dtype="numeric")),
+          Y=Optional(Array("M D", dtype="numeric")), M=Optional(Array("N M", dtype="numeric")), norm_p=NORM_P,
+          wasserstein_p=WASSERSTEIN_P)
 def exact_transport(a: object, b: object, X: object | None = None, Y: object | None = None, *,
                     M: object | None = None, norm_p: float = 2.0,
                     wasserstein_p: int = 1) -> tuple[float, np.ndarray]:
@@ -65,17 +66,11 @@ def exact_transport(a: object, b: object, X: object | None = None, Y: object | N
         raise ValueError("exact_transport: give either the points X and Y or the cost matrix M, not both")
     if M is None:
         X_arr, Y_arr = check_points(X, None, "X"), check_points(Y, None, "Y")
-        if X_arr.shape[1] != Y_arr.shape[1]:
-            raise ValueError(f"exact_transport: X and Y must have the same dimension, got {X_arr.shape[1]} and "
-                             f"{Y_arr.shape[1]}")
         cost = lp_cost_matrix(X_arr, Y_arr, float(norm_p), int(wasserstein_p))
     else:
         cost = np.asarray(M, dtype=np.float64)
         if (cost < 0).any():
             raise ValueError("exact_transport: M must be a non-negative cost matrix")
-    if cost.shape != (len(a_arr), len(b_arr)):
-        raise ValueError(f"exact_transport: the costs must have shape (len(a), len(b)) = {(len(a_arr), len(b_arr))}, "
-                         f"got {cost.shape}")
     import ot
 
     # ot.emd wants equal sums to float precision: rescale b onto a's total
@@ -83,6 +78,8 @@ def exact_transport(a: object, b: object, X: object | None = None, Y: object | N
     return float(max((plan * cost).sum(), 0.0) ** (1.0 / int(wasserstein_p))), plan
 
 
+@validate(A=Array("N D"), B=Array("M D"), norm_p=NORM_P, wasserstein_p=WASSERSTEIN_P, method=Choice(*METHODS),
+          normalize=NORMALIZE_C)
 def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: int = 1,
                    method: str = "lsa", normalize: str = "sum") -> tuple[float, np.ndarray]:
     """OPT between ``A: [n, d]`` and ``B: [m, d]``: ``(cost, pairs)``.
@@ -92,24 +89,19 @@ def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: 
     ``ot.emd2`` convention for uniform weights); ``pairs``: ``[min(n, m), 2]`` row indices into A and B.
     ``method="emd"`` needs n == m.
     """
-    w = check_wasserstein_p(wasserstein_p)
+    w = wasserstein_p
     A_arr = check_points(A, None, "A")
     B_arr = check_points(B, None, "B")
-    if A_arr.shape[1] != B_arr.shape[1]:
-        raise ValueError(f"A and B must have the same dimension, got {A_arr.shape[1]} and {B_arr.shape[1]}")
     limit = coordinate_limit(A_arr.shape[1], w)
     check_points(A_arr, None, "A", limit=limit)
     check_points(B_arr, None, "B", limit=limit)
-    norm_p = check_norm_p(norm_p)
-    finish_cost(0.0, 0, w, normalize)  # validates normalize
-    if method not in ("lsa", "emd"):
-        raise ValueError(f"method must be 'lsa' or 'emd', got {method!r}")
+    norm_p = float(norm_p)
     if len(A_arr) == 0 or len(B_arr) == 0:
         return 0.0, np.empty((0, 2), dtype=np.int64)
     C = lp_cost_matrix(A_arr, B_arr, norm_p, w)
     if method == "lsa":
         rows, cols = linear_sum_assignment(C)
-    elif method == "emd":
+    else:  # "emd"
         if len(A_arr) != len(B_arr):
             raise ValueError(f"method='emd' needs |A| == |B|, got {len(A_arr)} and {len(B_arr)}")
         import ot
@@ -117,8 +109,6 @@ def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: 
         n = len(A_arr)
         plan = ot.emd(np.full(n, 1.0 / n), np.full(n, 1.0 / n), C)
         rows, cols = np.nonzero(plan > 0.5 / n)  # an optimal vertex of the assignment polytope
-    else:
-        raise ValueError(f"method must be 'lsa' or 'emd', got {method!r}")
     cost = finish_cost(float(C[rows, cols].sum()), len(rows), w, normalize)
     return cost, np.stack([rows, cols], axis=1).astype(np.int64)
 
@@ -127,22 +117,24 @@ class _PointStore:
     """Ids, sides and coordinates of live points, shared by the baselines' insert/delete API."""
 
     def __init__(self, dim: int, norm_p: float, wasserstein_p: int) -> None:
-        self.dim, self.norm_p = check_dim(dim), check_norm_p(norm_p)
-        self.wasserstein_p = check_wasserstein_p(wasserstein_p)
+        # dim, norm_p, wasserstein_p: declared by every subclass's __init__ (STORE)
+        self.dim, self.norm_p = int(dim), float(norm_p)
+        self.wasserstein_p = wasserstein_p
         self._points: dict[int, tuple[np.ndarray, str]] = {}
         self._next_id = 0
         self._limit = coordinate_limit(dim, self.wasserstein_p)
 
     def _new(self, x: object, side: str) -> tuple[int, np.ndarray]:
         x_arr = check_point(x, self.dim, limit=self._limit)
-        check_side(side)
+        check_arguments(f"{type(self).__name__}.insert", {"side": SIDE}, {"side": side})
         pid = self._next_id
         self._next_id += 1
         self._points[pid] = (x_arr, side)
         return pid, x_arr
 
     def _pop(self, pid: int) -> tuple[np.ndarray, str]:
-        if check_point_id(pid) not in self._points:
+        check_arguments(f"{type(self).__name__}.delete", {"pid": POINT_ID}, {"pid": pid})
+        if int(pid) not in self._points:
             raise ValueError(f"delete: unknown or already deleted point id {pid!r}")
         return self._points.pop(int(pid))
 
@@ -163,12 +155,14 @@ class _PointStore:
         return finish_cost(total, len(pairs), self.wasserstein_p, normalize)
 
 
+STORE = {"dim": DIM, "norm_p": NORM_P, "wasserstein_p": WASSERSTEIN_P}
+
+
 class RecomputeBaseline(_PointStore):
     """Exact static solve after every update (``method`` as in :func:`exact_matching`)."""
 
+    @validate(**STORE, method=Choice(*METHODS))
     def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1, method: str = "lsa") -> None:
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
         super().__init__(dim, norm_p, wasserstein_p)
         self.method = method
         self._cost, self._pairs = 0.0, []
@@ -195,6 +189,7 @@ class RecomputeBaseline(_PointStore):
     def matching(self) -> list[tuple[int, int]]:
         return list(self._pairs)
 
+    @validate(normalize=NORMALIZE_C)
     def matching_cost(self, normalize: str = "sum") -> float:
         """Cost of the exact matching (``normalize`` as in :func:`exact_matching`)."""
         if normalize == "sum":
@@ -213,6 +208,7 @@ class IncrementalHungarian(_PointStore):
     feasible tight dual, optimal.
     """
 
+    @validate(**STORE)
     def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1) -> None:
         super().__init__(dim, norm_p, wasserstein_p)
         self._rows: list[int] = []  # A ids by row slot
@@ -339,6 +335,7 @@ class IncrementalHungarian(_PointStore):
     def matching(self) -> list[tuple[int, int]]:
         return [(self._rows[r], self._cols[c]) for r, c in enumerate(self._match_row) if c >= 0 and self._rows[r] >= 0]
 
+    @validate(normalize=NORMALIZE_C)
     def matching_cost(self, normalize: str = "sum") -> float:
         """Cost of :meth:`matching` (``normalize`` as in :func:`exact_matching`)."""
         return self._pairs_cost(self.matching(), normalize)
@@ -350,6 +347,7 @@ class MetricIncrementalHungarian(IncrementalHungarian):
     """:class:`IncrementalHungarian` on a finite metric: points are ids of ``dist`` (an ``[N, N]`` metric
     matrix), costs ``dist[a, b] ** wasserstein_p``; ``insert(pid, side)`` takes the id."""
 
+    @validate(wasserstein_p=WASSERSTEIN_P)
     def __init__(self, dist: object, *, wasserstein_p: int = 1) -> None:
         from ._validate import check_metric_matrix
 
@@ -359,16 +357,17 @@ class MetricIncrementalHungarian(IncrementalHungarian):
     def _cost_to(self, pid: int, others: list[int]) -> np.ndarray:
         return self._D[pid, np.asarray(others, dtype=np.int64)] ** self.wasserstein_p
 
+    @validate(pid=POINT_ID, side=SIDE)
     def insert(self, pid: int, side: str) -> int:  # type: ignore[override]
-        if check_point_id(pid) < 0 or int(pid) >= len(self._D):
+        if not 0 <= int(pid) < len(self._D):  # the metric's size: not a declarable constraint
             raise ValueError(f"point id must be an int in [0, {len(self._D)}), got {pid!r}")
         if int(pid) in self._points:
             raise ValueError(f"insert: point {pid} is already live")
-        check_side(side)
         self._points[int(pid)] = (np.zeros(1), side)
         self._insert_slot(int(pid), side)
         return int(pid)
 
+    @validate(normalize=NORMALIZE_C)
     def matching_cost(self, normalize: str = "sum") -> float:
         """Cost of :meth:`matching` (``normalize`` as in :func:`exact_matching`)."""
         pairs = self.matching()
@@ -382,6 +381,7 @@ class GreedyOnline(_PointStore):
     """A new point is matched to its nearest unmatched opposite point; a deletion frees the partner,
     which is re-matched greedily. No approximation guarantee; a cheap reference."""
 
+    @validate(**STORE, ann=Choice("bruteforce", "lsh", "faiss"))
     def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1, ann: str = "bruteforce") -> None:
         super().__init__(dim, norm_p, wasserstein_p)
         self._free = {"A": make_ann(ann, dim, self.norm_p), "B": make_ann(ann, dim, self.norm_p)}
@@ -415,6 +415,7 @@ class GreedyOnline(_PointStore):
     def matching(self) -> list[tuple[int, int]]:
         return [(a, b) for a, b in self._partner.items() if self._points[a][1] == "A"]
 
+    @validate(normalize=NORMALIZE_C)
     def matching_cost(self, normalize: str = "sum") -> float:
         """Cost of :meth:`matching` (``normalize`` as in :func:`exact_matching`)."""
         return self._pairs_cost(self.matching(), normalize)

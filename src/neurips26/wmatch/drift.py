@@ -10,7 +10,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validate import _check_range, check_int_arg, check_points, coordinate_limit
+from neurips26.constraints import Callable as IsCallable
+from neurips26.constraints import Int, Optional, validate
+
+from ._validate import _check_range, check_points, coordinate_limit
 from .grid import DynamicWassersteinMatcher
 
 
@@ -42,6 +45,7 @@ class DriftResult:
         return Path(path)
 
 
+@validate(window=Int(low=1), every=Int(low=1), exact_every=Int(low=0), matcher_factory=Optional(IsCallable()))
 def wasserstein_drift(stream: object, window: int, *, reference: object | None = None, every: int = 1,
                       exact_every: int = 0,
                       matcher_factory: Callable[[int], DynamicWassersteinMatcher] | None = None) -> DriftResult:
@@ -59,21 +63,16 @@ def wasserstein_drift(stream: object, window: int, *, reference: object | None =
     """
     X = check_points(stream, None, "stream")
     _check_range(X, "stream", coordinate_limit(X.shape[1]))
-    window = check_int_arg(window, "window", 1)
-    every = check_int_arg(every, "every", 1)
-    exact_every = check_int_arg(exact_every, "exact_every", 0)
+    window, every, exact_every = int(window), int(every), int(exact_every)
     if reference is None:
         ref = X[:window]
     else:
-        ref = check_points(reference, X.shape[1], "reference")
-        _check_range(ref, "reference", coordinate_limit(X.shape[1]))
+        ref = check_points(reference, X.shape[1], "reference", limit=coordinate_limit(X.shape[1]))
         if len(ref) != window:
             raise ValueError(f"reference must hold window={window} points, got {len(ref)}")
     start = window if reference is None else 0
     if len(X) < start + window:
         raise ValueError(f"stream needs at least {start + window} points for window={window}, got {len(X)}")
-    if matcher_factory is not None and not callable(matcher_factory):
-        raise TypeError(f"matcher_factory must be a callable dim -> matcher, got {type(matcher_factory).__name__}")
     matcher = (matcher_factory or (lambda dim: DynamicWassersteinMatcher(dim)))(X.shape[1])
     missing = [m for m in ("insert", "insert_many", "delete", "cost", "matching_cost")
                if not callable(getattr(matcher, m, None))]

@@ -46,18 +46,19 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
+from neurips26.constraints import Choice, Int, Optional, validate
+
 from ._validate import (
-    check_dim,
-    check_eps,
-    check_int_arg,
-    check_norm_p,
-    check_normalize,
+    DIM,
+    EPS,
+    NORM_P,
+    NORMALIZE_C,
+    POINT_ID,
+    SEED,
+    SIDE,
+    WASSERSTEIN_P,
     check_point,
-    check_point_id,
     check_points,
-    check_seed,
-    check_side,
-    check_wasserstein_p,
     coordinate_limit,
     finish_cost,
     lp_cost_matrix,
@@ -105,33 +106,21 @@ class DynamicWassersteinMatcher:
         seed: seed of the random grid shift.
     """
 
+    @validate(dim=DIM, norm_p=NORM_P, wasserstein_p=WASSERSTEIN_P, eps=EPS, branching=Optional(Int(low=2)),
+              levels=Optional(Int(low=1, high=32)), ann=Choice("bruteforce", "lsh", "faiss"),
+              node_solver=Choice("auto", "exact", "greedy"), exact_node_limit=Int(low=1),
+              leaf_size=Optional(Int(low=1)), pairing=Choice("local", "flow"), seed=SEED)
     def __init__(self, dim: int, *, norm_p: float = 2.0, wasserstein_p: int = 1, eps: float = 0.5,
                  branching: int | None = None, levels: int | None = None, ann: str = "bruteforce",
                  node_solver: str = "auto", exact_node_limit: int = 64, leaf_size: int | None = None,
                  pairing: str = "local",
                  bounds: tuple[object, object] | None = None, seed: int = 0) -> None:
-        check_dim(dim)
-        check_eps(eps)
-        if branching is not None:
-            check_int_arg(branching, "branching", 2)
-        if levels is not None and (check_int_arg(levels, "levels", 1) > 32):
-            raise ValueError(f"levels must be an int in [1, 32], got {levels!r}")
-        check_int_arg(exact_node_limit, "exact_node_limit", 1)
-        if leaf_size is not None:
-            check_int_arg(leaf_size, "leaf_size", 1)
-        check_seed(seed)
         if bounds is not None and (isinstance(bounds, str | bytes) or not hasattr(bounds, "__len__")
                                    or len(bounds) != 2):
             raise ValueError(f"bounds must be a pair (lo, hi) of points, got {bounds!r}")
-        if node_solver not in ("auto", "exact", "greedy"):
-            raise ValueError(f"node_solver must be 'auto', 'exact' or 'greedy', got {node_solver!r}")
-        if pairing not in ("local", "flow"):
-            raise ValueError(f"pairing must be 'local' or 'flow', got {pairing!r}")
-        if ann not in ("bruteforce", "lsh", "faiss"):
-            raise ValueError(f"ann must be 'bruteforce', 'lsh' or 'faiss', got {ann!r}")
         self.dim, self.eps, self.seed = dim, float(eps), seed
-        self.norm_p = check_norm_p(norm_p)
-        self.wasserstein_p = check_wasserstein_p(wasserstein_p)
+        self.norm_p = float(norm_p)
+        self.wasserstein_p = wasserstein_p
         self._limit = coordinate_limit(dim, self.wasserstein_p)
         self.branching_arg, self.levels_arg, self.leaf_size_arg = branching, levels, leaf_size
         self.ann, self.node_solver, self.exact_node_limit = ann, node_solver, exact_node_limit
@@ -236,10 +225,11 @@ class DynamicWassersteinMatcher:
         return bool(np.all(x >= lo) and np.all(x <= hi))
 
     # ------------------------------------------------------------------ public API
+    @validate(side=SIDE)
     def insert(self, x: object, side: str) -> int:
         """Insert a point of side ``"A"`` or ``"B"``; returns its id. Amortised O(L · T_node)."""
         x_arr = check_point(x, self.dim, limit=self._limit)
-        sign = 1 if check_side(side) == "A" else -1
+        sign = 1 if side == "A" else -1
         pid = self._next_id
         self._next_id += 1
         self._points[pid] = (x_arr, sign)
@@ -259,10 +249,11 @@ class DynamicWassersteinMatcher:
                 self._rebuild()
         return pid
 
+    @validate(side=SIDE)
     def insert_many(self, X: object, side: str) -> list[int]:
         """Insert the rows of ``X: [m, dim]`` with one side; one bulk rebuild (O((n + m) L) node solves)."""
         X_arr = check_points(X, self.dim, limit=self._limit)
-        sign = 1 if check_side(side) == "A" else -1
+        sign = 1 if side == "A" else -1
         ids = list(range(self._next_id, self._next_id + len(X_arr)))
         self._next_id += len(X_arr)
         for pid, x in zip(ids, X_arr):
@@ -275,9 +266,10 @@ class DynamicWassersteinMatcher:
             self._rebuild()
         return ids
 
+    @validate(pid=POINT_ID)
     def delete(self, pid: int) -> None:
         """Delete a live point by id (``ValueError`` for an unknown or already deleted id)."""
-        pid = check_point_id(pid)
+        pid = int(pid)
         if pid not in self._points:
             raise ValueError(f"delete: unknown or already deleted point id {pid!r}")
         x, sign = self._points.pop(pid)
@@ -295,11 +287,11 @@ class DynamicWassersteinMatcher:
     def n_b(self) -> int:
         return len(self._points) - self.n_a
 
+    @validate(normalize=NORMALIZE_C)
     def cost(self, normalize: str = "sum") -> float:
         """The maintained estimate $(\\sum \\text{node and leaf costs})^{1/w}$ (centre-based, O(1)); not the cost
         of a real matching (use :meth:`matching_cost` for that). ``normalize="mean"`` divides the sum by the
         number of pairs min(|A|, |B|) first, POT's convention, as in :meth:`matching_cost`."""
-        check_normalize(normalize)
         n_a = sum(1 for _, s in self._points.values() if s > 0)
         return finish_cost(self._total, min(n_a, len(self._points) - n_a), self.wasserstein_p, normalize)
 
@@ -310,11 +302,11 @@ class DynamicWassersteinMatcher:
             self._matching_cache = self._materialise()
         return list(self._matching_cache)
 
+    @validate(normalize=NORMALIZE_C)
     def matching_cost(self, normalize: str = "sum") -> float:
         """The true cost of :meth:`matching`: ``normalize="sum"`` $(\\sum_{(a,b)} \\|a - b\\|_p^w)^{1/w}$;
         ``"mean"`` $(\\frac1k \\sum \\|a - b\\|_p^w)^{1/w}$ over the k pairs, POT's convention
         (``ot.emd2`` with uniform weights, when |A| = |B|)."""
-        check_normalize(normalize)
         pairs = self.matching()
         if not pairs:
             return finish_cost(0.0, 0, self.wasserstein_p, normalize)
@@ -323,9 +315,10 @@ class DynamicWassersteinMatcher:
         d = lp_distance(A, B, self.norm_p)
         return finish_cost(float((d**self.wasserstein_p).sum()), len(pairs), self.wasserstein_p, normalize)
 
+    @validate(pid=POINT_ID)
     def partner(self, pid: int) -> int | None:
         """The point matched to ``pid`` in :meth:`matching` (``None`` if unmatched)."""
-        if check_point_id(pid) not in self._points:
+        if int(pid) not in self._points:
             raise ValueError(f"partner: unknown or deleted point id {pid!r}")
         for a, b in self.matching():
             if a == pid:

@@ -40,7 +40,9 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ._validate import check_metric_matrix, check_normalize, check_point_id, check_seed, check_side, finish_cost
+from neurips26.constraints import Choice, Int, Optional, check_arguments, validate
+
+from ._validate import NORMALIZE_C, POINT_ID, SEED, SIDE, check_metric_matrix, finish_cost
 
 
 def thorup_zwick_spanner(D: np.ndarray, k: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -108,18 +110,14 @@ class MetricDynamicMatcher:
     counted work of the updates), ``relaxed`` (arcs scanned, summed).
     """
 
+    # wasserstein_p: a flow on the spanner is W_1 (MetricIncrementalHungarian does W_p)
+    @validate(wasserstein_p=Choice(1), k=Int(low=1), n_points=Optional(Int(low=1)), seed=SEED)
     def __init__(self, dist: np.ndarray | Callable[[int, int], float], *, wasserstein_p: int = 1, k: int = 2,
                  n_points: int | None = None, seed: int = 0) -> None:
-        if isinstance(wasserstein_p, bool) or not isinstance(wasserstein_p, int) or wasserstein_p != 1:
-            raise ValueError(f"wasserstein_p must be 1 for MetricDynamicMatcher (a flow on the spanner is W_1; "
-                             f"use MetricIncrementalHungarian for W_p), got {wasserstein_p!r}")
-        if not isinstance(k, int) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"k must be an int >= 1, got {k!r}")
-        check_seed(seed)
         if callable(dist):
-            if isinstance(n_points, bool) or not isinstance(n_points, int) or n_points < 1:
-                raise ValueError(f"n_points must be an int >= 1 when dist is a callable, got {n_points!r}")
-            dist = _materialise(dist, n_points)
+            if n_points is None:
+                raise ValueError("n_points must be an int >= 1 when dist is a callable, got None")
+            dist = _materialise(dist, int(n_points))
         self._D = check_metric_matrix(dist)
         self.n_ground = len(self._D)
         self.k, self.wasserstein_p, self.seed = k, 1, seed
@@ -267,17 +265,19 @@ class MetricDynamicMatcher:
             self._deficit.add(v)
 
     def _check_id(self, pid: object) -> int:
-        pid = check_point_id(pid)
-        if not 0 <= pid < self.n_ground:
+        check_arguments("", {"pid": POINT_ID}, {"pid": pid})
+        pid = int(pid)
+        if not 0 <= pid < self.n_ground:  # the metric's size: not a declarable constraint
             raise ValueError(f"point id must be in [0, {self.n_ground}), got {pid}")
         return pid
 
     # ------------------------------------------------------------------ public API
+    @validate(side=SIDE)
     def insert(self, pid: int, side: str) -> None:
         """Insert point ``pid`` (an id of the metric) on side ``"A"`` or ``"B"``: one augmentation when it
         re-balances a pending deletion or an unmatched point of the other side."""
         pid = self._check_id(pid)
-        sign = 1 if check_side(side) == "A" else -1
+        sign = 1 if side == "A" else -1
         if pid in self._side:
             raise ValueError(f"insert: point {pid} is already live")
         self._side[pid] = sign
@@ -285,9 +285,10 @@ class MetricDynamicMatcher:
         self._classify(pid)
         self._rebalance()
 
+    @validate(side=SIDE)
     def insert_many(self, ids: list[int], side: str) -> None:
         """Insert several points of one side (one augmentation per point that finds a partner)."""
-        sign = 1 if check_side(side) == "A" else -1
+        sign = 1 if side == "A" else -1
         if isinstance(ids, str | bytes) or not hasattr(ids, "__iter__"):
             raise TypeError(f"ids must be a sequence of int point ids, got {type(ids).__name__}")
         checked = [self._check_id(pid) for pid in ids]
@@ -299,10 +300,11 @@ class MetricDynamicMatcher:
             self._classify(pid)
         self._rebalance(engine="python")
 
+    @validate(pid=POINT_ID)
     def delete(self, pid: int) -> None:
         """Delete a live point (``ValueError`` for an unknown or already deleted id). Its shipped unit stays
         as an imbalance until the other kind exists, then one augmentation re-balances it."""
-        if check_point_id(pid) not in self._side:
+        if int(pid) not in self._side:
             raise ValueError(f"delete: unknown or already deleted point id {pid!r}")
         pid = int(pid)
         del self._side[pid]
@@ -343,10 +345,10 @@ class MetricDynamicMatcher:
                     pairs.append((s, v))
         return pairs
 
+    @validate(normalize=NORMALIZE_C)
     def matching_cost(self, normalize: str = "sum") -> float:
         """The true cost of :meth:`matching`: ``"sum"`` $\\sum_{(a,b)} d(a, b)$, ``"mean"`` divided by the
         number of pairs (POT's ``ot.emd2`` convention for uniform weights)."""
-        check_normalize(normalize)
         pairs = self.matching()
         total = float(sum(self._D[a, b] for a, b in pairs))
         return finish_cost(total, len(pairs), 1, normalize)
