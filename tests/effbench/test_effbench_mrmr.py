@@ -118,11 +118,11 @@ def test_continuous_mode_runs_with_ksg():
 
 
 @pytest.mark.parametrize("kwargs, X, match", [
-    ({"n_questions": 0.0}, None, "fraction"),
-    ({"n_questions": 1.5}, None, "fraction"),
-    ({"n_questions": 0}, None, "between 1"),
-    ({"n_questions": 99}, None, "between 1"),
-    ({"n_questions": "a"}, None, "int count"),
+    ({"n_questions": 0.0}, None, r"n_questions must be an int in \[1, 15\] or a finite number in \(0, 1\]"),
+    ({"n_questions": 1.5}, None, r"n_questions must be an int in \[1, 15\] or a finite number in \(0, 1\]"),
+    ({"n_questions": 0}, None, r"n_questions must be an int in \[1, 15\]"),
+    ({"n_questions": 99}, None, r"n_questions must be an int in \[1, 15\]"),
+    ({"n_questions": "a"}, None, "n_questions must be an int"),
     ({"scheme": "MAX"}, None, "scheme"),
     ({"mi": "lnc"}, None, "mi must"),
     ({"mi_k": 0}, None, "mi_k"),

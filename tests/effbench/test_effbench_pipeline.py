@@ -87,7 +87,7 @@ def test_errors_and_small_source_warning(split):
         bench.predict_from_coreset(tgt)
     with pytest.raises(NotFittedError):
         EfficientBenchmark().predict(tgt)
-    with pytest.raises(ValueError, match="selector must be"):
+    with pytest.raises(ValueError, match="make_selector: name must be one of"):
         BenchmarkPredictor("best").fit(src)
-    with pytest.raises(ValueError, match="regressor must be"):
+    with pytest.raises(ValueError, match="make_predictor: name must be one of"):
         BenchmarkPredictor("random", "gp").fit(src)

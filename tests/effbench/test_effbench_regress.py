@@ -63,8 +63,8 @@ def test_kfold_with_one_model_per_fold_matches_loo_choice():
 
 
 @pytest.mark.parametrize("est, match", [
-    (KRRPredictor(cv=50), "fewer source models"),
-    (RidgePredictor(cv=1), "folds"),
+    (KRRPredictor(cv=50), r"cv must be None or an int in \[2, 12\], got 50"),
+    (RidgePredictor(cv=1), r"cv must be None or an int in \[2, 12\], got 1"),
     (KRRPredictor(alphas=[-1.0]), "alphas"),
     (KRRPredictor(alphas=[]), "alphas"),
     (KRRPredictor(degree=0), "degree"),

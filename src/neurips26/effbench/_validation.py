@@ -1,29 +1,37 @@
-"""Input checks shared by the effbench estimators: one place, one wording."""
+"""Input checks shared by the effbench estimators: the answer-matrix domain (0/1 or [0, 1], missing answers),
+the question budget and scikit-learn's ``check_array`` contract. Types, ranks, ranges and finiteness are
+declared with :mod:`neurips26.constraints`."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
+
+from neurips26.constraints import AnyOf, ArrayLike, Int, Real, check_arguments
+
+_MATRIX = ArrayLike(ndim=2, finite=False)  # NaN/inf are located below, with the model and question
+_VECTOR = ArrayLike(ndim=1)
+
+
+def check_columns(arr: np.ndarray, name: str, columns: tuple[int, str] | None) -> None:
+    """``columns = (n, what)``: ``arr`` must have ``n`` columns (``what`` says which: "the coreset", ...)."""
+    if columns is not None and arr.shape[1] != columns[0]:
+        n, what = columns
+        raise ValueError(f"{name} must have {n} columns{f' ({what})' if what else ''}, got {arr.shape[1]}")
 
 
 def check_matrix(S, *, name: str = "S", binary: bool | None = None, min_rows: int = 1,
-                 allow_nan: bool = False) -> np.ndarray:
+                 allow_nan: bool = False, columns: tuple[int, str] | None = None) -> np.ndarray:
     """Validate a score matrix ``(models, questions)`` and return it as float64.
 
     ``binary=True`` requires entries in {0, 1}; ``False`` requires [0, 1]; ``None`` accepts either.
     ``allow_nan``: ``NaN`` marks a missing answer (inf is still refused; the domain check reads the others).
+    ``columns``: ``(n, what)``, the number of columns required (see :func:`check_columns`).
     """
-    if isinstance(S, (str, bytes)) or S is None:
-        raise TypeError(f"{name} must be a 2-D array of scores (models, questions), got {type(S).__name__}")
-    try:
-        arr = np.asarray(S, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a numeric 2-D array (models, questions); {err}") from err
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (models, questions), got shape {arr.shape}")
+    check_arguments("", {name: _MATRIX}, {name: S})
+    arr = np.asarray(S, dtype=np.float64)
     if arr.shape[0] < min_rows or arr.shape[1] < 1:
         raise ValueError(f"{name} needs at least {min_rows} models and 1 question, got shape {arr.shape}")
+    check_columns(arr, name, columns)
     bad_cells = np.isinf(arr) if allow_nan else ~np.isfinite(arr)
     if bad_cells.any():
         bad = np.argwhere(bad_cells)[0]
@@ -43,11 +51,9 @@ def check_matrix(S, *, name: str = "S", binary: bool | None = None, min_rows: in
         if off.any():
             i, j = np.argwhere(off)[0]
             raise ValueError(f"{name} must be 0/1 in binary mode, got {arr[i, j]!r} at (model {i}, question {j})")
-    elif binary is False and arr.min() < 0:
-        raise ValueError(f"{name} entries must lie in [0, 1] (Negative values in data are not scores), got "
-                         f"range [{arr.min()}, {arr.max()}]")
-    elif binary is False and arr.max() > 1:
-        raise ValueError(f"{name} entries must lie in [0, 1], got range [{arr.min()}, {arr.max()}]")
+    elif binary is False and (arr.min() < 0 or arr.max() > 1):
+        negative = " (Negative values in data are not scores)" if arr.min() < 0 else ""
+        raise ValueError(f"{name} entries must lie in [0, 1]{negative}, got range [{arr.min()}, {arr.max()}]")
     return arr
 
 
@@ -57,37 +63,28 @@ def is_binary(arr: np.ndarray) -> bool:
 
 def resolve_budget(n_questions, n_total: int, *, name: str = "n_questions") -> int:
     """An int ``1 <= n <= N`` or a fraction in ``(0, 1]`` of ``N`` (rounded, at least 1) -> int."""
-    if isinstance(n_questions, bool) or not isinstance(n_questions, numbers.Real):
-        raise TypeError(f"{name} must be an int count or a float fraction in (0, 1], got {n_questions!r}")
-    if isinstance(n_questions, numbers.Integral):
-        n = int(n_questions)
-        if not 1 <= n <= n_total:
-            raise ValueError(f"{name} must be between 1 and the number of questions ({n_total}), got {n}")
-        return n
-    frac = float(n_questions)
-    if not (0.0 < frac <= 1.0) or not np.isfinite(frac):
-        raise ValueError(f"{name} as a fraction must lie in (0, 1], got {frac}")
-    return max(1, int(round(frac * n_total)))
+    check_arguments("", {name: AnyOf(Int(low=1, high=n_total), Real(0, 1, closed="right"))},
+                    {name: n_questions})
+    if np.asarray(n_questions).dtype.kind in "iu":  # a count (numpy ints and 0-d integer arrays too)
+        return int(n_questions)
+    return max(1, int(round(float(n_questions) * n_total)))
 
 
 def check_target(y, n_rows: int, *, name: str = "y") -> np.ndarray:
-    arr = np.asarray(y, dtype=np.float64)
-    if arr.shape != (n_rows,):
-        raise ValueError(f"{name} must have shape ({n_rows},) to match the matrix rows, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got a NaN/inf entry")
-    return arr
+    return check_vector(y, name=name, length=n_rows)
 
 
 # -- the scikit-learn contract: check_array / validate_data, then the answer-matrix domain ------------------
 def sk_check(X, y=None, *, name: str = "X", min_samples: int = 1, y_required: bool = False,
-             estimator=None, binary: bool | None = None, scores01: bool = False, allow_nan: bool = False):
+             estimator=None, binary: bool | None = None, scores01: bool = False, allow_nan: bool = False,
+             columns: tuple[int, str] | None = None):
     """Validate like scikit-learn (sparse, complex, empty, 1-D, non-finite refused; a ``(M, 1)`` ``y`` is
     raveled with a ``DataConversionWarning``) and then the domain: ``binary=True`` 0/1 entries, ``scores01``
     entries in [0, 1]. Mutates nothing (``validate_data(..., reset=True)`` is the caller's commit step).
 
-    ``allow_nan``: ``NaN`` entries of ``X`` are missing answers (kept; inf still refused).
-    Returns ``X`` ``(M, N)`` float64, or ``(X, y)`` when ``y`` is given / required. Messages name ``name``.
+    ``allow_nan``: ``NaN`` entries of ``X`` are missing answers (kept; inf still refused). ``columns``:
+    ``(n, what)``, the number of columns required. Returns ``X`` ``(M, N)`` float64, or ``(X, y)`` when ``y`` is
+    given / required. Messages name ``name``.
     """
     from sklearn.utils import check_array, column_or_1d
 
@@ -99,6 +96,7 @@ def sk_check(X, y=None, *, name: str = "X", min_samples: int = 1, y_required: bo
                           estimator=estimator, ensure_all_finite="allow-nan" if allow_nan else True)
     except ValueError as err:
         raise ValueError(err if name in str(err) else f"{name}: {err}") from err
+    check_columns(arr, name, columns)
     if binary or scores01:
         check_matrix(arr, name=name, binary=True if binary else False, min_rows=min_samples, allow_nan=allow_nan)
     if y is None:
@@ -134,44 +132,14 @@ def check_predict_input(estimator, X, *, name: str = "X", scores01: bool = False
     return arr
 
 
-def check_int(value, *, name: str, low: int | None = None, high: int | None = None) -> int:
-    """An int (numpy ints too, never a bool or a float) in ``[low, high]``."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be an int, got {value!r}")
-    value = int(value)
-    if (low is not None and value < low) or (high is not None and value > high):
-        bounds = f"[{'-inf' if low is None else low}, {'inf' if high is None else high}]"
-        raise ValueError(f"{name} must be an int in {bounds}, got {value}")
-    return value
-
-
-def check_real(value, *, name: str, positive: bool = False, nonnegative: bool = False) -> float:
-    """A finite real number (never a bool); ``positive`` > 0, ``nonnegative`` >= 0."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if positive and not value > 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    if nonnegative and not value >= 0:
-        raise ValueError(f"{name} must be >= 0, got {value!r}")
-    return float(value)
-
-
 def check_vector(v, *, name: str, length: int | None = None, min_length: int = 1) -> np.ndarray:
     """A finite 1-D float64 array (``length`` entries when given)."""
-    if isinstance(v, (str, bytes)) or v is None:
-        raise TypeError(f"{name} must be a 1-D array of numbers, got {type(v).__name__}")
-    try:
-        arr = np.asarray(v, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"{name} must be a 1-D array of numbers; {err}") from err
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, got shape {arr.shape}")
+    check_arguments("", {name: _VECTOR}, {name: v})
+    arr = np.asarray(v, dtype=np.float64)
     if length is not None and arr.shape[0] != length:
-        raise ValueError(f"{name} must have {length} entries (one per row), got {arr.shape[0]}")
+        raise ValueError(f"{name} must have shape ({length},) (one entry per row), got {arr.shape}")
     if arr.shape[0] < min_length:
         raise ValueError(f"{name} needs at least {min_length} entries, got {arr.shape[0]}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} has a NaN/inf entry at {int(np.argmin(np.isfinite(arr)))}")
     return arr
 
 

@@ -16,11 +16,11 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted
 
+from neurips26.constraints import Choice, Instance, Int, Real, check_arguments
+
 from ._validation import (
     check_indices,
-    check_int,
     check_matrix,
-    check_real,
     check_vector,
     commit_features,
     resolve_budget,
@@ -28,6 +28,11 @@ from ._validation import (
 )
 from .irt import IRTParams, estimate_ability, fit_irt_2pl
 from .regress import MeanPredictor
+
+_ESTIMATE = Choice("gp-irt", "p-irt", "irt")
+# GPIRTPredictor's parameters (checked at fit/predict, as scikit-learn does; anchors/weights need params first)
+_GPIRT_PARAMS = {"params": Instance(IRTParams, "IRTParams"), "b_error": Real(low=0), "v": Real(low=0),
+                 "estimate": _ESTIMATE}
 
 
 def _all_or_nothing(fit):
@@ -121,7 +126,7 @@ class AIPWPredictor(RegressorMixin, BaseEstimator):
         if not 1 <= np.unique(core).size == core.size < S.shape[1]:
             raise ValueError(f"coreset must hold 1 to {S.shape[1] - 1} distinct questions, got {core.size} "
                              f"({np.unique(core).size} distinct)")
-        check_real(self.alpha, name="alpha", positive=True)
+        check_arguments("AIPWPredictor", {"alpha": Real(0, closed="neither")}, {"alpha": self.alpha})
         rest = np.setdiff1d(np.arange(S.shape[1]), core)
         return S, core, rest
 
@@ -132,9 +137,7 @@ class AIPWPredictor(RegressorMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         S, core, rest = self._checked()
-        Y = check_matrix(X, name="X", binary=False).T  # [n, m]: one column per target model
-        if Y.shape[0] != core.size:
-            raise ValueError(f"X must have {core.size} columns (the coreset), got {Y.shape[0]}")
+        Y = check_matrix(X, name="X", binary=False, columns=(core.size, "the coreset")).T  # [n, m]: a column per model
         Z, Z_rest = S[:, core].T, S[:, rest].T  # [n, M], [N_r, M]: questions as samples
         z_bar, y_bar = Z.mean(0), Y.mean(0)  # [M], [m]
         Zc = Z - z_bar
@@ -185,8 +188,9 @@ def k_medoids(D: np.ndarray, k: int, *, max_passes: int = 20) -> tuple[np.ndarra
     n = D.shape[0]
     if D.shape != (n, n):
         raise ValueError(f"D must be a square matrix, got shape {D.shape}")
-    k = check_int(k, name="k", low=1, high=n)
-    max_passes = check_int(max_passes, name="max_passes", low=0)
+    check_arguments("k_medoids", {"k": Int(low=1, high=n), "max_passes": Int(low=0)},
+                    {"k": k, "max_passes": max_passes})
+    k, max_passes = int(k), int(max_passes)
     # BUILD: gain_c = sum_o max(nearest_o - D_oc, 0), the decrease if c were added
     medoids = [int(np.argmin(D.sum(0)))]
     nearest = D[:, medoids[0]].copy()
@@ -288,16 +292,11 @@ class GPIRTPredictor(RegressorMixin, BaseEstimator):
         self.estimate = estimate
 
     def _check_params(self) -> tuple[np.ndarray, np.ndarray]:
-        if not isinstance(self.params, IRTParams):
-            raise TypeError(f"params must be an IRTParams, got {type(self.params).__name__}")
+        check_arguments("GPIRTPredictor", _GPIRT_PARAMS, vars(self))
         anchors = check_indices(self.anchors, name="anchors", n=self.params.b.shape[0])
         if anchors.size == 0:
             raise ValueError("anchors must hold at least one item, got none")
         weights = check_vector(self.weights, name="weights", length=anchors.size)
-        check_real(self.b_error, name="b_error", nonnegative=True)
-        check_real(self.v, name="v", nonnegative=True)
-        if self.estimate not in ("gp-irt", "p-irt", "irt"):
-            raise ValueError(f"estimate must be 'gp-irt', 'p-irt' or 'irt', got {self.estimate!r}")
         return anchors, weights
 
     def fit(self, X=None, y=None) -> GPIRTPredictor:
@@ -307,9 +306,7 @@ class GPIRTPredictor(RegressorMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         self._check_params()
-        Y = check_matrix(X, name="X", binary=False)
-        if Y.shape[1] != len(self.anchors):
-            raise ValueError(f"X must have {len(self.anchors)} columns (the anchors), got {Y.shape[1]}")
+        Y = check_matrix(X, name="X", binary=False, columns=(len(self.anchors), "the anchors"))
         theta = estimate_ability(Y, self.anchors, self.params)
         P = self.params.proba(theta)  # [m, N]
         n_all = P.shape[1]
@@ -354,8 +351,7 @@ class IRTSelector(_Selector):
     def fit(self, X, y=None) -> IRTSelector:
         from sklearn.cluster import KMeans
 
-        if self.estimate not in ("gp-irt", "p-irt", "irt"):
-            raise ValueError(f"estimate must be 'gp-irt', 'p-irt' or 'irt', got {self.estimate!r}")
+        check_arguments("IRTSelector", {"estimate": _ESTIMATE}, {"estimate": self.estimate})
         S, _, n = self._start(X, y, binary=True)
         self.irt_ = self._fit_irt(S)
         emb = np.column_stack([self.irt_.a, self.irt_.b])  # [N, D + 1]
@@ -408,16 +404,14 @@ class LinearPredictor(RegressorMixin, BaseEstimator):
 
     def fit(self, X=None, y=None) -> LinearPredictor:
         coef = check_vector(self.coef, name="coef")
-        check_real(self.intercept, name="intercept")
+        check_arguments("LinearPredictor", {"intercept": Real()}, {"intercept": self.intercept})
         self.n_features_in_ = coef.size
         return self
 
     def predict(self, X) -> np.ndarray:
         check_vector(self.coef, name="coef")
-        check_real(self.intercept, name="intercept")
-        X = check_matrix(X, name="X")  # any finite reals, like the coreset regressors
-        if X.shape[1] != len(self.coef):
-            raise ValueError(f"X must have {len(self.coef)} columns, got {X.shape[1]}")
+        check_arguments("LinearPredictor", {"intercept": Real()}, {"intercept": self.intercept})
+        X = check_matrix(X, name="X", columns=(len(self.coef), ""))  # any finite reals, like the coreset regressors
         return X @ np.asarray(self.coef) + self.intercept
 
 

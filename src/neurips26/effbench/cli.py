@@ -26,7 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validation import check_matrix, is_binary
+from neurips26.constraints import AnyOf, Bool, Choice, Int, Real, check_arguments
+
+from ._validation import check_matrix
 
 EXIT_BAD_INPUT = 2
 
@@ -56,13 +58,11 @@ def _read_csv(path: Path, header_mode: str = "auto") -> tuple[np.ndarray, list[s
             rows = [row for row in csv.reader(fh) if row and any(cell.strip() for cell in row)]
     except (UnicodeDecodeError, csv.Error) as err:
         raise InputError(f"{path}: not a readable UTF-8 CSV ({type(err).__name__})") from err
-    if not rows:
-        raise InputError(f"{path} is empty")
     header = None
-    if header_mode == "yes" or (header_mode == "auto" and _is_header(rows[0])):
+    if rows and (header_mode == "yes" or (header_mode == "auto" and _is_header(rows[0]))):
         header, rows = [cell.strip() for cell in rows[0]], rows[1:]
     if not rows:
-        raise InputError(f"{path} has a header but no rows")
+        raise InputError(f"{path} has a header but no rows" if header is not None else f"{path} is empty")
     widths = {len(row) for row in rows}
     if len(widths) != 1:
         raise InputError(f"{path}: rows have different lengths {sorted(widths)}")
@@ -103,10 +103,9 @@ def read_matrix(path_text: str, key: str | None, header: str = "auto") -> tuple[
         if len(numeric) != 1:
             raise InputError(f"{path} holds {len(numeric)} matrices {numeric}; choose one with --key")
         key = numeric[0]
-    if key not in arrays:
-        raise InputError(f"{path} has no array {key!r}; available: {numeric}")
     if key not in numeric:
-        raise InputError(f"{path}: array {key!r} is not a 2-D numeric matrix")
+        raise InputError(f"{path}: array {key!r} is not a 2-D numeric matrix" if key in arrays
+                         else f"{path} has no array {key!r}; available: {numeric}")
     return np.asarray(arrays[key], dtype=np.float64), None
 
 
@@ -117,26 +116,39 @@ def _check_values(S: np.ndarray, what: str, binary: bool) -> np.ndarray:
         raise InputError(str(err)) from err
 
 
-def _parse_fraction(text: str) -> float:
+def _int_or_fraction(text: str) -> int | float:
+    """``"50"`` -> 50, ``"0.1"`` -> 0.1 (``ValueError`` for neither)."""
     try:
+        return int(text)
+    except ValueError:
         return float(text)
-    except ValueError as err:
-        raise InputError(f"--budget must be a fraction in (0, 1] or a question count, got {text!r}") from err
+
+
+def declared(parse, constraint, flag: str, *, keep_text: bool = False):
+    """An argparse ``type=``: ``parse`` the text, then check the value against ``constraint``; a refusal is
+    argparse's one-line error naming ``flag`` (``"argument --mi-k: --mi-k must be an int >= 1, got 0"``).
+    ``keep_text``: return the checked text itself (``--budget`` is recorded as typed)."""
+    def convert(text: str):
+        try:
+            value = parse(text)
+            check_arguments("", {flag: constraint}, {flag: value})
+        except ValueError as err:
+            message = str(err) if flag in str(err) else f"{flag} must be {constraint.expected}, got {text!r}"
+            raise argparse.ArgumentTypeError(message) from None
+        return text if keep_text else value
+    convert.__name__ = flag.lstrip("-")
+    return convert
+
+
+_BUDGET = AnyOf(Int(low=1), Real(0, 1, closed="right"))  # a question count or a fraction in (0, 1]
 
 
 def parse_budget(text: str, n_questions: int) -> int | float:
-    """``"0.1"`` -> fraction in (0, 1]; ``"50"`` -> a count in [1, n_questions]."""
-    try:
-        value: int | float = int(text)
-    except ValueError:
-        value = _parse_fraction(text)
-        if not (np.isfinite(value) and 0 < value <= 1):
-            raise InputError(f"--budget as a fraction must lie in (0, 1], got {text}") from None
-        return value
-    if value < 1:
-        raise InputError(f"--budget must be a fraction in (0, 1] or a count >= 1, got {text}")
-    if value > n_questions:
-        raise InputError(f"--budget {value} is larger than the question count ({n_questions})")
+    """``"0.1"`` -> fraction in (0, 1]; ``"50"`` -> a count in [1, n_questions] (``text`` as checked by the
+    ``--budget`` type)."""
+    value = _int_or_fraction(text)
+    if isinstance(value, int):  # a count is at most the question count (ValueError: main prints it as one line)
+        check_arguments(f"{n_questions} questions", {"--budget": Int(high=n_questions)}, {"--budget": value})
     return value
 
 
@@ -174,15 +186,10 @@ def _cmd_select(args) -> int:
         raise InputError(f"--mi-k must lie in [1, {n_models - 1}] (fewer neighbours than the {n_models} source "
                          f"models), got {args.mi_k}")
     budget = parse_budget(args.budget, n_questions)
-    if args.folds is not None:
-        if args.folds < 2:
-            raise InputError(f"--folds must be >= 2, got {args.folds}")
-        if n_models < args.folds:
-            raise InputError(f"fewer source models ({n_models}) than folds ({args.folds})")
+    if args.folds is not None:  # at most one fold per source model (ValueError: main prints it as one line)
+        check_arguments(f"{n_models} source models", {"--folds": Int(high=n_models)}, {"--folds": args.folds})
     if n_models < 3:
         raise InputError(f"need at least 3 source models to fit a regressor, got {n_models}")
-    if binary and not is_binary(S):  # pragma: no cover - guarded by _check_values
-        raise InputError("matrix must be 0/1 in binary mode")
     predictor = make_predictor(args.regressor)
     if args.folds is not None and args.regressor != "mean":
         predictor.set_params(cv=args.folds)
@@ -209,13 +216,10 @@ def _cmd_select(args) -> int:
 
 def _strict_json(path: Path):
     """JSON with no NaN/Infinity token, no overflowing number and no duplicate key; InputError otherwise."""
-    def refuse(token):
-        raise ValueError(f"bare {token} token")
-
-    def finite(text):
+    def finite(text):  # a float or int literal beyond a double, or a bare NaN/Infinity token
         value = float(text)
         if not np.isfinite(value):
-            raise ValueError(f"number {text[:30]} overflows a double")
+            raise ValueError(f"number {text[:30]} is not a finite double")
         return value
 
     def unique(pairs):
@@ -225,25 +229,17 @@ def _strict_json(path: Path):
             raise ValueError(f"duplicate key {dup!r}")
         return dict(pairs)
 
-    try:
-        return json.loads(path.read_text(encoding="utf-8"), parse_constant=refuse, parse_float=finite,
-                          object_pairs_hook=unique)
+    try:  # an integer beyond a double is refused as a float overflowing one is
+        return json.loads(path.read_text(encoding="utf-8"), parse_constant=finite, parse_float=finite,
+                          parse_int=lambda text: (finite(text), int(text))[1], object_pairs_hook=unique)
     except (OSError, ValueError, RecursionError) as err:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise InputError(f"--model: {path} is not valid JSON ({str(err).splitlines()[0][:120]})") from err
 
 
-def _number(meta: dict, key: str, where: Path, *, integer: bool = False, low: float | None = None) -> None:
-    value = meta.get(key)
-    kinds = (int,) if integer else (int, float)
-    try:
-        bad = isinstance(value, bool) or not isinstance(value, kinds) or not np.isfinite(float(value)) \
-            or (low is not None and value < low)
-    except OverflowError:  # an integer beyond a double
-        bad = True
-    if bad:
-        want = "an integer" if integer else "a finite number"
-        raise InputError(f"--model: {where}: field {key!r} must be {want}"
-                         + (f" >= {low:g}" if low is not None else "") + f", got {value!r}"[:100])
+# predictor.json: the fields every kind has, then each kind's own (JSON numbers: int or float, never a bool)
+_META = {"kind": Choice("krr", "ridge", "mean"), "clip": Bool(), "n_questions_total": Int(low=1)}
+_META_KIND = {"krr": {"gamma": Real(), "coef0": Real(), "alpha": Real(), "degree": Int(low=1)},
+              "ridge": {"alpha": Real(), "intercept": Real()}, "mean": {}}
 
 
 def check_model_folder(folder: Path) -> None:
@@ -258,20 +254,17 @@ def check_model_folder(folder: Path) -> None:
     meta = _strict_json(meta_path)
     if not isinstance(meta, dict):
         raise InputError(f"--model: {meta_path} must hold a JSON object, got {type(meta).__name__}")
-    kind = meta.get("kind")
-    if kind not in ("krr", "ridge", "mean"):
-        raise InputError(f"--model: {meta_path}: field 'kind' must be 'krr', 'ridge' or 'mean', got {kind!r}"[:200])
-    if not isinstance(meta.get("clip"), bool):
-        raise InputError(f"--model: {meta_path}: field 'clip' must be true or false, got {meta.get('clip')!r}"[:200])
-    _number(meta, "n_questions_total", meta_path, integer=True, low=1)
+    try:
+        fields = {key: meta.get(key) for key in _META}  # a missing field is None, which no constraint accepts
+        check_arguments(f"--model: {meta_path}: field", _META, fields)
+        kind = meta["kind"]
+        check_arguments(f"--model: {meta_path}: field", _META_KIND[kind], {k: meta.get(k) for k in _META_KIND[kind]})
+    except ValueError as err:
+        raise InputError(str(err)[:200]) from None
     n_total = meta["n_questions_total"]
     ids = meta.get("question_ids")
     if ids is not None and not (isinstance(ids, list) and len(ids) == n_total and all(isinstance(i, str) for i in ids)):
         raise InputError(f"--model: {meta_path}: field 'question_ids' must be null or {n_total} strings")
-    for key in {"krr": ("gamma", "coef0", "alpha"), "ridge": ("alpha", "intercept"), "mean": ()}[kind]:
-        _number(meta, key, meta_path)
-    if kind == "krr":
-        _number(meta, "degree", meta_path, integer=True, low=1)
     try:
         with np.load(arr_path, allow_pickle=False) as archive:
             arrays = {k: archive[k] for k in archive.files}
@@ -325,11 +318,14 @@ def build_parser() -> argparse.ArgumentParser:
     sel = sub.add_parser("select", help="pick questions and fit the predictor")
     sel.add_argument("--matrix", required=True, help="source models x questions (.npz or .csv)")
     sel.add_argument("--key", default=None, help="array name inside a .npz with several matrices")
-    sel.add_argument("--budget", required=True, help="fraction in (0, 1] or number of questions")
+    sel.add_argument("--budget", required=True, type=declared(_int_or_fraction, _BUDGET, "--budget", keep_text=True),
+                     help="fraction in (0, 1] or number of questions")
     sel.add_argument("--out", required=True, help="output folder")
     sel.add_argument("--regressor", choices=("krr", "ridge", "mean"), default="krr")
-    sel.add_argument("--mi-k", type=int, default=3, help="kNN neighbours of the MI estimator (default 3)")
-    sel.add_argument("--folds", type=int, default=None, help="CV folds for alpha (default: leave-one-out)")
+    sel.add_argument("--mi-k", type=declared(int, Int(low=1), "--mi-k"), default=3,
+                     help="kNN neighbours of the MI estimator (default 3)")
+    sel.add_argument("--folds", type=declared(int, Int(low=2), "--folds"), default=None,
+                     help="CV folds for alpha (default: leave-one-out)")
     sel.add_argument("--continuous", action="store_true", help="scores in [0, 1] instead of 0/1")
     sel.add_argument("--force", action="store_true", help="replace a model already in --out")
     sel.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
@@ -350,8 +346,6 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = build_parser().parse_args(argv)
-        if getattr(args, "mi_k", 1) < 1:
-            raise InputError(f"--mi-k must be >= 1, got {args.mi_k}")
         return int(args.func(args))
     except InputError as err:
         print(f"neurips26 effbench: error: {err}", file=sys.stderr)

@@ -21,8 +21,9 @@ from typing import Literal
 import numpy as np
 
 from neurips26.claims import torch_threads
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, validate
 
-from ._validation import check_indices, check_int, check_matrix, check_real
+from ._validation import check_indices, check_matrix
 
 
 @dataclass
@@ -49,6 +50,8 @@ def _sigmoid(z: np.ndarray) -> np.ndarray:
     return 0.5 * (1.0 + np.tanh(0.5 * z))
 
 
+@validate(dims=Int(low=1), optimizer=Choice("lbfgs", "adam"), steps=Optional(Int(low=1)),
+          lr=Real(0, closed="neither"), prior_b_scale=Real(0, closed="neither"), random_state=Int(low=0))
 def fit_irt_2pl(S, dims: int = 1, *, optimizer: Literal["lbfgs", "adam"] = "lbfgs", steps: int | None = None,
                 lr: float = 0.1, prior_b_scale: float = 3.0, random_state: int = 0) -> IRTParams:
     """MAP fit of a ``dims``-dimensional 2PL to a 0/1 matrix ``S`` ``(M models, N items)``.
@@ -62,14 +65,8 @@ def fit_irt_2pl(S, dims: int = 1, *, optimizer: Literal["lbfgs", "adam"] = "lbfg
     import torch
 
     S = check_matrix(S, name="S", binary=True, min_rows=2)
-    if isinstance(dims, bool) or not isinstance(dims, (int, np.integer)) or dims < 1:
-        raise ValueError(f"dims must be a positive int, got {dims!r}")
-    if optimizer not in ("lbfgs", "adam"):
-        raise ValueError(f"optimizer must be 'lbfgs' or 'adam', got {optimizer!r}")
-    n_steps = (50 if optimizer == "lbfgs" else 2000) if steps is None else check_int(steps, name="steps", low=1)
-    lr = check_real(lr, name="lr", positive=True)
-    prior_b_scale = check_real(prior_b_scale, name="prior_b_scale", positive=True)
-    random_state = check_int(random_state, name="random_state", low=0)
+    n_steps = (50 if optimizer == "lbfgs" else 2000) if steps is None else int(steps)
+    lr, prior_b_scale, random_state = float(lr), float(prior_b_scale), int(random_state)
     m, n = S.shape
     # small problems: one intra-op thread is faster than two fighting for cores (restored below)
     with torch_threads(1 if m * n * dims <= 2_000_000 else torch.get_num_threads()):
@@ -129,6 +126,7 @@ def _fit(torch, S, dims, optimizer, n_steps, lr, prior_b_scale, random_state) ->
     return IRTParams(th, av, bv, final, taken)
 
 
+@validate(params=Instance(IRTParams, "IRTParams"), iters=Int(low=1))
 def estimate_ability(Y, items, params: IRTParams, *, iters: int = 30) -> np.ndarray:
     """MAP abilities of new models from their 0/1 answers ``Y`` ``(m, k)`` on ``items`` ``(k,)``.
 
@@ -136,13 +134,9 @@ def estimate_ability(Y, items, params: IRTParams, *, iters: int = 30) -> np.ndar
     gradient ``(Y - P) A - theta``, Hessian ``-A^T diag(P(1-P)) A - I`` (negative definite, so the
     iteration converges). Returns ``(m, D)``.
     """
-    if not isinstance(params, IRTParams):
-        raise TypeError(f"params must be an IRTParams, got {type(params).__name__}")
     items = check_indices(items, name="items", n=params.b.shape[0])
-    Y = check_matrix(Y, name="Y", binary=False)
-    if Y.shape[1] != items.size:
-        raise ValueError(f"Y must be (models, {items.size}) answers on the given items, got shape {Y.shape}")
-    iters = check_int(iters, name="iters", low=1)
+    Y = check_matrix(Y, name="Y", binary=False, columns=(items.size, "answers on the given items"))
+    iters = int(iters)
     A, b = params.a[items], params.b[items]  # [k, D], [k]
     d = A.shape[1]
     theta = np.zeros((Y.shape[0], d))

@@ -5,7 +5,14 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
+from neurips26.constraints import AnyOf, ArrayLike, Instance, Int, Optional, Real, validate
 
+_RNG = Optional(AnyOf(Int(), Instance(np.random.Generator, "numpy Generator")))  # None, an int seed, a Generator
+_SCORES = ArrayLike(ndim=1)  # a finite 1-D array of numbers
+_FRACTION = Real(0, 1, closed="neither")
+
+
+@validate(acc=_SCORES, n_source=Int(low=1), bins=Int(low=1), rng=_RNG)
 def binned_split(acc, n_source: int, *, bins: int = 10,
                  rng: np.random.Generator | int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The paper's "binned interpolation" split: ``n_source`` source models drawn evenly from
@@ -17,20 +24,8 @@ def binned_split(acc, n_source: int, *, bins: int = 10,
     Returns:
         ``(source_idx, target_idx)``, both sorted.
     """
-    try:
-        acc = np.asarray(acc, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"acc must be a 1-D array of accuracies; {err}") from err
-    if acc.ndim != 1 or not np.all(np.isfinite(acc)):
-        raise ValueError(f"acc must be a finite 1-D array, got shape {acc.shape}")
-    for name, value in (("n_source", n_source), ("bins", bins)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{name} must be an int, got {value!r}")
-    if bins < 1:
-        raise ValueError(f"bins must be >= 1, got {bins}")
-    if rng is not None and not isinstance(rng, (np.random.Generator, int, np.integer)):
-        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
-    if not 1 <= n_source < acc.size:
+    acc = np.asarray(acc, dtype=np.float64)
+    if n_source >= acc.size:
         raise ValueError(f"n_source must be between 1 and {acc.size - 1} (models - 1), got {n_source}")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     edges = np.linspace(acc.min(), acc.max(), bins + 1)
@@ -45,6 +40,7 @@ def binned_split(acc, n_source: int, *, bins: int = 10,
     return src, np.setdiff1d(np.arange(acc.size), src)
 
 
+@validate(n_models=Int(low=2), rng=_RNG, source_fraction=_FRACTION)
 def random_split(n_models: int, *, rng: np.random.Generator | int | None = None,
                  source_fraction: float = 0.5) -> tuple[np.ndarray, np.ndarray]:
     """The standard split of Zhang & Hardt's benchmark-prediction protocol: a uniformly random
@@ -52,16 +48,14 @@ def random_split(n_models: int, *, rng: np.random.Generator | int | None = None,
 
     Returns ``(source_idx, target_idx)``, both sorted.
     """
-    n_models = _positive_int(n_models, "n_models", low=2)
-    if isinstance(source_fraction, bool) or not isinstance(source_fraction, float | int) \
-            or not 0.0 < float(source_fraction) < 1.0:
-        raise ValueError(f"source_fraction must lie in (0, 1), got {source_fraction!r}")
-    rng = _generator(rng)
+    n_models = int(n_models)
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     n_source = min(n_models - 1, max(1, int(n_models * float(source_fraction))))
     perm = rng.permutation(n_models)
     return np.sort(perm[:n_source]), np.sort(perm[n_source:])
 
 
+@validate(acc=_SCORES, top_fraction=_FRACTION)
 def stress_split(acc, *, top_fraction: float = 0.25) -> tuple[np.ndarray, np.ndarray]:
     """Zhang & Hardt's extrapolation stress test: the ``top_fraction`` best models (by full accuracy) are
     the targets, every weaker model is a source, so each target is stronger than every source.
@@ -71,32 +65,15 @@ def stress_split(acc, *, top_fraction: float = 0.25) -> tuple[np.ndarray, np.nda
     Returns:
         ``(source_idx, target_idx)``, both sorted.
     """
-    try:
-        acc = np.asarray(acc, dtype=np.float64)
-    except (TypeError, ValueError) as err:
-        raise TypeError(f"acc must be a 1-D array of accuracies; {err}") from err
-    if acc.ndim != 1 or acc.size < 2 or not np.all(np.isfinite(acc)):
-        raise ValueError(f"acc must be a finite 1-D array of at least 2 accuracies, got shape {acc.shape}")
-    if isinstance(top_fraction, bool) or not isinstance(top_fraction, float | int) \
-            or not 0.0 < float(top_fraction) < 1.0:
-        raise ValueError(f"top_fraction must lie in (0, 1), got {top_fraction!r}")
+    acc = np.asarray(acc, dtype=np.float64)
+    if acc.size < 2:
+        raise ValueError(f"acc must hold at least 2 accuracies, got shape {acc.shape}")
     n_top = min(acc.size - 1, max(1, int(round(acc.size * float(top_fraction)))))
     order = np.argsort(acc, kind="stable")  # weakest first
     return np.sort(order[:-n_top]), np.sort(order[-n_top:])
 
 
-def _positive_int(value, name: str, *, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
-
-
-def _generator(rng) -> np.random.Generator:
-    if rng is not None and not isinstance(rng, np.random.Generator | int | np.integer):
-        raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
+@validate(y_true=_SCORES, y_pred=_SCORES)
 def evaluate(y_true, y_pred, *, prefix: str = "") -> dict[str, float]:
     """Error and rank agreement of predicted full scores (fractions in [0, 1]).
 
@@ -105,10 +82,8 @@ def evaluate(y_true, y_pred, *, prefix: str = "") -> dict[str, float]:
     """
     t = np.asarray(y_true, dtype=np.float64)
     p = np.asarray(y_pred, dtype=np.float64)
-    if t.shape != p.shape or t.ndim != 1 or t.size < 2:
+    if t.shape != p.shape or t.size < 2:
         raise ValueError(f"y_true and y_pred must be 1-D of equal length >= 2, got {t.shape} and {p.shape}")
-    if not (np.all(np.isfinite(t)) and np.all(np.isfinite(p))):
-        raise ValueError("y_true and y_pred must be finite")
     err = 100.0 * (p - t)
     const = np.ptp(t) == 0 or np.ptp(p) == 0
     out = {"rmse_pp": float(np.sqrt(np.mean(err**2))), "mae_pp": float(np.mean(np.abs(err))),
@@ -117,6 +92,7 @@ def evaluate(y_true, y_pred, *, prefix: str = "") -> dict[str, float]:
     return {prefix + k: v for k, v in out.items()}
 
 
+@validate(y_source=_SCORES, pred_source=_SCORES, y_target=_SCORES, pred_target=_SCORES)
 def evaluate_split(y_source, pred_source, y_target, pred_target) -> dict[str, float]:
     """Target-only metrics (keys ``target_*``, the honest ones) and the official pooled variant
     (keys ``pooled_*``: in-sample source predictions concatenated with the targets, which inflates
@@ -124,17 +100,15 @@ def evaluate_split(y_source, pred_source, y_target, pred_target) -> dict[str, fl
     for (nt, t), (np_, p) in (((("y_source", y_source), ("pred_source", pred_source))),
                               ((("y_target", y_target), ("pred_target", pred_target)))):
         t_arr, p_arr = np.asarray(t, dtype=np.float64), np.asarray(p, dtype=np.float64)
-        if t_arr.ndim != 1 or t_arr.shape != p_arr.shape:
+        if t_arr.shape != p_arr.shape:
             raise ValueError(f"{nt} and {np_} must be 1-D of equal length, got {t_arr.shape} and {p_arr.shape}")
-        for name, arr in ((nt, t_arr), (np_, p_arr)):
-            if not np.all(np.isfinite(arr)):
-                raise ValueError(f"{name} must be finite, got a NaN/inf entry")
     out = evaluate(y_target, pred_target, prefix="target_")
     out.update(evaluate(np.concatenate([y_source, y_target]), np.concatenate([pred_source, pred_target]),
                         prefix="pooled_"))
     return out
 
 
+@validate(n_features=Int(low=1))
 def nogueira_stability(coresets, n_features: int) -> float:
     """Nogueira et al. (2018) stability Phi of feature subsets (1 = identical, ~0 = random).
 
@@ -145,8 +119,6 @@ def nogueira_stability(coresets, n_features: int) -> float:
     Args:
         coresets: ``R >= 2`` sequences of feature indices in ``[0, n_features)``.
     """
-    if isinstance(n_features, bool) or not isinstance(n_features, int | np.integer) or n_features < 1:
-        raise ValueError(f"n_features must be a positive int, got {n_features!r}")
     if isinstance(coresets, str | bytes) or not hasattr(coresets, "__iter__"):
         raise TypeError(f"coresets must be a sequence of index sequences, got {type(coresets).__name__}")
     sets = []

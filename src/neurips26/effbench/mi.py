@@ -17,7 +17,9 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import digamma
 
-from ._validation import check_int, check_matrix, check_vector
+from neurips26.constraints import Int, check_arguments, validate
+
+from ._validation import check_matrix, check_vector
 
 _CHUNK_ELEMENTS = 4_000_000
 
@@ -43,6 +45,7 @@ def _chunks(n_columns: int, n_rows: int):
         yield slice(start, min(n_columns, start + step))
 
 
+@validate(k=Int(low=1))
 def ross_mi(X: np.ndarray, y: np.ndarray, *, k: int = 3) -> np.ndarray:
     """MI between each discrete column of ``X`` and the continuous ``y`` (Ross 2014), in nats.
 
@@ -64,7 +67,7 @@ def ross_mi(X: np.ndarray, y: np.ndarray, *, k: int = 3) -> np.ndarray:
     """
     X = check_matrix(X, name="X")
     y = check_vector(y, name="y", length=X.shape[0])
-    k = check_int(k, name="k", low=1)
+    k = int(k)
     n_models, n_cols = X.shape
     # D[i, j] = |y_i - y_j|, shared by every column: [M, M]
     D = np.abs(y[:, None] - y[None, :])
@@ -95,6 +98,7 @@ def ross_mi(X: np.ndarray, y: np.ndarray, *, k: int = 3) -> np.ndarray:
     return out
 
 
+@validate(k=Int(low=1))
 def ksg_mi(X: np.ndarray, y: np.ndarray, *, k: int = 3) -> np.ndarray:
     """MI between each continuous column of ``X`` and the continuous ``y`` (KSG algorithm 1), nats.
 
@@ -107,10 +111,9 @@ def ksg_mi(X: np.ndarray, y: np.ndarray, *, k: int = 3) -> np.ndarray:
     """
     X = check_matrix(X, name="X")
     y = check_vector(y, name="y", length=X.shape[0])
-    k = check_int(k, name="k", low=1)
     n_models, n_cols = X.shape
-    if k >= n_models:
-        raise ValueError(f"k must be smaller than the number of rows ({n_models}), got {k}")
+    check_arguments("ksg_mi", {"k": Int(high=n_models - 1)}, {"k": k})  # fewer neighbours than rows
+    k = int(k)
     Dy = np.abs(y[:, None] - y[None, :])
     eye = np.eye(n_models, dtype=bool)
     out = np.zeros(n_cols)
@@ -206,6 +209,7 @@ def masked_columns(estimate, X: np.ndarray, y: np.ndarray, *, min_rows: int = 2)
 # Plug-in MI after binning the target (the naive estimator the paper improves on)
 
 
+@validate(bins=Int(low=2))
 def binned_relevance(S: np.ndarray, y: np.ndarray, bins: int = 10) -> np.ndarray:
     r"""Plug-in MI (nats) of each 0/1 column of ``S`` ``(M, N)`` with ``y`` ``(M,)`` cut into ``bins`` quantile
     bins ``b``:
@@ -217,7 +221,7 @@ def binned_relevance(S: np.ndarray, y: np.ndarray, bins: int = 10) -> np.ndarray
     """
     S = check_matrix(S, name="S", binary=True)
     y = check_vector(y, name="y", length=S.shape[0])
-    bins = check_int(bins, name="bins", low=2)
+    bins = int(bins)
     edges = np.quantile(y, np.linspace(0, 1, bins + 1)[1:-1])
     b = np.searchsorted(edges, y, side="right")  # bin index in [0, bins)
     onehot = np.eye(int(b.max()) + 1)[b]  # [M, B]

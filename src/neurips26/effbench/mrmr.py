@@ -14,6 +14,8 @@ from sklearn.base import BaseEstimator
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
 
+from neurips26.constraints import Choice, Int, check_arguments
+
 from ._validation import check_matrix, check_predict_input, commit_features, is_binary, resolve_budget, sk_check
 from .mi import (
                  binned_relevance,
@@ -26,6 +28,10 @@ from .mi import (
 )
 
 _EPS = 1e-10  # the MIQ denominator guard of the official code
+
+
+# the hyper-parameters checked at fit (scikit-learn style; n_questions needs the matrix: resolve_budget)
+_PARAMS = {"mi": Choice("auto", "ross", "ksg", "binned"), "scheme": Choice("MIQ", "MID", "MI"), "mi_k": Int(low=1)}
 
 
 def _jitter_columns(S: np.ndarray, random_state: int | None) -> np.ndarray:
@@ -73,12 +79,7 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
 
         Missing answers are masked, never imputed: each relevance ``I(X_j; y)`` reads the models that answered
         question ``j``, each redundancy ``I(X_j; X_s)`` the models that answered both (pairwise deletion)."""
-        if self.mi not in ("auto", "ross", "ksg", "binned"):
-            raise ValueError(f"mi must be 'auto', 'ross', 'ksg' or 'binned', got {self.mi!r}")
-        if self.scheme not in ("MIQ", "MID", "MI"):
-            raise ValueError(f"scheme must be 'MIQ', 'MID' or 'MI', got {self.scheme!r}")
-        if isinstance(self.mi_k, bool) or not isinstance(self.mi_k, (int, np.integer)) or self.mi_k < 1:
-            raise ValueError(f"mi_k must be a positive int, got {self.mi_k!r}")
+        check_arguments("MRMRSelector", _PARAMS, vars(self))
         checked = sk_check(X, y, name="X", min_samples=2, estimator=self,
                            binary=True if self.mi in ("ross", "binned") else None, scores01=True, allow_nan=True)
         S, target = checked if y is not None else (checked, None)
@@ -162,9 +163,7 @@ class MRMRSelector(SelectorMixin, BaseEstimator):
     def inverse_transform(self, X):
         """``(m, n)`` in pick order -> ``(m, N)`` with zeros in the columns that were not picked."""
         check_is_fitted(self)
-        arr = sk_check(X, name="X")
-        if arr.shape[1] != self.selected_.size:
-            raise ValueError(f"X must have {self.selected_.size} columns (the picks), got {arr.shape[1]}")
+        arr = sk_check(X, name="X", columns=(self.selected_.size, "the picks"))
         out = np.zeros((arr.shape[0], self.n_features_in_))
         out[:, self.selected_] = arr
         return out

@@ -17,6 +17,8 @@ import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
+from neurips26.constraints import Bool, Choice, Instance, check_arguments, validate
+
 from ._validation import check_predict_input, commit_features, sk_check
 from .baselines import AnchorPointsSelector, IRTSelector, LassoSelector, RandomSelector
 from .mrmr import _OUTSIDE_01_CHECKS, _OUTSIDE_01_REASON, MRMRSelector
@@ -30,6 +32,11 @@ _OUTSIDE_01_CHECKS_BENCH: tuple[str, ...] = _OUTSIDE_01_CHECKS + (
 )
 
 FEW_SOURCE_MODELS = 20
+
+# EfficientBenchmark's hyper-parameters, checked at fit (scikit-learn style); a predictor that is not a string is
+# a regressor object (duck-typed: fit/predict)
+_PARAMS = {"clip": Bool()}
+_PREDICTOR_NAME = {"predictor": Choice("native", "krr", "ridge", "mean")}
 
 
 def _masks_missing(selector) -> bool:
@@ -67,8 +74,10 @@ def atomic_write(target: Path, write) -> None:
         Path(tmp).unlink(missing_ok=True)
         raise
 FORMAT_VERSION = 1
+_SAVED = {"format_version": Choice(FORMAT_VERSION), "kind": Choice("krr", "ridge", "mean")}  # what load reads
 
 
+@validate(name=Choice("mrmr", "random", "anchor", "irt", "lasso"))
 def make_selector(name: str, n_questions: int | float = 0.1, *, mi_k: int = 3, random_state: int | None = 0):
     """``"mrmr" | "random" | "anchor" | "irt" | "lasso"`` -> an unfitted selector."""
     if name == "mrmr":
@@ -79,20 +88,17 @@ def make_selector(name: str, n_questions: int | float = 0.1, *, mi_k: int = 3, r
         return AnchorPointsSelector(n_questions, random_state=random_state)
     if name == "irt":
         return IRTSelector(n_questions, random_state=random_state)
-    if name == "lasso":
-        return LassoSelector(n_questions)
-    raise ValueError(f"selector must be 'mrmr', 'random', 'anchor', 'irt' or 'lasso', got {name!r}")
+    return LassoSelector(n_questions)  # "lasso"
 
 
+@validate(name=Choice("krr", "ridge", "mean"))
 def make_predictor(name: str, *, degree: int = 2, alphas=None):
     """``"krr" | "ridge" | "mean"`` -> an unfitted regressor (``"native"`` is resolved by the pipeline)."""
     if name == "krr":
         return KRRPredictor(degree=degree, alphas=alphas)
     if name == "ridge":
         return RidgePredictor(alphas=alphas)
-    if name == "mean":
-        return MeanPredictor()
-    raise ValueError(f"regressor must be 'krr', 'ridge', 'mean' or 'native', got {name!r}")
+    return MeanPredictor()  # "mean"
 
 
 class EfficientBenchmark(RegressorMixin, BaseEstimator):
@@ -129,8 +135,8 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
                            allow_nan=True)
         # y_m = the mean of model m's answered questions (NaN = no answer)
         S, target = checked if y is not None else (checked, np.nanmean(checked, axis=1))
-        if not isinstance(self.clip, (bool, np.bool_)):
-            raise TypeError(f"clip must be True or False, got {self.clip!r}")
+        check_arguments("EfficientBenchmark", _PARAMS | (_PREDICTOR_NAME if isinstance(self.predictor, str) else {}),
+                        vars(self))
         ids = None
         if question_ids is None and hasattr(S_source, "columns"):
             question_ids = list(S_source.columns)
@@ -141,9 +147,6 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
             if len(ids) != S.shape[1] or len(set(ids)) != len(ids):
                 raise ValueError(f"question_ids must be {S.shape[1]} unique ids, got {len(ids)} "
                                  f"({len(set(ids))} unique)")
-        if isinstance(self.predictor, str) and self.predictor not in ("native", "krr", "ridge", "mean"):
-            raise ValueError(f"predictor must be 'krr', 'ridge', 'mean', 'native' or a regressor object, "
-                             f"got {self.predictor!r}")
         if S.shape[0] < FEW_SOURCE_MODELS:
             warnings.warn(f"only {S.shape[0]} source models: regressors are unreliable below "
                           f"{FEW_SOURCE_MODELS} (the paper's M = 15 results favour IRT / the plain mean)",
@@ -199,10 +202,9 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
     def predict_from_coreset(self, X_coreset) -> np.ndarray:
         """``(m, n)`` answers on ``coreset_`` only (in that order) -> ``(m,)`` predicted full scores."""
         self._check_fitted()
-        X = sk_check(X_coreset, name="X_coreset", scores01=True, allow_nan=True)
-        if X.shape[1] != self.coreset_.size:
-            raise ValueError(f"X_coreset must have {self.coreset_.size} columns (the coreset, in coreset_ order), "
-                             f"got {X.shape[1]}; use predict for all {self.n_questions_total_} questions")
+        X = sk_check(X_coreset, name="X_coreset", scores01=True, allow_nan=True,
+                     columns=(self.coreset_.size, "the coreset, in coreset_ order; predict takes all "
+                              f"{self.n_questions_total_} questions"))
         return self._predict_coreset(X)
 
     def _predict_coreset(self, X: np.ndarray) -> np.ndarray:
@@ -238,8 +240,8 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         coreset question must be present; extra keys are ignored.
         """
         self._check_fitted()
-        if not isinstance(answers, dict):
-            raise TypeError(f"answers must be a dict {{question_id: score}}, got {type(answers).__name__}")
+        check_arguments("predict_full_score", {"answers": Instance(dict, "dict {question_id: score}")},
+                        {"answers": answers})
         ids = getattr(self, "question_ids_", None)
         keys = [ids[j] for j in self.coreset_] if ids is not None else [int(j) for j in self.coreset_]
         lookup = {str(k): v for k, v in answers.items()}
@@ -295,8 +297,7 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
         if not meta_path.is_file() or not arr_path.is_file():
             raise FileNotFoundError(f"{path} has no predictor.json/predictor.npz (write them with `select`)")
         meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        if meta.get("format_version") != FORMAT_VERSION:
-            raise ValueError(f"{meta_path}: format_version {meta.get('format_version')!r}, expected {FORMAT_VERSION}")
+        check_arguments(str(meta_path), _SAVED, {key: meta.get(key) for key in _SAVED})
         with np.load(arr_path, allow_pickle=False) as arrays:
             data = {k: arrays[k] for k in arrays.files}
         kind = meta["kind"]
@@ -312,12 +313,10 @@ class EfficientBenchmark(RegressorMixin, BaseEstimator):
             p = RidgePredictor()
             p.alpha_, p.intercept_, p.coef_ = float(meta["alpha"]), float(meta["intercept"]), data["coef"]
             p.n_features_in_ = p.coef_.size
-        elif kind == "mean":
+        else:  # "mean"
             p = MeanPredictor()
             p.weights_ = data["weights"]
             p.n_features_in_ = p.weights_.size
-        else:
-            raise ValueError(f"{meta_path}: unknown predictor kind {kind!r}")
         bench = cls(predictor=kind, clip=bool(meta["clip"]))
         bench.coreset_ = data["coreset"].astype(np.int64)
         bench.predictor_ = p

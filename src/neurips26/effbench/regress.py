@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator, RegressorMixin
 
+from neurips26.constraints import Int, Optional, Real, check_arguments
+
 from ._validation import (
-    check_int,
     check_matrix,
     check_predict_input,
-    check_real,
     check_target,
     commit_features,
     sk_check,
@@ -40,18 +40,17 @@ def _check_alphas(alphas) -> np.ndarray:
 
 def poly_kernel(A: np.ndarray, B: np.ndarray, *, degree: int, gamma: float, coef0: float) -> np.ndarray:
     """``K[i, j] = (gamma A_i . B_j + coef0)^degree``; ``A`` ``(p, n)``, ``B`` ``(q, n)`` -> ``(p, q)``."""
-    A, B = check_matrix(A, name="A"), check_matrix(B, name="B")
-    if A.shape[1] != B.shape[1]:
-        raise ValueError(f"A and B must have the same number of columns, got {A.shape[1]} and {B.shape[1]}")
+    A = check_matrix(A, name="A")
+    B = check_matrix(B, name="B", columns=(A.shape[1], "as many as A"))
     _check_kernel_params(degree, gamma, coef0)
     return (gamma * (A @ B.T) + coef0) ** degree
 
 
-def _check_kernel_params(degree, gamma, coef0) -> None:
-    check_int(degree, name="degree", low=1)
-    if gamma is not None:
-        check_real(gamma, name="gamma", positive=True)
-    check_real(coef0, name="coef0")
+_KERNEL = {"degree": Int(low=1), "gamma": Optional(Real(0, closed="neither")), "coef0": Real()}
+
+
+def _check_kernel_params(degree, gamma, coef0, where: str = "") -> None:
+    check_arguments(where, _KERNEL, {"degree": degree, "gamma": gamma, "coef0": coef0})
 
 
 @dataclass
@@ -126,13 +125,9 @@ def ridge_loo(X, y, *, alphas=None) -> LOOResult:
 
 def check_folds(cv, n_models: int) -> int | None:
     """``cv``: ``None`` (closed-form leave-one-out) or an int ``2 <= k <= n_models``."""
-    if cv is None:
-        return None
-    if isinstance(cv, bool) or not isinstance(cv, (int, np.integer)) or cv < 2:
-        raise ValueError(f"cv must be None (leave-one-out) or an int >= 2 folds, got {cv!r}")
-    if cv > n_models:
-        raise ValueError(f"fewer source models ({n_models}) than folds ({cv})")
-    return int(cv)
+    # at most one fold per source model
+    check_arguments("", {"cv": Optional(Int(low=2, high=n_models))}, {"cv": cv})
+    return None if cv is None else int(cv)
 
 
 def _fold_ids(n_models: int, folds: int) -> np.ndarray:
@@ -214,13 +209,7 @@ class KRRPredictor(_CoresetRegressor):
         """``X``: ``(M, n)`` coreset answers of the source models; ``y``: ``(M,)`` full scores."""
         from sklearn.kernel_ridge import KernelRidge
 
-        if isinstance(self.degree, bool) or not isinstance(self.degree, (int, np.integer)) or self.degree < 1:
-            raise ValueError(f"degree must be a positive int, got {self.degree!r}")
-        if self.gamma is not None and (isinstance(self.gamma, bool) or not np.isfinite(self.gamma)
-                                       or self.gamma <= 0):
-            raise ValueError(f"gamma must be None or a positive finite number, got {self.gamma!r}")
-        if isinstance(self.coef0, bool) or not np.isfinite(self.coef0):
-            raise ValueError(f"coef0 must be a finite number, got {self.coef0!r}")
+        _check_kernel_params(self.degree, self.gamma, self.coef0, "KRRPredictor")
         arr, target = self._check_fit_input(X, y)
         _check_alphas(self.alphas)
         folds = check_folds(self.cv, arr.shape[0])
