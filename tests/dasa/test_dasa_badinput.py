@@ -176,7 +176,9 @@ def test_training_entry_points_refuse_bad_input_and_keep_the_model():
     for case in [BadInput("steps-0", args=(model, clips), kwargs={"steps": 0}, names="steps"),
                  BadInput("clips-nan", args=(model, torch.full_like(clips, NAN)), kwargs={"steps": 1},
                           names="clips"),
-                 BadInput("lr-negative", args=(model, clips), kwargs={"steps": 1, "lr": -1.0}, names="lr")]:
+                 BadInput("lr-negative", args=(model, clips), kwargs={"steps": 1, "lr": -1.0}, names="lr"),
+                 BadInput("distributed", args=(model, clips), kwargs={"steps": 1, "distributed": "mpi"},
+                          names="distributed")]:
         check_bad_inputs(train_teacher, case, target=model)
     student, teacher = _model(), _model()
     ctxs = clips[:, :2]
@@ -186,5 +188,7 @@ def test_training_entry_points_refuse_bad_input_and_keep_the_model():
                           kwargs={"steps": 1, "weight_lambda": NAN}, names="weight_lambda"),
                  BadInput("contexts-nan", args=(student, teacher, torch.full_like(ctxs, NAN),
                                                 DASAConfig(region_size=(2, 2))), kwargs={"steps": 1},
-                          names="contexts")]:
+                          names="contexts"),
+                 BadInput("batch-0", args=(student, teacher, ctxs, DASAConfig(region_size=(2, 2))),
+                          kwargs={"steps": 1, "batch": 0}, names="batch")]:
         check_bad_inputs(dynamics_guided_distill, case, target=student)

@@ -95,7 +95,7 @@ def test_cache_refuses_bad_appends_without_changing_state():
         (dict(frame_idx=0, pos=frame_positions(0, 2, 4)), "frame_idx"),      # going backwards
         (dict(k=torch.randn(1, 2, 24, 8), v=torch.randn(1, 2, 24, 8), pos=frame_positions(4, 2, 4)[:24]),
          "partial"),
-        (dict(k=torch.full((1, 2, 32, 8), float("nan"))), "non-finite"),
+        (dict(k=torch.full((1, 2, 32, 8), float("nan"))), "finite"),
         (dict(dyn_mask=torch.ones(1, 32)), "dyn_mask"),
     ]
     for over, msg in cases:

@@ -18,29 +18,19 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from ..constraints import Instance, Int, Optional, Tensor, check_arguments
 from .dynamics import DASAConfig, token_region_index
 
+_QKV = {"q": Tensor("B H N d"), "k_chunk": Tensor("B H N d"), "v_chunk": Tensor("B H N d"),
+        "region_mask": Optional(Tensor("B R", dtype="bool")), "cfg": Instance(DASAConfig)}
 
-def _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg):
-    for name, x in (("q", q), ("k_chunk", k_chunk), ("v_chunk", v_chunk)):
-        if not isinstance(x, torch.Tensor) or x.dim() != 4:
-            raise ValueError(f"{name} must be a tensor [B, H, N, d], got {getattr(x, 'shape', type(x).__name__)}")
-        if not torch.isfinite(x).all():
-            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
-    if k_chunk.shape != q.shape or v_chunk.shape != q.shape:
-        raise ValueError(f"q, k_chunk, v_chunk must share a shape, got {tuple(q.shape)}, {tuple(k_chunk.shape)}, "
-                         f"{tuple(v_chunk.shape)}")
-    if not isinstance(cfg, DASAConfig):
-        raise TypeError(f"cfg must be a DASAConfig, got {type(cfg).__name__}")
+
+def _check(where, q, k_chunk, v_chunk, cache, layer, region_mask, cfg):
+    """The arguments of the DASA attention functions (``layer`` must index the cache's layers, when there is one)."""
+    check_arguments(where, _QKV, {"q": q, "k_chunk": k_chunk, "v_chunk": v_chunk, "region_mask": region_mask,
+                                  "cfg": cfg})
     if cache is not None:
-        n_layers = len(cache._stores)
-        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < n_layers:
-            raise ValueError(f"layer must be an int in [0, {n_layers}) for this cache, got {layer!r}")
-    if region_mask is not None and (not isinstance(region_mask, torch.Tensor) or region_mask.dtype != torch.bool
-                                    or region_mask.dim() != 2 or region_mask.shape[0] != q.shape[0]):
-        raise ValueError(f"region_mask must be None or a bool tensor [B, R], got "
-                         f"{getattr(region_mask, 'dtype', type(region_mask).__name__)} "
-                         f"{tuple(getattr(region_mask, 'shape', ()))}")
+        Int(low=0, high=len(cache._stores) - 1).check(layer, "layer", where)
 
 
 def _cache_parts(cache, layer, q, cfg):
@@ -91,7 +81,7 @@ def dasa_attention(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.Tensor
         cfg: DASA settings (``static_policy``, ``count_bias``, ``region_size``).
         stats: if given, ``stats["pairs"]`` accumulates the attended (query, key) pairs per head.
     """
-    _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
+    _check("dasa_attention", q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
     b, h, n, d = q.shape
     parts = _cache_parts(cache, layer, q, cfg)
     if parts is None:
@@ -132,7 +122,7 @@ def dasa_attention(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.Tensor
 def dasa_attention_reference(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.Tensor, cache, layer: int,
                              region_mask: torch.Tensor | None, cfg: DASAConfig) -> torch.Tensor:
     """The same as :func:`dasa_attention`, written as one explicit masked softmax over ``[cache ; chunk]``."""
-    _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
+    _check("dasa_attention_reference", q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
     b, h, n, d = q.shape
     parts = _cache_parts(cache, layer, q, cfg)
     if parts is None:
@@ -231,7 +221,7 @@ def dasa_attention_flex(q: torch.Tensor, k_chunk: torch.Tensor, v_chunk: torch.T
     """
     from torch.nn.attention.flex_attention import flex_attention
 
-    _check(q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
+    _check("dasa_attention_flex", q, k_chunk, v_chunk, cache, layer, region_mask, cfg)
     b, h, n, d = q.shape
     if plan is None:
         plan = plan_flex(cache, layer, region_mask, cfg, n, device=q.device, block_size=block_size)

@@ -18,16 +18,11 @@ import math
 
 import torch
 
-from .._checks import check_int
+from ..constraints import Choice, Int, Real, Tensor, validate
 from .cache import BaseKVCache, DynamicKVCache
 from .dynamics import DASAConfig
 
-
-def _check_ratio(value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or not 0 < value <= 1:
-        raise ValueError(f"keep_ratio must be a number in (0, 1], got {value!r}")
-    return float(value)
+_RATIO = Real(low=0.0, high=1.0, closed="right")
 
 
 class DenseKVCache(BaseKVCache):
@@ -46,9 +41,9 @@ class SinkWindowKVCache(BaseKVCache):
         sink_frames: initial frames kept for ever (>= 0).
     """
 
+    @validate(window_frames=Int(low=1), sink_frames=Int(low=0))
     def __init__(self, num_layers: int, window_frames: int, sink_frames: int = 2) -> None:
-        self.window_frames = check_int("window_frames", window_frames, 1)
-        self.sink_frames = check_int("sink_frames", sink_frames, 0)
+        self.window_frames, self.sink_frames = window_frames, sink_frames
         super().__init__(num_layers)
 
     def _ingest(self, layer, k, v, pos, frame_idx, dyn_mask, keyframe, p, f):
@@ -90,9 +85,9 @@ class RandomDropKVCache(DynamicKVCache):
         cfg: DASA settings (``count_bias``).
     """
 
+    @validate(keep_ratio=_RATIO, seed=Int(low=0))
     def __init__(self, num_layers: int, keep_ratio: float, seed: int = 0, cfg: DASAConfig | None = None) -> None:
-        self.keep_ratio = _check_ratio(keep_ratio)
-        self.seed = check_int("seed", seed, 0)
+        self.keep_ratio, self.seed = float(keep_ratio), seed
         super().__init__(num_layers, cfg)
 
     def reset(self) -> None:
@@ -121,8 +116,9 @@ class TempCacheMerge(BaseKVCache):
 
     uses_counts = True
 
+    @validate(keep_ratio=_RATIO)
     def __init__(self, num_layers: int, keep_ratio: float) -> None:
-        self.keep_ratio = _check_ratio(keep_ratio)
+        self.keep_ratio = float(keep_ratio)
         super().__init__(num_layers)
 
     def reset(self) -> None:
@@ -162,14 +158,10 @@ class TempCacheMerge(BaseKVCache):
                 latest[b, kidx] = idx
 
 
+@validate(pos_q=Tensor("N 3", finite=False), pos_k=Tensor("M 3", finite=False), kind=Choice("spatial", "temporal"))
 def svg_head_mask(pos_q: torch.Tensor, pos_k: torch.Tensor, kind: str) -> torch.Tensor:
     """Sparse-VideoGen-style static mask ``bool [N, M]``: ``"spatial"`` heads attend within the same frame,
     ``"temporal"`` heads to the same ``(h, w)`` in every frame (``pos_q [N, 3]``, ``pos_k [M, 3]`` long)."""
-    for name, p in (("pos_q", pos_q), ("pos_k", pos_k)):
-        if not isinstance(p, torch.Tensor) or p.dim() != 2 or p.shape[1] != 3:
-            raise ValueError(f"{name} must be a tensor [*, 3] of (t, h, w), got {getattr(p, 'shape', p)!r}")
     if kind == "spatial":
         return pos_q[:, None, 0] == pos_k[None, :, 0]
-    if kind == "temporal":
-        return (pos_q[:, None, 1:] == pos_k[None, :, 1:]).all(-1)
-    raise ValueError(f"kind must be 'spatial' or 'temporal', got {kind!r}")
+    return (pos_q[:, None, 1:] == pos_k[None, :, 1:]).all(-1)                               # "temporal"

@@ -19,7 +19,7 @@ from typing import Protocol, runtime_checkable
 
 import torch
 
-from .._checks import check_int
+from ..constraints import Instance, Int, Optional, Tensor, check_arguments, validate
 from .dynamics import DASAConfig
 
 
@@ -72,6 +72,12 @@ class _Store:
         self.pos[b], self.count[b], self.kf[b] = self.pos[b][idx], self.count[b][idx], self.kf[b][idx]
 
 
+#: what one chunk's append must be (see the module docstring); the layer's range is the cache's own
+_APPEND = {"k": Tensor("B H N d", dtype="float"), "v": Tensor("B H N d", dtype="float"),
+           "pos": Tensor("N 3", dtype=torch.long, finite=False), "frame_idx": Int(low=0),
+           "dyn_mask": Optional(Tensor("B N", dtype="bool"))}
+
+
 class BaseKVCache:
     """Validation, ragged storage and padded reads shared by every policy. Subclasses implement ``_ingest``.
 
@@ -81,8 +87,8 @@ class BaseKVCache:
 
     uses_counts = False
 
+    @validate(num_layers=Int(low=1))
     def __init__(self, num_layers: int) -> None:
-        check_int("num_layers", num_layers)
         self.num_layers = num_layers
         self.reset()
 
@@ -97,32 +103,15 @@ class BaseKVCache:
     # ---- validation -------------------------------------------------------------------------------------
     def _validate(self, layer: int, k: object, v: object, pos: object, frame_idx: object,
                   dyn_mask: object) -> tuple[int, int]:
-        if not isinstance(layer, int) or not 0 <= layer < self.num_layers:
-            raise ValueError(f"layer must be an int in [0, {self.num_layers}), got {layer!r}")
-        for name, x in (("k", k), ("v", v)):
-            if not isinstance(x, torch.Tensor) or x.dim() != 4 or not x.is_floating_point():
-                raise ValueError(f"{name} must be a float tensor [B, H, N, d], got "
-                                 f"{getattr(x, 'shape', type(x).__name__)}")
-            if not torch.isfinite(x).all():
-                raise ValueError(f"{name} contains non-finite values (NaN/inf)")
-        if v.shape != k.shape:
-            raise ValueError(f"v must have k's shape {tuple(k.shape)}, got {tuple(v.shape)}")
+        where = f"{type(self).__name__}.append"
+        check_arguments(where, {"layer": self._layer(), **_APPEND},
+                        {"layer": layer, "k": k, "v": v, "pos": pos, "frame_idx": frame_idx, "dyn_mask": dyn_mask})
         b, h, n, d = k.shape
         if self._shape is not None and (b, h, d) != self._shape:
-            raise ValueError(f"k has (B, H, d) = {(b, h, d)}, the cache holds {self._shape}")
-        if not isinstance(pos, torch.Tensor) or pos.dtype != torch.long or tuple(pos.shape) != (n, 3):
-            raise ValueError(f"pos must be a long tensor [N, 3] = [{n}, 3] of (t, h, w), got "
-                             f"{getattr(pos, 'dtype', type(pos).__name__)} {tuple(getattr(pos, 'shape', ()))}")
-        if not isinstance(frame_idx, int) or isinstance(frame_idx, bool) or frame_idx < 0:
-            raise ValueError(f"frame_idx must be an int >= 0, got {frame_idx!r}")
+            raise ValueError(f"{where}: k has (B, H, d) = {(b, h, d)}, the cache holds {self._shape}")
         if frame_idx < self._next_frame[layer]:
-            raise ValueError(f"frame_idx {frame_idx} goes backwards: layer {layer} already holds frames up to "
-                             f"{self._next_frame[layer] - 1}")
-        if dyn_mask is not None and (not isinstance(dyn_mask, torch.Tensor) or dyn_mask.dtype != torch.bool
-                                     or tuple(dyn_mask.shape) != (b, n)):
-            raise ValueError(f"dyn_mask must be a bool tensor [B, N] = [{b}, {n}], got "
-                             f"{getattr(dyn_mask, 'dtype', type(dyn_mask).__name__)} "
-                             f"{tuple(getattr(dyn_mask, 'shape', ()))}")
+            raise ValueError(f"{where}: frame_idx {frame_idx} goes backwards: layer {layer} already holds frames up "
+                             f"to {self._next_frame[layer] - 1}")
         grid = self.grid_hw or (int(pos[:, 1].max()) + 1, int(pos[:, 2].max()) + 1)
         p = grid[0] * grid[1]
         if n % p:
@@ -136,6 +125,9 @@ class BaseKVCache:
             raise ValueError(f"pos must list frames {frame_idx}..{frame_idx + f - 1} of the {grid[0]}x{grid[1]} "
                              "grid in frame-major raster order (t, h, w), starting at frame_idx")
         return p, f
+
+    def _layer(self) -> Int:
+        return Int(low=0, high=self.num_layers - 1)
 
     def validate_append(self, layer: int, k: torch.Tensor, v: torch.Tensor, pos: torch.Tensor, frame_idx: int,
                         dyn_mask: torch.Tensor | None = None) -> None:
@@ -174,8 +166,7 @@ class BaseKVCache:
 
     def get(self, layer: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """``k, v [B, H, M, d]``, ``pos [B, M, 3]``, ``log_count [B, M]`` (or ``None``), padded to the longest."""
-        if not isinstance(layer, int) or not 0 <= layer < self.num_layers:
-            raise ValueError(f"layer must be an int in [0, {self.num_layers}), got {layer!r}")
+        self._layer().check(layer, "layer", f"{type(self).__name__}.get")
         st = self._stores[layer]
         if st is None:
             raise ValueError(f"layer {layer} of the cache is empty; append a chunk first")
@@ -235,10 +226,9 @@ class DynamicKVCache(BaseKVCache):
 
     uses_counts = True
 
+    @validate(cfg=Optional(Instance(DASAConfig)))
     def __init__(self, num_layers: int, cfg: DASAConfig | None = None) -> None:
         self.cfg = DASAConfig() if cfg is None else cfg
-        if not isinstance(self.cfg, DASAConfig):
-            raise TypeError(f"cfg must be a DASAConfig, got {type(cfg).__name__}")
         super().__init__(num_layers)
 
     def reset(self) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import torch
 
+from ..constraints import Choice, Instance, Int, validate
 from .attention import dasa_attention
 from .cache import BaseKVCache
 from .dynamics import DASAConfig, token_dynamics, token_mask
@@ -67,6 +68,9 @@ def _rotate(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tens
     return out
 
 
+_POLICY = Instance(BaseKVCache, "KV cache policy (BaseKVCache)")
+
+
 class DASAStream:
     """The state shared by the processors of one transformer: the cache policy, the DASA config, the latent
     shape of the current call and the chunk being generated.
@@ -78,9 +82,8 @@ class DASAStream:
         rope: the transformer's ``WanRotaryPosEmbed`` module.
     """
 
+    @validate(policy=_POLICY)
     def __init__(self, policy: BaseKVCache, cfg: DASAConfig | None, patch_size, rope: torch.nn.Module) -> None:
-        if not isinstance(policy, BaseKVCache):
-            raise TypeError(f"policy must be a KV cache policy (BaseKVCache), got {type(policy).__name__}")
         self.policy, self.cfg, self.rope = policy, cfg or DASAConfig(), rope
         self.patch_size = tuple(int(p) for p in patch_size)
         self.start_frame = 0
@@ -90,14 +93,13 @@ class DASAStream:
         self.stats: dict = {}
         self._pending: list[tuple[int, torch.Tensor, torch.Tensor]] = []
 
+    @validate(start_frame=Int(low=0))
     def begin(self, start_frame: int, *, region: torch.Tensor | None = None, write: bool = False,
               dyn_mask: torch.Tensor | None = None, keyframe: bool = False) -> None:
         """Say what the next transformer call is: its chunk starts at latent frame ``start_frame``; ``region``
         bool ``[B, R]`` selects DASA's region path (None: every query attends to the whole cache);
         ``write=True`` makes it the clean re-run that stores the chunk (``dyn_mask`` bool ``[B, N]`` of the
         dynamic tokens, None = all; ``keyframe`` stores it in full)."""
-        if isinstance(start_frame, bool) or not isinstance(start_frame, int) or start_frame < 0:
-            raise ValueError(f"start_frame must be an int >= 0, got {start_frame!r}")
         self.start_frame, self.region = start_frame, region
         self.write = {"dyn_mask": dyn_mask, "keyframe": bool(keyframe)} if write else None
         self._pending = []
@@ -157,13 +159,11 @@ class DASAAttnProcessor:
     def __init__(self, stream: DASAStream, layer: int) -> None:
         self.stream, self.layer = stream, layer
 
+    # a self-attention processor (attn1: keep attn2's processor) without a mask (the cache decides what is attended)
+    @validate(encoder_hidden_states=Choice(None), attention_mask=Choice(None))
     def __call__(self, attn, hidden_states: torch.Tensor, encoder_hidden_states: torch.Tensor | None = None,
                  attention_mask: torch.Tensor | None = None, rotary_emb=None) -> torch.Tensor:
         st = self.stream
-        if encoder_hidden_states is not None:
-            raise ValueError("DASAAttnProcessor is a self-attention processor (attn1); keep attn2's processor")
-        if attention_mask is not None:
-            raise ValueError("DASAAttnProcessor takes no attention_mask: the cache decides what is attended")
         if getattr(attn, "fused_projections", False):
             raise ValueError("fused q/k/v projections are not supported; call unfuse_qkv_projections() first")
         if st.shape is None:
@@ -185,6 +185,7 @@ class DASAAttnProcessor:
         return attn.to_out[1](attn.to_out[0](o))
 
 
+@validate(policy=_POLICY)
 def attach_dasa(transformer: torch.nn.Module, policy: BaseKVCache, cfg: DASAConfig | None = None) -> DASAStream:
     """Put ``policy`` behind every block's self-attention of a diffusers Wan transformer (``blocks[i].attn1``);
     returns the :class:`DASAStream` to drive it. :func:`detach_dasa` restores the original processors."""

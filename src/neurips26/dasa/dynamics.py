@@ -19,6 +19,8 @@ from typing import Literal
 
 import torch
 
+from ..constraints import Choice, Instance, Int, Optional, Real, Tensor, check_arguments, validate
+
 EPS = 1e-6
 SCORES = ("latent_l2", "key_cos")
 STATIC_POLICIES = ("local", "skip", "full")
@@ -58,30 +60,13 @@ class DASAConfig:
         if (self.keep_ratio is None) == (self.threshold is None):
             raise ValueError("give exactly one of keep_ratio and threshold, got "
                              f"keep_ratio={self.keep_ratio!r}, threshold={self.threshold!r}")
-        if self.keep_ratio is not None:
-            if isinstance(self.keep_ratio, bool) or not isinstance(self.keep_ratio, (int, float)) \
-                    or not math.isfinite(self.keep_ratio) or not 0 < self.keep_ratio <= 1:
-                raise ValueError(f"keep_ratio must be a number in (0, 1], got {self.keep_ratio!r}")
-        if self.threshold is not None and (not isinstance(self.threshold, (int, float))
-                                           or math.isnan(self.threshold)):
-            raise ValueError(f"threshold must be a number (-inf allowed), got {self.threshold!r}")
-        if self.score not in SCORES:
-            raise ValueError(f"score must be one of {SCORES}, got {self.score!r}")
+        check_arguments("DASAConfig", _CONFIG, vars(self))
         if self.region_size is not None:
             rs = tuple(self.region_size) if isinstance(self.region_size, (tuple, list)) else None
             if rs is None or len(rs) != 2 or not all(isinstance(r, int) and not isinstance(r, bool) and r >= 1
                                                      for r in rs):
                 raise ValueError(f"region_size must be None or two positive ints (rh, rw), got {self.region_size!r}")
             self.region_size = rs
-        if self.dilation is not None and (not isinstance(self.dilation, int) or isinstance(self.dilation, bool)
-                                          or self.dilation < 0):
-            raise ValueError(f"dilation must be None or an int >= 0, got {self.dilation!r}")
-        if not isinstance(self.keyframe_every, int) or isinstance(self.keyframe_every, bool) \
-                or self.keyframe_every < 1:
-            raise ValueError(f"keyframe_every must be an int >= 1, got {self.keyframe_every!r}")
-        if self.static_policy not in STATIC_POLICIES:
-            raise ValueError(f"static_policy must be one of {STATIC_POLICIES}, got {self.static_policy!r}")
-
 
     def for_grid(self, grid_hw: tuple[int, int]) -> DASAConfig:
         """This config with ``region_size`` and ``dilation`` resolved for a token grid ``(h, w)`` (itself when
@@ -96,41 +81,31 @@ class DASAConfig:
         return replace(self, region_size=rs, dilation=dil)
 
 
+_CONFIG = {"keep_ratio": Optional(Real(low=0.0, high=1.0, closed="right")),
+           "threshold": Optional(Real(allow_inf=True)), "score": Choice(*SCORES), "dilation": Optional(Int(low=0)),
+           "keyframe_every": Int(low=1), "static_policy": Choice(*STATIC_POLICIES)}
+
+
 def _region_side(side: int) -> int:
     """The largest divisor of ``side`` that is <= min(4, side / 4) (at least 1)."""
     cap = max(1, min(4, side // 4))
     return max(d for d in range(1, cap + 1) if side % d == 0)
 
 
-def _check_tensor(name: str, x: object, dim: int) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if x.dim() != dim:
-        raise ValueError(f"{name} must have {dim} dims, got shape {tuple(x.shape)}")
-    if x.is_floating_point() and not torch.isfinite(x).all():
-        raise ValueError(f"{name} contains non-finite values (NaN/inf)")
-    return x
-
-
+@validate(prev=Tensor("B N C"), cur=Tensor("B N C"), kind=Choice(*SCORES))
 def token_dynamics(prev: torch.Tensor, cur: torch.Tensor, kind: str = "latent_l2") -> torch.Tensor:
     """Per-token dynamics score ``[B, N]`` of ``cur`` against ``prev`` (both ``[B, N, C]``).
 
     ``latent_l2``: $\\lVert c - p \\rVert / (\\lVert p \\rVert + \\epsilon)$; ``key_cos``: $1 - \\cos(p, c)$.
     """
-    prev, cur = _check_tensor("prev", prev, 3), _check_tensor("cur", cur, 3)
-    if prev.shape != cur.shape:
-        raise ValueError(f"prev and cur must have the same shape, got {tuple(prev.shape)} and {tuple(cur.shape)}")
     if kind == "latent_l2":
         return (cur - prev).norm(dim=-1) / (prev.norm(dim=-1) + EPS)
-    if kind == "key_cos":
-        return 1.0 - torch.nn.functional.cosine_similarity(cur, prev, dim=-1, eps=EPS)
-    raise ValueError(f"kind must be one of {SCORES}, got {kind!r}")
+    return 1.0 - torch.nn.functional.cosine_similarity(cur, prev, dim=-1, eps=EPS)         # "key_cos"
 
 
+@validate(radius=Int(low=0))
 def dilate(mask: torch.Tensor, radius: int) -> torch.Tensor:
     """Binary dilation of ``mask [B, H, W]`` (bool) by ``radius`` steps of the 3×3 square (max-pool)."""
-    if radius < 0:
-        raise ValueError(f"dilation radius must be >= 0, got {radius}")
     if radius == 0:
         return mask.clone()
     k = 2 * radius + 1
@@ -149,6 +124,14 @@ def _check_grid(grid_hw: object, n: int | None) -> tuple[int, int]:
     return gh, gw
 
 
+def _check_region(grid_hw: tuple[int, int], region_size: tuple[int, int]) -> None:
+    if grid_hw[0] % region_size[0] or grid_hw[1] % region_size[1]:
+        raise ValueError(f"region_size {tuple(region_size)} must divide the token grid {tuple(grid_hw)}")
+
+
+_SCORES_2D = dict(scores=Tensor("B N"), cfg=Instance(DASAConfig))
+
+
 def _select(scores: torch.Tensor, cfg: DASAConfig) -> torch.Tensor:
     """Threshold ``scores [B, N]``: top-ρ per row (ties broken by index), or ``s > τ``."""
     if cfg.threshold is not None:
@@ -160,31 +143,31 @@ def _select(scores: torch.Tensor, cfg: DASAConfig) -> torch.Tensor:
     return keep.scatter_(1, idx, True)
 
 
+@validate(**_SCORES_2D)
 def token_mask(scores: torch.Tensor, grid_hw: tuple[int, int], cfg: DASAConfig) -> torch.Tensor:
     """Dynamic-token mask ``bool [B, N]`` of one frame's scores ``[B, N]`` (N = h·w, raster order):
     quantile/threshold, then dilation by ``cfg.dilation`` tokens."""
-    scores = _check_tensor("scores", scores, 2)
     gh, gw = _check_grid(grid_hw, scores.shape[1])
     cfg = cfg.for_grid((gh, gw))
     keep = _select(scores, cfg).view(-1, gh, gw)
     return dilate(keep, cfg.dilation).view(scores.shape)
 
 
+@validate(scores=Tensor("B N"))
 def region_scores(scores: torch.Tensor, grid_hw: tuple[int, int], region_size: tuple[int, int]) -> torch.Tensor:
     """Mean token score per region: ``[B, N]`` -> ``[B, R]`` (R = (h/rh)·(w/rw), raster order)."""
-    scores = _check_tensor("scores", scores, 2)
     gh, gw = _check_grid(grid_hw, scores.shape[1])
     rh, rw = region_size
-    if gh % rh or gw % rw:
-        raise ValueError(f"region_size {tuple(region_size)} must divide the token grid {(gh, gw)}")
+    _check_region((gh, gw), region_size)
     s = scores.view(-1, gh // rh, rh, gw // rw, rw)
     return s.mean(dim=(2, 4)).reshape(scores.shape[0], -1)
 
 
+@validate(**_SCORES_2D)
 def region_mask(scores: torch.Tensor, grid_hw: tuple[int, int], cfg: DASAConfig) -> torch.Tensor:
     """Dynamic-region mask ``bool [B, R]`` from token scores ``[B, N]``: region means, top-ρ of the regions
     (or the threshold), then dilation by ``cfg.dilation`` regions."""
-    cfg = cfg.for_grid(_check_grid(grid_hw, _check_tensor("scores", scores, 2).shape[1]))
+    cfg = cfg.for_grid(_check_grid(grid_hw, scores.shape[1]))
     rs = region_scores(scores, grid_hw, cfg.region_size)
     gh, gw = grid_hw
     grid = (gh // cfg.region_size[0], gw // cfg.region_size[1])
@@ -196,7 +179,6 @@ def token_region_index(grid_hw: tuple[int, int], region_size: tuple[int, int]) -
     """Region id ``[h·w]`` (long) of each token of a frame in raster order."""
     gh, gw = grid_hw
     rh, rw = region_size
-    if gh % rh or gw % rw:
-        raise ValueError(f"region_size {tuple(region_size)} must divide the token grid {(gh, gw)}")
+    _check_region(grid_hw, region_size)
     hh, ww = torch.meshgrid(torch.arange(gh), torch.arange(gw), indexing="ij")
     return ((hh // rh) * (gw // rw) + ww // rw).reshape(-1)

@@ -24,7 +24,7 @@ from torch import nn
 from neurips26.nn import apply_rope, layers, rope_cos_sin
 from neurips26.nn.layers import AdaLNZeroBlock
 
-from .._checks import check_int
+from ..constraints import Bool, Choice, Instance, Int, Optional, Tensor, check_arguments, validate
 from .attention import dasa_attention, dasa_attention_flex
 from .baselines import DenseKVCache
 from .cache import BaseKVCache
@@ -48,10 +48,9 @@ class VideoDiTConfig:
     copy_prior: bool = False       # x̂₀ = previous frame + f(·), f's output layer zero at init (see the module doc)
 
     def __post_init__(self) -> None:
-        for name in ("frame_size", "patch", "dim", "depth", "heads", "chunk_frames", "mlp_ratio"):
-            check_int(name, getattr(self, name))
-        if not isinstance(self.copy_prior, bool):
-            raise ValueError(f"copy_prior must be a bool, got {self.copy_prior!r}")
+        names = ("frame_size", "patch", "dim", "depth", "heads", "chunk_frames", "mlp_ratio")
+        check_arguments("VideoDiTConfig", {**dict.fromkeys(names, Int(low=1)), "copy_prior": Bool()},
+                        {name: getattr(self, name) for name in (*names, "copy_prior")})
         if self.frame_size % self.patch:
             raise ValueError(f"patch {self.patch} must divide frame_size {self.frame_size}")
         if self.dim % self.heads or (self.dim // self.heads) % 6:
@@ -67,23 +66,19 @@ class VideoDiTConfig:
         return self.grid**2
 
 
+@validate(start=Int(low=0), frames=Int(low=1), grid=Int(low=1))
 def frame_positions(start: int, frames: int, grid: int) -> torch.Tensor:
     """``[frames·grid², 3]`` long (t, h, w) of frames ``start..start+frames-1``, frame-major raster."""
-    for name, value, low in (("start", start, 0), ("frames", frames, 1), ("grid", grid, 1)):
-        check_int(name, value, low)
     t = torch.arange(start, start + frames).repeat_interleave(grid * grid)
     hh, ww = torch.meshgrid(torch.arange(grid), torch.arange(grid), indexing="ij")
     return torch.stack([t, hh.reshape(-1).repeat(frames), ww.reshape(-1).repeat(frames)], dim=1)
 
 
+@validate(x=Tensor("B F C S S"), patch=Int(low=1))
 def patchify(x: torch.Tensor, patch: int) -> torch.Tensor:
-    """``[B, F, C, S, S]`` -> tokens ``[B, F·(S/p)², C·p²]``."""
-    if not isinstance(x, torch.Tensor) or x.dim() != 5 or x.shape[-1] != x.shape[-2]:
-        raise ValueError(f"x must be a tensor [B, F, C, S, S] of square frames, got {tuple(getattr(x, 'shape', ()))}")
-    if isinstance(patch, bool) or not isinstance(patch, int) or patch < 1 or x.shape[-1] % patch:
-        raise ValueError(f"patch must be a positive int dividing the frame size {x.shape[-1]}, got {patch!r}")
-    if x.is_floating_point() and not torch.isfinite(x).all():
-        raise ValueError("x contains non-finite values (NaN/inf)")
+    """``[B, F, C, S, S]`` (square frames, finite) -> tokens ``[B, F·(S/p)², C·p²]``."""
+    if x.shape[-1] % patch:
+        raise ValueError(f"patchify: patch must divide the frame size {x.shape[-1]}, got {patch!r}")
     return _tokens(x, patch)
 
 
@@ -94,12 +89,9 @@ def _tokens(x: torch.Tensor, patch: int) -> torch.Tensor:
     return layers.patchify(x.flatten(0, 1), patch).reshape(b, f * (s // patch) ** 2, c * patch * patch)
 
 
+@validate(tokens=Tensor("B N W", finite=False), frames=Int(low=1), patch=Int(low=1), channels=Int(low=1))
 def unpatchify(tokens: torch.Tensor, frames: int, patch: int, channels: int = 3) -> torch.Tensor:
     """Inverse of :func:`patchify`: tokens ``[B, F·g², C·p²]`` -> ``[B, F, C, g·p, g·p]``."""
-    for name, value in (("frames", frames), ("patch", patch), ("channels", channels)):
-        check_int(name, value)
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 3:
-        raise ValueError(f"tokens must be a tensor [B, N, C·p²], got {tuple(getattr(tokens, 'shape', ()))}")
     b, n, width = tokens.shape
     g = int(math.isqrt(n // frames))
     if n % frames or g * g * frames != n or width != channels * patch * patch:
@@ -208,22 +200,19 @@ class ARVideoDiT(nn.Module):
                 raise ValueError("a copy_prior model needs prev_frame [B, 3, S, S] (the frame before the chunk) "
                                  "to predict x̂₀; only a cache-writing re-run (write=...) may omit it")
             return None
-        prev_frame = self._check_frames("prev_frame", prev_frame[:, None] if isinstance(prev_frame, torch.Tensor)
-                                        and prev_frame.dim() == 4 else prev_frame)
-        if prev_frame.shape[:2] != (b, 1):
-            raise ValueError(f"prev_frame must be [B={b}, 3, {c.frame_size}, {c.frame_size}], got "
-                             f"{tuple(prev_frame.shape)}")
+        if isinstance(prev_frame, torch.Tensor) and prev_frame.dim() == 4:
+            prev_frame = prev_frame[:, None]                                   # [B, 1, 3, S, S] also accepted
+        Tensor(f"{b} 1 3 {c.frame_size} {c.frame_size}").check(prev_frame, "prev_frame", "ARVideoDiT.forward")
         return patchify(prev_frame.expand(b, f, *prev_frame.shape[2:]), c.patch)
 
-    def _check_frames(self, name: str, x: object) -> torch.Tensor:
-        c = self.config
-        if not isinstance(x, torch.Tensor) or x.dim() != 5 or tuple(x.shape[2:]) != (3, c.frame_size, c.frame_size):
-            raise ValueError(f"{name} must be [B, F, 3, {c.frame_size}, {c.frame_size}], got "
-                             f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
-        if not torch.isfinite(x).all():
-            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
+    def _check_frames(self, name: str, x: object, where: str) -> torch.Tensor:
+        """``x`` must be finite frames ``[B, F, 3, S, S]`` of this model's size (the constraint depends on the
+        config, so it is built here rather than declared)."""
+        s = self.config.frame_size
+        Tensor(f"B F 3 {s} {s}").check(x, name, where)
         return x
 
+    @validate(attn=Choice("dense", "dasa"), write=Optional(Instance(dict)), backend=Choice("gather", "flex"))
     def forward(self, x_noisy: torch.Tensor, t, cache: BaseKVCache | None = None, start_frame: int = 0,
                 attn: str = "dense", *, region: torch.Tensor | None = None, cfg: DASAConfig | None = None,
                 write: dict | None = None, stats: dict | None = None, backend: str = "gather",
@@ -240,10 +229,8 @@ class ARVideoDiT(nn.Module):
         ``backend``: ``"gather"`` (:func:`dasa_attention`, per-sequence gather + SDPA, any use) or ``"flex"``
         (:func:`dasa_attention_flex`, one ``flex_attention`` call with a ``BlockMask``; inference only).
         """
-        if attn not in ("dense", "dasa"):
-            raise ValueError(f"attn must be 'dense' or 'dasa', got {attn!r}")
         c = self.config
-        x_noisy = self._check_frames("x_noisy", x_noisy)
+        x_noisy = self._check_frames("x_noisy", x_noisy, "ARVideoDiT.forward")
         b, f = x_noisy.shape[:2]
         cfg = (cfg or DASAConfig()).for_grid((c.grid, c.grid))
         tt = torch.as_tensor(t, dtype=torch.float32, device=x_noisy.device).reshape(-1).expand(b)
@@ -252,8 +239,6 @@ class ARVideoDiT(nn.Module):
         rm = region if attn == "dasa" else None
         if write is not None and not isinstance(cache, BaseKVCache):
             raise ValueError(f"write= needs a cache policy to write into, got {type(cache).__name__}")
-        if backend not in ("gather", "flex"):
-            raise ValueError(f"backend must be 'gather' or 'flex', got {backend!r}")
         attention = dasa_attention if backend == "gather" else dasa_attention_flex
         pending: list[tuple[torch.Tensor, torch.Tensor]] = []
 
@@ -280,24 +265,55 @@ class ARVideoDiT(nn.Module):
     def teacher_forcing_loss(self, clip: torch.Tensor, generator: torch.Generator | None = None,
                              context_noise: float = 0.05) -> torch.Tensor:
         """x₀-MSE of the noisy stream (chunks ≥ 1) under the block-causal clean/noisy mask; ``clip [B, T, 3, S, S]``,
-        T a multiple of ``chunk_frames``; noise levels drawn per (sequence, chunk) from the sampling schedule."""
+        T a multiple of ``chunk_frames``; noise levels drawn per (sequence, chunk) from the sampling schedule
+        (:meth:`teacher_forcing_noise`, then :meth:`teacher_forcing_loss_given`)."""
+        clip = self._check_tf_clip(clip)
+        noise = self.teacher_forcing_noise(clip.shape[0], clip.shape[1], generator)
+        return self.teacher_forcing_loss_given(clip, *noise, context_noise=context_noise)
+
+    def _check_tf_clip(self, clip: torch.Tensor) -> torch.Tensor:
         c = self.config
-        clip = self._check_frames("clip", clip)
-        b, tf = clip.shape[:2]
+        clip = self._check_frames("clip", clip, "ARVideoDiT.teacher_forcing_loss")
+        tf = clip.shape[1]
         if tf % c.chunk_frames or tf < 2 * c.chunk_frames:
             raise ValueError(f"clip length must be a multiple of {c.chunk_frames} and >= 2 chunks, got {tf}")
+        return clip
+
+    def teacher_forcing_noise(self, batch: int, frames: int, generator: torch.Generator | None = None
+                              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        """The random draws of :meth:`teacher_forcing_loss` for ``batch`` clips of ``frames`` frames, in its order,
+        one row per clip: ``(level [B, chunks] long index into the schedule, eps [B, L, C], u [B, 1, 1] uniform of
+        the context noise, eps_clean [B, L, C])`` (L tokens, C = 3·p²). Drawn for a whole global batch, they can be
+        sharded by row with the clips (data-parallel training equals one process)."""
+        c = self.config
+        shape = (batch, frames * c.tokens_per_frame, 3 * c.patch**2)
+        level = torch.randint(len(SCHEDULE), (batch, frames // c.chunk_frames), generator=generator)
+        eps = torch.randn(shape, generator=generator)
+        u = torch.rand(batch, 1, 1, generator=generator)
+        return level, eps, u, torch.randn(shape, generator=generator)
+
+    @validate(clip=Tensor("B T _ _ _", finite=False), level=Tensor("B K", dtype="integer"), eps=Tensor("B L C"),
+              u=Tensor("B 1 1"), eps_clean=Tensor("B L C"))
+    def teacher_forcing_loss_given(self, clip: torch.Tensor, level: torch.Tensor, eps: torch.Tensor,
+                                   u: torch.Tensor, eps_clean: torch.Tensor, *, context_noise: float = 0.05
+                                   ) -> torch.Tensor:
+        """:meth:`teacher_forcing_loss` with its draws given (:meth:`teacher_forcing_noise`, rows = clips); a mean
+        over rows of equal size (each clip's own noise), so row shards average to the whole batch's loss."""
+        c = self.config
+        clip = self._check_tf_clip(clip)
+        b, tf = clip.shape[:2]
         n_chunks, p = tf // c.chunk_frames, c.tokens_per_frame
         dev = clip.device
         x0 = patchify(clip, c.patch)                                                 # [B, L, C]
         lt = x0.shape[1]
         chunk = torch.arange(lt, device=dev) // (c.chunk_frames * p)
         sched = torch.tensor(SCHEDULE, device=dev)
-        t_chunk = sched[torch.randint(len(SCHEDULE), (b, n_chunks), generator=generator).to(dev)]
+        t_chunk = sched[level.to(dev)]
         t_tok = t_chunk[:, chunk]                                                   # [B, L]
-        eps = torch.randn(x0.shape, generator=generator).to(dev)
+        eps = eps.to(dev)
         noisy = (1 - t_tok[..., None]) * x0 + t_tok[..., None] * eps
-        tc = context_noise * torch.rand(b, 1, 1, generator=generator).to(dev)
-        clean = (1 - tc) * x0 + tc * torch.randn(x0.shape, generator=generator).to(dev)
+        tc = context_noise * u.to(dev)
+        clean = (1 - tc) * x0 + tc * eps_clean.to(dev)
         tokens = torch.cat([clean, noisy], dim=1)
         t_all = torch.cat([tc[..., 0].expand(b, lt), t_tok], dim=1)
         pos = frame_positions(0, tf, c.grid).to(dev).repeat(2, 1)
@@ -320,6 +336,8 @@ class ARVideoDiT(nn.Module):
         return F.mse_loss(pred[:, target_rows], x0[:, target_rows])
 
     # ---- sampling -------------------------------------------------------------------------------------
+    @validate(steps=Int(low=1), policy=Optional(Instance(BaseKVCache, "KV cache policy (BaseKVCache)")),
+              region_policy=Choice("dynamics", "random"))
     @torch.no_grad()
     def generate(self, context: torch.Tensor, num_frames: int, steps: int = 4, policy: BaseKVCache | None = None,
                  generator: torch.Generator | None = None, *, cfg: DASAConfig | None = None,
@@ -341,21 +359,17 @@ class ARVideoDiT(nn.Module):
             backend: attention path of every forward, ``"gather"`` or ``"flex"`` (see :meth:`forward`).
         """
         c = self.config
-        context = self._check_frames("context", context)
+        context = self._check_frames("context", context, "ARVideoDiT.generate")
         if context.shape[1] != c.chunk_frames:
             raise ValueError(f"context must hold one chunk of {c.chunk_frames} frames, got {context.shape[1]}")
         if not isinstance(num_frames, int) or num_frames < c.chunk_frames or num_frames % c.chunk_frames:
             raise ValueError(f"num_frames must be a multiple of {c.chunk_frames} >= {c.chunk_frames}, got "
                              f"{num_frames!r}")
-        if not isinstance(steps, int) or steps < 1:
-            raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-        if region_policy not in ("dynamics", "random"):
-            raise ValueError(f"region_policy must be 'dynamics' or 'random', got {region_policy!r}")
         if regions is None:            # the region path only when asked for DASA settings
             regions = cfg is not None
         cfg = (cfg or DASAConfig()).for_grid((c.grid, c.grid))
         policy = DenseKVCache(c.depth) if policy is None else policy
-        if not isinstance(policy, BaseKVCache) or policy.num_layers != c.depth:
+        if policy.num_layers != c.depth:
             raise ValueError(f"policy must be a cache with num_layers = {c.depth}, got {policy!r}")
         policy.reset()
         levels = [1.0 - i / steps for i in range(steps)]

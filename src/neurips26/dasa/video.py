@@ -21,6 +21,8 @@ from functools import lru_cache
 import numpy as np
 import torch
 
+from ..constraints import Choice, Int, Real, Tensor, validate
+
 REGIMES = ("sparse", "medium", "dense", "occlusion")
 BAR_LEVEL = 0.05                      # grey level of the occluding bar (before flicker)
 
@@ -51,18 +53,11 @@ def _resize(img: np.ndarray, size: int) -> np.ndarray:
     return img[np.ix_(idx, idx)]
 
 
+@validate(regime=Choice(*REGIMES), num_frames=Int(low=2), size=Int(low=16), seed=Int(low=0))
 def moving_sprites(regime: str, num_frames: int, size: int = 64, seed: int = 0) -> SpriteVideo:
     """One seeded video of the given regime (see the module docstring)."""
     from scipy.ndimage import gaussian_filter
 
-    if regime not in REGIMES:
-        raise ValueError(f"regime must be one of {REGIMES}, got {regime!r}")
-    if not isinstance(num_frames, int) or num_frames < 2:
-        raise ValueError(f"num_frames must be an int >= 2, got {num_frames!r}")
-    if not isinstance(size, int) or size < 16:
-        raise ValueError(f"size must be an int >= 16, got {size!r}")
-    if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
     rng = np.random.default_rng(seed)
     pan = regime == "dense"
     scale = size / 64
@@ -141,31 +136,27 @@ def _bar_track(rng: np.random.Generator, num_frames: int, size: int) -> list[tup
     return out
 
 
-def _check_pair(x: torch.Tensor, ref: torch.Tensor, **positive: float) -> None:
-    for name, t in (("x", x), ("ref", ref)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+_POSITIVE = Real(low=0.0, closed="neither")
+
+
+def _same_shape(where: str, x: torch.Tensor, ref: torch.Tensor) -> None:
     if x.shape != ref.shape:
-        raise ValueError(f"x and ref must share a shape, got {tuple(x.shape)} and {tuple(ref.shape)}")
-    for name, t in (("x", x), ("ref", ref)):
-        if not torch.isfinite(t).all():
-            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
-    for name, v in positive.items():
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
+        raise ValueError(f"{where}: x and ref must share a shape, got {tuple(x.shape)} and {tuple(ref.shape)}")
 
 
+@validate(x=Tensor(), ref=Tensor(), data_range=_POSITIVE)
 def psnr(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0) -> float:
     r"""$10 \log_{10}(R^2 / \mathrm{MSE})$ in dB over all elements (capped at 100 dB for identical inputs)."""
-    _check_pair(x, ref, data_range=data_range)
+    _same_shape("psnr", x, ref)
     mse = float(((x.float() - ref.float()) ** 2).mean())
     return 100.0 if mse <= 1e-10 else 10 * math.log10(data_range**2 / mse)
 
 
+@validate(x=Tensor(), ref=Tensor(), data_range=_POSITIVE, sigma=_POSITIVE)
 def ssim(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0, sigma: float = 1.5) -> float:
     r"""Mean SSIM (Wang et al. 2004; Gaussian window σ = 1.5, 11 taps) of images ``[..., C, H, W]``:
     $\frac{(2\mu_x\mu_y + c_1)(2\sigma_{xy} + c_2)}{(\mu_x^2 + \mu_y^2 + c_1)(\sigma_x^2 + \sigma_y^2 + c_2)}$."""
-    _check_pair(x, ref, data_range=data_range, sigma=sigma)
+    _same_shape("ssim", x, ref)
     a = x.float().reshape(-1, 1, *x.shape[-2:])
     b = ref.float().reshape(-1, 1, *x.shape[-2:])
     r = torch.arange(11, dtype=torch.float32) - 5
@@ -183,20 +174,12 @@ def ssim(x: torch.Tensor, ref: torch.Tensor, data_range: float = 1.0, sigma: flo
     return float(s.mean())
 
 
+@validate(video=Tensor("T 3 H W"), static_mask=Tensor("H W", finite=False), background=Tensor("3 H W"))
 def mini_vbench(video: torch.Tensor, static_mask: torch.Tensor, background: torch.Tensor) -> dict[str, float]:
     """Scores of a video ``[T, 3, S, S]`` (higher is better); ``static_mask [S, S]`` pixels that should not
     change, ``background [3, S, S]`` the sprite-free reference used to find the foreground (|x − bg| > 0.1)."""
-    if not isinstance(video, torch.Tensor) or video.dim() != 4 or video.shape[1] != 3 or video.shape[0] < 3:
-        raise ValueError(f"video must be a tensor [T >= 3, 3, S, S], got {tuple(getattr(video, 'shape', ()))}")
-    size = tuple(video.shape[-2:])
-    if not isinstance(static_mask, torch.Tensor) or tuple(static_mask.shape) != size:
-        raise ValueError(f"static_mask must be a tensor {list(size)}, got {tuple(getattr(static_mask, 'shape', ()))}")
-    if not isinstance(background, torch.Tensor) or tuple(background.shape) != (3, *size):
-        raise ValueError(f"background must be a tensor [3, {size[0]}, {size[1]}], got "
-                         f"{tuple(getattr(background, 'shape', ()))}")
-    for name, t in (("video", video), ("background", background)):
-        if not torch.isfinite(t).all():
-            raise ValueError(f"{name} contains non-finite values (NaN/inf)")
+    if video.shape[0] < 3:
+        raise ValueError(f"mini_vbench: video must hold T >= 3 frames, got {video.shape[0]}")
     v = video.float().clamp(0, 1)
     t = v.shape[0]
     st = static_mask.bool()
