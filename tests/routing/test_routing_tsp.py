@@ -72,7 +72,7 @@ def test_bad_tours():
         tour_length(X, np.array([[0, 1, 1, 2]]))
     with pytest.raises(ValueError, match=r"shape \[1, 4\]"):
         tour_length(X, np.array([[0, 1, 2]]))
-    with pytest.raises(TypeError, match="integers"):
+    with pytest.raises(ValueError, match="integer array"):  # a wrong dtype is a value error of the declaration
         tour_length(X, np.array([[0.0, 1, 2, 3]]))
     with pytest.raises(ValueError, match="rounding"):
         tour_length(X, np.array([[0, 1, 2, 3]]), rounding="rint")

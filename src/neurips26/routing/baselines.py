@@ -23,7 +23,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._checks import check_coords, check_int, check_number, check_step
+from ..constraints import AnyOf, Callable, Choice, Int, Real, check_arguments, validate
+from ._checks import COORDS, check_step
 from .tsp import as_instances, check_tours, distance_matrix
 
 __all__ = ["POMOLightDecoder", "farthest_insertion_tours", "nearest_neighbour_tours", "solve_cvrp_pyvrp",
@@ -35,8 +36,8 @@ def nearest_neighbour_tours(X: Any, start: int = 0) -> np.ndarray:
     """Nearest-neighbour tours ``[B, n]`` (int64) from ``start``, vectorised over the batch."""
     D = distance_matrix(as_instances(X))
     B, n, _ = D.shape
-    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < n:
-        raise ValueError(f"start must be an integer node index in [0, {n - 1}], got {start!r}")
+    check_arguments("nearest_neighbour_tours", {"start": Int(0, n - 1)}, {"start": start})  # a node of X
+    start = int(start)
     rows = np.arange(B)
     visited = np.zeros((B, n), dtype=bool)
     tours = np.empty((B, n), dtype=np.int64)
@@ -75,10 +76,10 @@ def farthest_insertion_tours(X: Any) -> np.ndarray:
     return out
 
 
+@validate(max_iterations=Int(low=0))
 def two_opt(X: Any, tours: Any, max_iterations: int = 1000) -> np.ndarray:
     """Improve ``tours`` ``[B, n]`` by best-improvement 2-opt until no move gains (or ``max_iterations``)."""
     Xn = as_instances(X)
-    check_int("max_iterations", max_iterations, 0)
     D = distance_matrix(Xn)
     B, n, _ = D.shape
     pis = check_tours(tours, B, n).copy()
@@ -87,7 +88,7 @@ def two_opt(X: Any, tours: Any, max_iterations: int = 1000) -> np.ndarray:
     upper[0, n - 1] = False  # edges (0,1) and (n-1,0) are adjacent
     for b in range(B):
         pi, d = pis[b], D[b]
-        for _ in range(max_iterations):
+        for _ in range(int(max_iterations)):
             nxt = np.roll(pi, -1)
             # Delta_ij = d(pi_i, pi_j) + d(pi_{i+1}, pi_{j+1}) - d(pi_i, pi_{i+1}) - d(pi_j, pi_{j+1})
             delta = d[pi[:, None], pi[None, :]] + d[nxt[:, None], nxt[None, :]] \
@@ -124,14 +125,13 @@ class POMOLightDecoder(nn.Module):
     $s_r = C \tanh(q'^\top W_k h_r / \sqrt{d})$ with $C = 10$.
     """
 
+    @validate(d_model=Int(low=1), n_layers=Int(low=1), head_dim=Int(low=1), ff_mult=Int(low=1),
+              clip=Real(low=0.0, closed="neither"))
     def __init__(self, *, d_model: int = 128, n_layers: int = 6, head_dim: int = 16, ff_mult: int = 4,
                  clip: float = 10.0) -> None:
         super().__init__()
-        for name, v in (("d_model", d_model), ("n_layers", n_layers), ("head_dim", head_dim), ("ff_mult", ff_mult)):
-            check_int(name, v, 1)
-        check_number("clip", clip, positive=True)
         if d_model % head_dim:
-            raise ValueError(f"d_model must be divisible by head_dim: got {d_model} and {head_dim}")
+            raise ValueError(f"POMOLightDecoder: d_model must be divisible by head_dim: got {d_model} and {head_dim}")
         heads = d_model // head_dim
         self.d_model, self.clip = d_model, clip
         self.embed = nn.Linear(2, d_model)
@@ -143,15 +143,16 @@ class POMOLightDecoder(nn.Module):
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    @validate(X=COORDS)
     def encode(self, X: torch.Tensor) -> torch.Tensor:
-        h = self.embed(check_coords(X))
+        h = self.embed(X)
         for layer in self.layers:
             h = layer(h)
         return h  # [B, n, d]
 
     def score(self, emb: torch.Tensor, first: torch.Tensor, last: torch.Tensor,
               remaining: torch.Tensor) -> torch.Tensor:
-        check_step(emb, first, last, remaining, self.d_model)
+        check_step("POMOLightDecoder.score", emb, first, last, remaining, self.d_model)
         B, _, d = emb.shape
         rows = torch.arange(B, device=emb.device)
         h_rem = torch.gather(emb, 1, remaining[:, :, None].expand(-1, -1, d))  # [B, m, d]
@@ -169,6 +170,8 @@ class POMOLightDecoder(nn.Module):
 # ------------------------------------------------------------------------------------------ CVRP
 _ROUND_FUNCS = ("round", "trunc", "dimacs", "exact", "none")  # PyVRP's named rounding functions
 
+
+@validate(max_iterations=Int(low=1), seed=Int(low=0), round_func=AnyOf(Choice(*_ROUND_FUNCS), Callable()))
 def solve_cvrp_pyvrp(path: str | Path, *, max_iterations: int = 2000, seed: int = 0,
                      round_func: str = "round") -> dict[str, Any]:
     """Solve a CVRPLIB ``.vrp`` file with PyVRP (deterministic ``MaxIterations`` stop).
@@ -179,16 +182,13 @@ def solve_cvrp_pyvrp(path: str | Path, *, max_iterations: int = 2000, seed: int 
     if not isinstance(path, str | Path) or not Path(path).is_file():
         raise ValueError(f"path must be an existing .vrp file, got {str(path)!r}")
     path = Path(path)
-    check_int("max_iterations", max_iterations, 1)
-    check_int("seed", seed, 0)
-    if not callable(round_func) and round_func not in _ROUND_FUNCS:
-        raise ValueError(f"round_func must be one of {_ROUND_FUNCS} or a function, got {round_func!r}")
     try:
         from pyvrp import read, solve
         from pyvrp.stop import MaxIterations
     except ImportError:
         raise ImportError("solve_cvrp_pyvrp needs PyVRP: `pip install 'neurips26[routing]'`") from None
-    res = solve(read(path, round_func=round_func), stop=MaxIterations(max_iterations), seed=seed, display=False)
+    res = solve(read(path, round_func=round_func), stop=MaxIterations(int(max_iterations)), seed=int(seed),
+                display=False)
     routes = [[act.idx for act in route if act.is_client()] for route in res.best.routes()]
     bks = None
     sol = path.with_suffix(".sol")

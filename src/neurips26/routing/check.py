@@ -13,6 +13,7 @@ alpha on the one shared lr); gpu d in {128, 256, 512} x L in {3, 6, 12} on TSP10
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any
 
@@ -393,24 +394,20 @@ def _tsplib_details(g: dict[str, Any]) -> dict[str, Any]:
                                                if t[a]["tsplib_mean_gap_pct"]]}
 
 
-def measure_vs_fi(ctx: CheckContext) -> Evidence:
+def measure_vs_heuristic(ctx: CheckContext, heuristic: str, label: str) -> Evidence:
+    """Per seed, the test gap of ``heuristic`` (a key of the data's heuristic gaps) minus the best model's greedy
+    gap (C4: farthest insertion, C5: farthest insertion + 2-opt); ``label`` names it in the unit."""
     g = _g(ctx)
-    h = float(g["data"]["heur"]["farthest_insertion"].mean())
+    h = float(g["data"]["heur"][heuristic].mean())
     best = _best_model(g, "gap_pct")
     return Evidence(values=[h - b for b in best],
-                    unit="pp, gap(farthest insertion) - greedy gap(best model), test set, per seed",
+                    unit=f"pp, gap({label}) - greedy gap(best model), test set, per seed",
                     details={"heuristic_gap_pct": h, "best_model_gap_pct": best, "best_arm": g["best"],
                              **_tsplib_details(g)})
 
 
-def measure_vs_fi2opt(ctx: CheckContext) -> Evidence:
-    g = _g(ctx)
-    h = float(g["data"]["heur"]["farthest_insertion_2opt"].mean())
-    best = _best_model(g, "gap_pct")
-    return Evidence(values=[h - b for b in best],
-                    unit="pp, gap(FI + 2-opt) - greedy gap(best model), test set, per seed",
-                    details={"heuristic_gap_pct": h, "best_model_gap_pct": best, "best_arm": g["best"],
-                             **_tsplib_details(g)})
+measure_vs_fi = functools.partial(measure_vs_heuristic, heuristic="farthest_insertion", label="farthest insertion")
+measure_vs_fi2opt = functools.partial(measure_vs_heuristic, heuristic="farthest_insertion_2opt", label="FI + 2-opt")
 
 
 def measure_x8_vs_fi2opt(ctx: CheckContext) -> Evidence:

@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .tsp import _check_rounding, as_instances, tour_length
+from ..constraints import ArrayLike, Bool, Choice, Int, check_arguments, validate
+from ._checks import Policy
+from .tsp import ROUNDINGS, as_instances, tour_length
 
 __all__ = ["greedy_construct", "multi_start_construct"]
 
@@ -55,6 +57,7 @@ def _rollout(model: torch.nn.Module, Xt: torch.Tensor, start: torch.Tensor) -> t
 
 
 @torch.no_grad()
+@validate(model=Policy(), start=Int(low=0), rounding=Choice(*ROUNDINGS))
 def greedy_construct(model: torch.nn.Module, X: Any, start: int = 0, *,
                      rounding: str = "none") -> tuple[torch.Tensor, torch.Tensor]:
     """Greedy tours for ``X`` ``[B, n, 2]``: (int64 tours ``[B, n]`` beginning at ``start``, lengths ``[B]``).
@@ -63,21 +66,18 @@ def greedy_construct(model: torch.nn.Module, X: Any, start: int = 0, *,
     (:class:`TSPDecoderOnly`, :class:`POMOLightDecoder`). Lengths come from :func:`tour_length` with
     ``rounding``. The model is put in eval mode for the call and restored afterwards.
     """
-    if not (hasattr(model, "encode") and hasattr(model, "score")):
-        raise TypeError(f"model must have encode() and score() (a routing policy), got {type(model).__name__}")
     Xn = as_instances(X)
     B, n, _ = Xn.shape
-    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start < n:
-        raise ValueError(f"start must be an integer node index in [0, {n - 1}], got {start!r}")
-    _check_rounding(rounding)
+    check_arguments("greedy_construct", {"start": Int(0, n - 1)}, {"start": start})  # a node of X
     dtype, device = _model_dtype_device(model)
     Xt = torch.as_tensor(Xn, dtype=dtype, device=device)
-    tours = _rollout(model, Xt, torch.full((B,), start, dtype=torch.int64, device=device))
+    tours = _rollout(model, Xt, torch.full((B,), int(start), dtype=torch.int64, device=device))
     lengths = tour_length(Xt.cpu(), tours.cpu(), rounding=rounding)
     return tours.cpu(), lengths
 
 
 @torch.no_grad()
+@validate(model=Policy(), augment=Bool(), rounding=Choice(*ROUNDINGS), max_batch=Int(low=1))
 def multi_start_construct(model: torch.nn.Module, X: Any, starts: Any = None, *, augment: bool = False,
                           rounding: str = "none", max_batch: int = 8192) -> tuple[torch.Tensor, torch.Tensor]:
     """POMO-style inference: greedy tours from several start nodes (and, with ``augment``, on the 8 symmetric
@@ -95,23 +95,14 @@ def multi_start_construct(model: torch.nn.Module, X: Any, starts: Any = None, *,
     """
     Xn = as_instances(X)
     B, n, _ = Xn.shape
-    if starts is None:
-        starts = list(range(n))
-    if isinstance(starts, int | str | bytes) or not hasattr(starts, "__iter__"):
-        raise TypeError(f"starts must be a sequence of node indices, got {type(starts).__name__}")
-    starts = list(starts)
-    if not starts:
-        raise ValueError("starts must hold at least one node index, got an empty sequence")
-    for s in starts:  # validated here, before any rollout, so a bad index fails before the work
-        if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < n:
-            raise ValueError(f"starts must be integer node indices in [0, {n - 1}], got {s!r}")
-    if not isinstance(augment, bool):
-        raise TypeError(f"augment must be a bool, got {augment!r}")
-    if isinstance(max_batch, bool) or not isinstance(max_batch, int) or max_batch < 1:
-        raise ValueError(f"max_batch must be a positive integer, got {max_batch!r}")
-    if not (hasattr(model, "encode") and hasattr(model, "score")):
-        raise TypeError(f"model must have encode() and score() (a routing policy), got {type(model).__name__}")
-    _check_rounding(rounding)
+    # validated here, before any rollout, so a bad index fails before the work
+    starts = range(n) if starts is None else starts
+    if hasattr(starts, "__iter__") and not isinstance(starts, str | bytes):
+        starts = list(starts)  # sequences, ranges, arrays, generators
+    check_arguments("multi_start_construct", {"starts": ArrayLike(ndim=1, dtype="integer")}, {"starts": starts})
+    if not starts or min(starts) < 0 or max(starts) >= n:
+        raise ValueError(f"multi_start_construct: starts must be a non-empty sequence of node indices in "
+                         f"[0, {n - 1}], got {starts!r}")
     from .tsp import augment_x8
 
     images = augment_x8(Xn) if augment else Xn[None]  # [I, B, n, 2]

@@ -7,11 +7,11 @@ $\approx 6 \cdot \text{params} \cdot T$ plus the attention term (see :func:`trai
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..constraints import ArrayLike, Int, Real, validate
 from .model import DecoderConfig, count_params, tour_flops, train_step_flops
 
 __all__ = ["GridPoint", "equal_param_pairs", "scaling_grid"]
@@ -36,15 +36,14 @@ class GridPoint:
         return self.config.label
 
 
+@validate(widths=ArrayLike(ndim=1, dtype="integer"), depths=ArrayLike(ndim=1, dtype="integer"), n_nodes=Int(low=3))
 def scaling_grid(widths: Sequence[int], depths: Sequence[int], *, n_nodes: int = 20,
                  **config: Any) -> list[GridPoint]:
     """Every (d, L) in ``widths`` x ``depths`` (width-major) as :class:`GridPoint`; ``config`` goes to
     :class:`DecoderConfig` (``ff_mult``, ``head_dim``, flags)."""
-    for name, v in (("widths", widths), ("depths", depths)):
-        if isinstance(v, str | bytes) or not isinstance(v, Sequence) or not v:
-            raise ValueError(f"{name} must be a non-empty sequence of integers, got {v!r}")
-    if isinstance(n_nodes, bool) or not isinstance(n_nodes, int) or n_nodes < 3:
-        raise ValueError(f"n_nodes must be an integer >= 3, got {n_nodes!r}")
+    if not (len(widths) and len(depths)):
+        raise ValueError(f"scaling_grid: widths and depths must be non-empty, got {widths!r} and {depths!r}")
+    n_nodes = int(n_nodes)
     out = []
     for d in widths:
         for L in depths:
@@ -55,11 +54,9 @@ def scaling_grid(widths: Sequence[int], depths: Sequence[int], *, n_nodes: int =
     return out
 
 
+@validate(tolerance=Real(low=0.0))
 def equal_param_pairs(grid: Sequence[GridPoint], tolerance: float = 0.10) -> list[tuple[GridPoint, GridPoint]]:
     """(deep, wide) pairs with deep.d < wide.d, deep.L > wide.L and parameters within ``tolerance``."""
-    if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not math.isfinite(tolerance) \
-            or tolerance < 0:
-        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
     if isinstance(grid, str) or not all(isinstance(g, GridPoint) for g in grid):
         raise TypeError("grid must be a sequence of GridPoint (from scaling_grid)")
     pairs = []

@@ -22,15 +22,15 @@ $\mathrm{FFN}(x) = W_2\,\mathrm{ReLU}(W_1 x + b_1) + b_2$ ($d \to 4d \to d$). Pa
 
 from __future__ import annotations
 
-import math
+import functools
 from dataclasses import dataclass
-from typing import Any
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._checks import check_coords, check_int, check_step, is_trusted, trusted
+from ..constraints import Bool, Instance, Int, Real, Tensor, check_arguments, validate
+from ._checks import COORDS, check_step, trusted
 
 __all__ = ["DecoderBlock", "DecoderConfig", "TSPDecoderOnly", "count_params", "decoder_step_flops",
            "tour_flops", "train_step_flops"]
@@ -59,19 +59,10 @@ class DecoderConfig:
     rezero_init: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("d_model", "n_layers", "ff_mult", "head_dim"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        check_arguments("DecoderConfig", _CONFIG, self.__dict__)
         if self.d_model % self.head_dim:
-            raise ValueError(f"d_model must be divisible by head_dim: got d_model={self.d_model}, "
+            raise ValueError(f"DecoderConfig: d_model must be divisible by head_dim: got d_model={self.d_model}, "
                              f"head_dim={self.head_dim}")
-        for name in ("gated_attention", "rezero"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be a bool, got {getattr(self, name)!r}")
-        v = self.rezero_init
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise ValueError(f"rezero_init must be a finite number, got {v!r}")
 
     @property
     def n_heads(self) -> int:
@@ -84,11 +75,12 @@ class DecoderConfig:
         return f"{self.d_model}x{self.n_layers}{flags}"
 
 
-def _check_cfg(cfg: Any) -> None:
-    if not isinstance(cfg, DecoderConfig):
-        raise TypeError(f"cfg must be a DecoderConfig, got {type(cfg).__name__}")
+_CONFIG = {"d_model": Int(low=1), "n_layers": Int(low=1), "ff_mult": Int(low=1), "head_dim": Int(low=1),
+           "gated_attention": Bool(), "rezero": Bool(), "rezero_init": Real()}
+_CFG = Instance(DecoderConfig)
 
 
+@validate(cfg=_CFG)
 def count_params(cfg: DecoderConfig) -> int:
     r"""Closed-form parameter count of ``TSPDecoderOnly(cfg)``.
 
@@ -96,13 +88,13 @@ def count_params(cfg: DecoderConfig) -> int:
     $+ f d + d$ (FFN biases) $+ 2 r$ (ReZero scalars). Outside the blocks: embedding $3d$, first/last
     projections $2(d^2 + d)$, scorer $d + 1$.
     """
-    _check_cfg(cfg)
     d, f = cfg.d_model, cfg.ff_mult
     g, r = int(cfg.gated_attention), int(cfg.rezero)
     block = (4 + g + 2 * f) * d * d + d + g * d + f * d + d + 2 * r
     return cfg.n_layers * block + 3 * d + 2 * (d * d + d) + d + 1
 
 
+@validate(cfg=_CFG, n_remaining=Int(low=0))
 def decoder_step_flops(cfg: DecoderConfig, n_remaining: int) -> int:
     r"""Forward matmul FLOPs of one decoder call over $T = m + 2$ tokens ($m$ unvisited nodes).
 
@@ -110,25 +102,21 @@ def decoder_step_flops(cfg: DecoderConfig, n_remaining: int) -> int:
     plus first/last projections $2 \cdot 2d^2$ and the scorer $2md$ (the embedding is computed once per
     instance and counted in :func:`tour_flops`).
     """
-    _check_cfg(cfg)
-    check_int("n_remaining", n_remaining, 0)
     d, f, g = cfg.d_model, cfg.ff_mult, int(cfg.gated_attention)
     T = n_remaining + 2
     block = 2 * T * (4 + g + 2 * f) * d * d + 4 * T * T * d
     return cfg.n_layers * block + 4 * d * d + 2 * n_remaining * d
 
 
+@validate(cfg=_CFG, n_remaining=Int(low=0))
 def train_step_flops(cfg: DecoderConfig, n_remaining: int) -> int:
     """Training FLOPs per sample (forward + backward $\\approx 3\\times$ forward) of one sub-path step."""
-    _check_cfg(cfg)
-    check_int("n_remaining", n_remaining, 0)
     return 3 * decoder_step_flops(cfg, n_remaining)
 
 
+@validate(cfg=_CFG, n_nodes=Int(low=1))
 def tour_flops(cfg: DecoderConfig, n_nodes: int) -> int:
     """Forward FLOPs of one greedy tour of ``n_nodes``: embedding plus one call per step with >= 2 choices."""
-    _check_cfg(cfg)
-    check_int("n_nodes", n_nodes, 1)
     return 4 * n_nodes * cfg.d_model + sum(decoder_step_flops(cfg, m) for m in range(2, n_nodes))
 
 
@@ -151,12 +139,8 @@ class DecoderBlock(nn.Module):
         self.alpha_ffn = nn.Parameter(torch.full((), a0)) if cfg.rezero else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        d_model = self.out.in_features
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != d_model:
-            raise ValueError(f"x must be a tensor [B, T, {d_model}], got "
-                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
-        if not is_trusted() and not torch.isfinite(x).all():  # inside a policy: its own, checked, tokens
-            raise ValueError("x must be finite (found NaN or inf)")
+        # finiteness is skipped inside trusted() (a policy's own, checked, tokens); the shape never is
+        check_arguments("DecoderBlock.forward", _block_input(self.out.in_features), {"x": x})
         B, T, d = x.shape
         # q, k, v: [B, heads, T, head_dim]
         q, k, v = self.qkv(x).view(B, T, 3, self.n_heads, d // self.n_heads).permute(2, 0, 3, 1, 4)
@@ -173,6 +157,11 @@ class DecoderBlock(nn.Module):
         return x + (self.alpha_ffn * h if self.alpha_ffn is not None else h)
 
 
+@functools.lru_cache(maxsize=64)
+def _block_input(d: int) -> dict[str, Tensor]:
+    return {"x": Tensor(f"B T {d}")}
+
+
 class TSPDecoderOnly(nn.Module):
     """Decoder-only heavy-decoder TSP policy (the paper's model; both flags off: the LEHD-style ablation).
 
@@ -181,10 +170,9 @@ class TSPDecoderOnly(nn.Module):
     ``remaining`` nodes (``[B, m]`` indices). ``forward(X, first, last, remaining)`` does both.
     """
 
+    @validate(cfg=_CFG)
     def __init__(self, cfg: DecoderConfig) -> None:
         super().__init__()
-        if not isinstance(cfg, DecoderConfig):
-            raise TypeError(f"cfg must be a DecoderConfig, got {type(cfg).__name__}")
         self.cfg = cfg
         d = cfg.d_model
         self.embed = nn.Linear(2, d)
@@ -196,9 +184,10 @@ class TSPDecoderOnly(nn.Module):
     def num_params(self) -> int:
         return sum(p.numel() for p in self.parameters())
 
+    @validate(X=COORDS)
     def encode(self, X: torch.Tensor) -> torch.Tensor:
         """Node embeddings $e_i = W_e x_i + b_e$: ``[B, n, 2] -> [B, n, d]``."""
-        return self.embed(check_coords(X))
+        return self.embed(X)
 
     def score(self, emb: torch.Tensor, first: torch.Tensor, last: torch.Tensor,
               remaining: torch.Tensor) -> torch.Tensor:
@@ -206,7 +195,7 @@ class TSPDecoderOnly(nn.Module):
 
         ``emb`` ``[B, n, d]`` from :meth:`encode`; ``first``/``last`` ``[B]``; ``remaining`` ``[B, m]``.
         """
-        check_step(emb, first, last, remaining, self.cfg.d_model)
+        check_step("TSPDecoderOnly.score", emb, first, last, remaining, self.cfg.d_model)
         B, _, d = emb.shape
         rows = torch.arange(B, device=emb.device)
         e_first = self.first_proj(emb[rows, first])[:, None]  # [B, 1, d]

@@ -1,4 +1,4 @@
-r"""RL4CO as a side-by-side peer (optional: ``pip install rl4co==0.7.0``; not a project extra yet).
+r"""RL4CO as a side-by-side peer (optional: the ``rl4co`` extra, ``pip install -e '.[rl4co]'``: rl4co 0.7.0).
 
 Three things, each through RL4CO's own code:
 
@@ -25,12 +25,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._checks import check_int
+from ..constraints import Bool, Int, Optional, Real, validate
 from .tsp import as_instances, tour_length
 
 __all__ = ["RL4COPOMO", "RL4COTrainResult", "rl4co_available", "to_rl4co_tensordict"]
 
-_MISSING = "rl4co is not installed: pip install rl4co==0.7.0 (it sits beside torch 2.13; not a project extra)"
+_MISSING = "rl4co is not installed: pip install -e '.[rl4co]' (the rl4co extra: rl4co 0.7.0, beside torch 2.13)"
 
 
 def rl4co_available() -> bool:
@@ -76,16 +76,15 @@ class RL4COPOMO:
     """RL4CO's POMO on TSP with ``n_nodes`` cities (``embed_dim``, ``num_encoder_layers``, ``num_heads`` go to
     RL4CO's ``AttentionModelPolicy``; RL4CO's defaults are 128, 6, 8: about 1.3M parameters)."""
 
+    @validate(n_nodes=Int(low=3), embed_dim=Int(low=1), num_encoder_layers=Int(low=1), num_heads=Int(low=1),
+              seed=Int(low=0))
     def __init__(self, n_nodes: int, *, embed_dim: int = 128, num_encoder_layers: int = 6, num_heads: int = 8,
                  seed: int = 0) -> None:
         _require()
-        check_int("n_nodes", n_nodes, 3)
-        for name, v in (("embed_dim", embed_dim), ("num_encoder_layers", num_encoder_layers),
-                        ("num_heads", num_heads)):
-            check_int(name, v, 1)
         if embed_dim % num_heads:
-            raise ValueError(f"embed_dim must be divisible by num_heads, got {embed_dim} and {num_heads}")
-        check_int("seed", seed, 0)
+            raise ValueError(f"RL4COPOMO: embed_dim must be divisible by num_heads, got {embed_dim} and {num_heads}")
+        n_nodes, embed_dim, num_encoder_layers, num_heads = map(int, (n_nodes, embed_dim, num_encoder_layers,
+                                                                      num_heads))
         import warnings
 
         from rl4co.models.zoo import POMO
@@ -93,7 +92,7 @@ class RL4COPOMO:
 
         self.n_nodes = n_nodes
         self.env = _env(n_nodes)
-        torch.manual_seed(seed)
+        torch.manual_seed(int(seed))
         policy = AttentionModelPolicy(env_name="tsp", embed_dim=embed_dim, num_encoder_layers=num_encoder_layers,
                                       num_heads=num_heads)
         with warnings.catch_warnings():  # Lightning's save_hyperparameters notes about nn.Module attributes
@@ -104,18 +103,16 @@ class RL4COPOMO:
     def num_params(self) -> int:
         return sum(p.numel() for p in self.policy.parameters())
 
+    @validate(steps=Int(low=1), batch_size=Int(low=1), lr=Real(low=0.0, closed="neither"), seed=Int(low=0),
+              grad_clip=Real(low=0.0, closed="neither"), max_seconds=Optional(Real(low=0.0, closed="neither")))
     def train(self, *, steps: int, batch_size: int, lr: float = 1e-4, seed: int = 0,
               grad_clip: float = 1.0, max_seconds: float | None = None) -> RL4COTrainResult:
         """REINFORCE with POMO's shared baseline on ``batch_size`` fresh instances per step (``n_nodes`` rollouts
         each, one per start node); stops after ``steps`` or, if given, ``max_seconds`` of process CPU time."""
-        check_int("steps", steps, 1)
-        check_int("batch_size", batch_size, 1)
-        check_int("seed", seed, 0)
-        if isinstance(lr, bool) or not isinstance(lr, int | float) or not lr > 0:
-            raise ValueError(f"lr must be a positive number, got {lr!r}")
         from rl4co.utils.ops import unbatchify
 
-        torch.manual_seed(seed)
+        steps, batch_size = int(steps), int(batch_size)
+        torch.manual_seed(int(seed))
         opt = torch.optim.Adam(self.policy.parameters(), lr=float(lr))
         self.policy.train()
         res = RL4COTrainResult()
@@ -141,6 +138,7 @@ class RL4COPOMO:
         return res
 
     @torch.no_grad()
+    @validate(multi_start=Bool(), augment=Bool())
     def solve(self, X: Any, *, multi_start: bool = True, augment: bool = True) -> tuple[np.ndarray, np.ndarray]:
         """POMO inference on our instances: (int64 tours ``[B, n]``, float64 lengths ``[B]`` by our
         :func:`tour_length`). ``multi_start``: a greedy rollout from every node (else one, RL4CO's first-node

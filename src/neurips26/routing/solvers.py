@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ._checks import check_int, check_number
-from .tsp import _check_rounding, as_instances, distance_matrix
+from ..constraints import ArrayLike, Choice, Int, Real, validate
+from .tsp import ROUNDINGS, as_instances, distance_matrix
 
 BACKENDS = ("auto", "exact", "elkai", "fast_tsp", "pyvrp")
 EXACT_MAX_NODES = 12
@@ -34,20 +34,17 @@ __all__ = ["BACKENDS", "EXACT_MAX_NODES", "backend_available", "held_karp", "res
            "solve_tsp_reference"]
 
 
+@validate(backend=Choice(*BACKENDS[1:]))
 def backend_available(backend: str) -> bool:
     """Whether a solver backend can run here (``"exact"`` always can)."""
     if backend == "exact":
         return True
-    if backend not in _EXTRA:
-        raise ValueError(f"backend must be one of {BACKENDS[1:]}, got {backend!r}")
     return importlib.util.find_spec(_EXTRA[backend][0]) is not None
 
 
+@validate(backend=Choice(*BACKENDS), n_nodes=Int(low=3))
 def resolve_tsp_backend(backend: str, n_nodes: int) -> str:
     """The concrete backend ``solve_tsp_reference`` uses for ``backend`` and ``n_nodes`` cities."""
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    check_int("n_nodes", n_nodes, 3)
     if backend == "auto":
         for name in ("elkai", "fast_tsp"):
             if backend_available(name):
@@ -70,6 +67,7 @@ def resolve_tsp_backend(backend: str, n_nodes: int) -> str:
 
 
 # ------------------------------------------------------------------------------------------ Held-Karp
+@validate(D=ArrayLike(ndim=3))
 def held_karp(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Optimal tours for a batch of distance matrices ``D`` ``[B, n, n]``: (tours int64 ``[B, n]``, cost ``[B]``).
 
@@ -77,16 +75,10 @@ def held_karp(D: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     $S \\setminus \\{j\\}$ is finished before $S$. Memory is $2^{n-1} (n-1) B$ floats, so ``n`` is capped at
     ``EXACT_MAX_NODES``.
     """
-    if isinstance(D, str) or D is None:
-        raise TypeError(f"D must be an array [B, n, n] of distances, got {type(D).__name__}")
     D = np.asarray(D, dtype=np.float64)
-    if D.ndim != 3 or D.shape[1] != D.shape[2] or D.shape[0] < 1:
-        raise ValueError(f"D must have shape [B, n, n], got {D.shape}")
-    if not 2 <= D.shape[1] <= EXACT_MAX_NODES:
-        raise ValueError(f"D must have 2 <= n <= {EXACT_MAX_NODES} cities (Held-Karp memory grows as 2^n), "
-                         f"got n = {D.shape[1]}")
-    if not np.isfinite(D).all():
-        raise ValueError("D must be finite (found NaN or inf)")
+    if D.shape[1] != D.shape[2] or D.shape[0] < 1 or not 2 <= D.shape[1] <= EXACT_MAX_NODES:
+        raise ValueError(f"held_karp: D must have shape [B >= 1, n, n] with 2 <= n <= {EXACT_MAX_NODES} cities "
+                         f"(Held-Karp memory grows as 2^n), got shape {list(D.shape)}")
     B, n, _ = D.shape
     m = n - 1  # cities 1..n-1 are bits 0..m-1
     full = (1 << m) - 1
@@ -172,6 +164,8 @@ def _solve_pyvrp(X: np.ndarray, D: np.ndarray, rounding: str, max_iterations: in
     return _rotate_to_zero(visits, len(D))
 
 
+@validate(rounding=Choice(*ROUNDINGS), runs=Int(low=1), time_s=Real(low=0.0, closed="neither"),
+          max_iterations=Int(low=1), seed=Int(low=0))
 def solve_tsp_reference(X: Any, backend: str = "auto", *, rounding: str = "none", runs: int = 10,
                         time_s: float = 1.0, max_iterations: int = 2000, seed: int = 0) -> np.ndarray:
     """Near-optimal (``exact``: optimal) tours for ``X`` ``[B, n, 2]``: int64 ``[B, n]``, each starting at 0.
@@ -187,11 +181,6 @@ def solve_tsp_reference(X: Any, backend: str = "auto", *, rounding: str = "none"
     """
     Xn = as_instances(X)
     B, n, _ = Xn.shape
-    _check_rounding(rounding)
-    check_int("runs", runs, 1)
-    check_number("time_s", time_s, positive=True)
-    check_int("max_iterations", max_iterations, 1)
-    check_int("seed", seed, 0)
     name = resolve_tsp_backend(backend, n)
     D = distance_matrix(Xn, rounding)
     if name == "exact":
@@ -202,9 +191,9 @@ def solve_tsp_reference(X: Any, backend: str = "auto", *, rounding: str = "none"
     tours = np.empty((B, n), dtype=np.int64)
     for b in range(B):
         if name == "elkai":
-            tours[b] = _solve_elkai(D[b], rounding, runs)
+            tours[b] = _solve_elkai(D[b], rounding, int(runs))
         elif name == "fast_tsp":
-            tours[b] = _solve_fast_tsp(D[b], rounding, time_s)
+            tours[b] = _solve_fast_tsp(D[b], rounding, float(time_s))
         else:
-            tours[b] = _solve_pyvrp(Xn[b], D[b], rounding, max_iterations, seed)
+            tours[b] = _solve_pyvrp(Xn[b], D[b], rounding, int(max_iterations), int(seed))
     return tours

@@ -12,8 +12,10 @@ dense tensor. The ReZero scalars $\alpha$ get their own Adam group at ``alpha_lr
 starts at 0 is still $\approx 0.1$ after 300 steps and every block stays damped; ``alpha_lr_mult=1`` is that
 old set-up, kept as an ablation). ``train_supervised`` runs Adam with a linear warm-up and a cosine decay to
 10% (our choice; LEHD: Adam 1e-4, x0.97 per epoch). Under ``torchrun`` (an initialised ``torch.distributed``
-group) every rank draws the same global batch and keeps its contiguous share; DDP averages the gradients, so with
-equal shares the update equals the single-process update on the whole batch.
+group) it runs on :func:`neurips26.nn.parallel.data_parallel` (``distributed="auto"``: DDP; ``"fsdp"``: FSDP2):
+every rank draws the same global batch (same seed) and keeps rows ``rank::world``; the loss is a mean over rows
+and the gradients are averaged, so the update equals the single-process update on the whole batch (to float
+round-off); in one process the loop is the plain one, bit for bit.
 """
 
 from __future__ import annotations
@@ -28,9 +30,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from neurips26.nn.train import TrainingGuard
+from neurips26.nn.parallel import DISTRIBUTED, DataParallel, data_parallel, world
 
-from ._checks import check_int
+from ..constraints import Callable as CallableC
+from ..constraints import Choice, Int, Optional, Real, check_arguments, validate
+from ._checks import Policy
+from .baselines import _EncoderLayer
+from .model import DecoderBlock
 from .tsp import as_instances, check_tours
 
 __all__ = ["SubpathBatch", "SubpathSampler", "TrainResult", "subpath_loss", "train_supervised"]
@@ -49,11 +55,11 @@ class SubpathBatch:
     t: int
 
     def shard(self, rank: int, world: int) -> SubpathBatch:
-        """Rows ``[rank·s, (rank+1)·s)`` with ``s = B // world`` (the batch must hold one row per rank)."""
-        if isinstance(world, bool) or not isinstance(world, int) or not 1 <= world <= len(self.index):
-            raise ValueError(f"world must be an integer in [1, {len(self.index)}] (the batch size), got {world!r}")
-        if isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < world:
-            raise ValueError(f"rank must be an integer in [0, {world - 1}], got {rank!r}")
+        """Rows ``[rank·s, (rank+1)·s)`` with ``s = B // world`` (the batch must hold one row per rank).
+        (:func:`train_supervised` shards by :meth:`DataParallel.shard`'s rows ``rank::world`` instead.)"""
+        check_arguments("SubpathBatch.shard", {"world": Int(1, len(self.index))}, {"world": world})
+        check_arguments("SubpathBatch.shard", {"rank": Int(0, int(world) - 1)}, {"rank": rank})
+        rank, world = int(rank), int(world)
         size = len(self.index) // world
         sl = slice(rank * size, (rank + 1) * size)
         return SubpathBatch(self.index[sl], self.first[sl], self.last[sl], self.remaining[sl], self.target[sl],
@@ -63,20 +69,20 @@ class SubpathBatch:
 class SubpathSampler:
     """Random sub-path samples from ``X`` ``[N, n, 2]`` and reference ``tours`` ``[N, n]`` (seeded)."""
 
+    @validate(seed=Int(low=0))
     def __init__(self, X: Any, tours: Any, seed: int = 0) -> None:
         X = as_instances(X)
         tours = check_tours(tours, X.shape[0], X.shape[1])
-        check_int("seed", seed, 0)
         self.X, self.tours = X, tours
-        self.rng = np.random.default_rng(seed)
+        self.rng = np.random.default_rng(int(seed))
 
     @property
     def n_nodes(self) -> int:
         return self.X.shape[1]
 
+    @validate(batch_size=Int(low=1))
     def sample(self, batch_size: int) -> SubpathBatch:
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
+        batch_size = int(batch_size)
         N, n = self.tours.shape
         rng = self.rng
         idx = rng.integers(0, N, batch_size)
@@ -120,25 +126,24 @@ def _lr_at(step: int, steps: int, lr: float, warmup: int) -> float:
     return lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * frac)))
 
 
-def _check_positive(name: str, value: Any, kind: type = int) -> None:
-    ok = (isinstance(value, (int, np.integer)) if kind is int else isinstance(value, (int, float)))
-    if isinstance(value, bool) or not ok or not math.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive {kind.__name__}, got {value!r}")
+def _subpath_ce(model: torch.nn.Module, X: torch.Tensor, first: torch.Tensor, last: torch.Tensor,
+                remaining: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    """The sub-path cross-entropy of a batch, a mean over its rows (what DDP averages across ranks)."""
+    return F.cross_entropy(_upcast(model(X, first, last, remaining)), target)  # logits [B, m]
 
 
-def _check_policy(model: Any) -> None:
-    if not isinstance(model, torch.nn.Module) or not (hasattr(model, "encode") and hasattr(model, "score")):
-        raise TypeError(f"model must be a routing policy (an nn.Module with encode() and score()), got "
-                        f"{type(model).__name__}")
-    if next(model.parameters(), None) is None:
-        raise ValueError("model has no parameters")
+_POSITIVE = Real(low=0.0, closed="neither")
 
 
+@validate(model=Policy(trainable=True), steps=Int(low=1), batch_size=Int(low=1), lr=_POSITIVE, seed=Int(low=0),
+          warmup_steps=Optional(Int(low=0)), grad_clip=_POSITIVE, progress=Optional(CallableC()),
+          alpha_lr_mult=_POSITIVE, eval_fn=Optional(CallableC()), eval_every=Int(low=0),
+          distributed=Choice(*DISTRIBUTED))
 def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, batch_size: int, lr: float,
                      seed: int = 0, warmup_steps: int | None = None, grad_clip: float = 1.0,
                      progress: Callable[[Iterable[int]], Iterator[int]] | None = None,
                      alpha_lr_mult: float = 30.0, eval_fn: Callable[[], float] | None = None,
-                     eval_every: int = 0) -> TrainResult:
+                     eval_every: int = 0, distributed: str = "auto") -> TrainResult:
     """Train ``model`` in place to imitate ``tours`` on ``X`` by sub-path cross-entropy.
 
     Args:
@@ -153,53 +158,44 @@ def train_supervised(model: torch.nn.Module, X: Any, tours: Any, *, steps: int, 
             ``lr`` (same schedule); 1 is one shared rate (the earlier, damped set-up).
         eval_fn, eval_every: when both are given, ``eval_fn()`` (e.g. a validation loss) is recorded in
             ``result.evals`` every ``eval_every`` steps and after the last step (for convergence checks).
+        distributed: ``"auto"`` (DDP when ``torchrun`` started more than one process, else one process),
+            ``"off"``, ``"ddp"`` or ``"fsdp"`` (FSDP2: parameters, gradients and Adam's moments sharded across
+            the ranks, one unit per block and the root; gather the trained weights with
+            :func:`neurips26.nn.train.full_state_dict`; FSDP2 refuses 0-d parameters, so not for a model with
+            ReZero scalars: use ``"ddp"`` there, or ``rezero=False``); the last two require torchrun
+            (:func:`neurips26.nn.parallel.data_parallel`).
     Returns:
-        :class:`TrainResult` (losses are the global batch mean under DDP).
+        :class:`TrainResult` (losses are the global batch mean under DDP; evaluation runs on every rank).
     """
-    _check_policy(model)
-    _check_positive("steps", steps)
-    _check_positive("batch_size", batch_size)
-    _check_positive("lr", lr, float)
-    _check_positive("grad_clip", grad_clip, float)
-    if warmup_steps is not None:
-        check_int("warmup_steps", warmup_steps, 0)
-    _check_positive("alpha_lr_mult", alpha_lr_mult, float)
-    check_int("eval_every", eval_every, 0)
-    if eval_fn is not None and not callable(eval_fn):
-        raise TypeError(f"eval_fn must be callable or None, got {type(eval_fn).__name__}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
     sampler = SubpathSampler(X, tours, seed=seed)
-    if sampler.n_nodes < 3:
-        raise ValueError(f"X needs n >= 3 cities, got {sampler.n_nodes}")
+    steps, batch_size = int(steps), int(batch_size)
     warmup = max(1, min(100, steps // 10)) if warmup_steps is None else int(warmup_steps)
-    dist = torch.distributed
-    ddp = dist.is_available() and dist.is_initialized()
-    world, rank = (dist.get_world_size(), dist.get_rank()) if ddp else (1, 0)
-    if batch_size % world:
-        raise ValueError(f"batch_size must be divisible by the world size {world}, got {batch_size}")
+    _, size = world(distributed, where="train_supervised")  # ddp/fsdp without torchrun: refused here
+    if batch_size % size:
+        raise ValueError(f"train_supervised: batch_size must be divisible by the world size {size}, got {batch_size}")
     p0 = next(model.parameters())
     dtype, device = p0.dtype, p0.device
+    # FSDP units: each block (decoder or POMO encoder layer), then the root; data_parallel before the optimiser
+    dp = data_parallel(model, _subpath_ce, distributed=distributed, fsdp_units=(DecoderBlock, _EncoderLayer))
     Xt = torch.as_tensor(sampler.X, dtype=dtype, device=device)
-    # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back
-    with TrainingGuard(model, where="train_supervised", hint="lower lr or check X") as guard:
-        return _train_loop(model, sampler, Xt, steps, batch_size, lr, warmup, grad_clip, progress, ddp, world, rank,
-                           device, guard, float(alpha_lr_mult), eval_fn if eval_every else None, int(eval_every))
-
-
-def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tensor, steps: int, batch_size: int,
-                lr: float, warmup: int, grad_clip: float, progress: Any, ddp: bool, world: int, rank: int,
-                device: torch.device, guard: TrainingGuard, alpha_lr_mult: float = 1.0,
-                eval_fn: Callable[[], float] | None = None, eval_every: int = 0) -> TrainResult:
-    dist = torch.distributed
-    net = torch.nn.parallel.DistributedDataParallel(model) if ddp else model
     named = list(model.named_parameters())
     alphas = [p for k, p in named if "alpha_" in k.rsplit(".", 1)[-1]]
     rest = [p for k, p in named if "alpha_" not in k.rsplit(".", 1)[-1]]
-    groups = [{"params": rest, "mult": 1.0}] + ([{"params": alphas, "mult": alpha_lr_mult}] if alphas else [])
+    groups = [{"params": rest, "mult": 1.0}] + ([{"params": alphas, "mult": float(alpha_lr_mult)}] if alphas else [])
     opt = torch.optim.Adam(groups, lr=lr)
+    # a run that fails midway (a non-finite loss, an interrupt) puts the weights, the optimiser and the modes back
+    with dp.guard(model, opt, where="train_supervised", hint="lower lr or check X") as guard:
+        return _train_loop(dp, opt, sampler, Xt, steps, batch_size, lr, warmup, grad_clip, progress, device, guard,
+                           eval_fn if eval_every else None, int(eval_every))
+
+
+def _train_loop(dp: DataParallel, opt: torch.optim.Optimizer, sampler: SubpathSampler, Xt: torch.Tensor,
+                steps: int, batch_size: int, lr: float, warmup: int, grad_clip: float, progress: Any,
+                device: torch.device, guard: Any, eval_fn: Callable[[], float] | None = None,
+                eval_every: int = 0) -> TrainResult:
+    model = dp.model
     model.train()
-    result = TrainResult(world_size=world)
+    result = TrainResult(world_size=dp.world_size)
     t0 = time.perf_counter()
     loop: Iterable[int] = range(steps)
     if progress is not None:
@@ -208,20 +204,16 @@ def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tenso
         cur = _lr_at(step, steps, lr, warmup)
         for group in opt.param_groups:
             group["lr"] = cur * group["mult"]
-        batch = sampler.sample(batch_size).shard(rank, world)
-        to = lambda t: t.to(device)  # noqa: E731
-        logits = net(Xt[to(batch.index)], to(batch.first), to(batch.last), to(batch.remaining))  # [B, m]
-        loss = F.cross_entropy(_upcast(logits), to(batch.target))
-        value = loss.detach().clone()  # reduced in place below; the graph's own tensor stays as it is
-        if ddp:
-            dist.all_reduce(value)
-            value = value / world
-        guard.check_loss(value, step=step)  # every rank sees the same reduced value, so all stop together
+        b = sampler.sample(batch_size)  # the same global batch on every rank; this rank keeps rows rank::world
+        index, first, last, remaining, target = (t.to(device) for t in dp.shard(b.index, b.first, b.last,
+                                                                                   b.remaining, b.target))
+        loss = dp(Xt[index], first, last, remaining, target)
+        guard.check_loss(loss, step=step)  # collective under DDP: every rank stops together
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), grad_clip)
         opt.step()
-        result.losses.append(float(value))
+        result.losses.append(dp.mean(float(loss.detach())))
         result.lrs.append(cur)
         result.samples += batch_size
         if eval_fn is not None and ((step + 1) % eval_every == 0 or step + 1 == steps):
@@ -233,15 +225,13 @@ def _train_loop(model: torch.nn.Module, sampler: SubpathSampler, Xt: torch.Tenso
 
 
 @torch.no_grad()
+@validate(model=Policy(trainable=True), n_batches=Int(low=1), batch_size=Int(low=1), seed=Int(low=0))
 def subpath_loss(model: torch.nn.Module, X: Any, tours: Any, *, n_batches: int = 4, batch_size: int = 256,
                  seed: int = 12345) -> float:
     """Mean sub-path cross-entropy of ``model`` on ``n_batches`` fixed (seeded) batches: an evaluation loss.
 
     The same ``seed`` gives the same samples, so values before and after training are comparable.
     """
-    _check_policy(model)
-    check_int("n_batches", n_batches, 1)
-    _check_positive("batch_size", batch_size)
     sampler = SubpathSampler(X, tours, seed=seed)
     p0 = next(model.parameters())
     Xt = torch.as_tensor(sampler.X, dtype=p0.dtype, device=p0.device)
@@ -249,7 +239,7 @@ def subpath_loss(model: torch.nn.Module, X: Any, tours: Any, *, n_batches: int =
     model.eval()
     total = 0.0
     try:
-        for _ in range(n_batches):
+        for _ in range(int(n_batches)):
             b = sampler.sample(batch_size)
             dev = p0.device
             logits = model(Xt[b.index.to(dev)], b.first.to(dev), b.last.to(dev), b.remaining.to(dev))

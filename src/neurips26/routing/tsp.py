@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..constraints import ArrayLike, Choice, Int, check_arguments, validate
+
 ROUNDINGS = ("none", "nint_half_up")
 
 __all__ = ["ROUNDINGS", "as_instances", "augment_x8", "check_tours", "distance_matrix", "make_tsp_instances",
@@ -25,41 +27,34 @@ __all__ = ["ROUNDINGS", "as_instances", "augment_x8", "check_tours", "distance_m
 
 
 # ------------------------------------------------------------------------------------------ validation
+_COORDS = ArrayLike(dtype="numeric")  # finite; real, of shape [B >= 1, n, 2] below
+_TOURS = ArrayLike(ndim=2, dtype="integer")
+
+
+def _numpy(value: Any) -> Any:
+    return value.detach().cpu().numpy() if isinstance(value, torch.Tensor) else value
+
+
 def as_instances(X: Any, *, name: str = "X", min_nodes: int = 3) -> np.ndarray:
     """Validate coordinates and return them as a float64 numpy array ``[B, n, 2]``.
 
     Accepts numpy arrays, torch tensors and nested lists; a single instance ``[n, 2]`` is refused (add the
     batch axis) so that shapes stay unambiguous.
     """
-    if isinstance(X, torch.Tensor):
-        X = X.detach().cpu().numpy()
-    try:
-        arr = np.asarray(X)
-    except Exception as err:  # ragged lists
-        raise TypeError(f"{name} must be an array of shape [B, n, 2], got {type(X).__name__}: {err}") from None
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-        raise TypeError(f"{name} must hold real numbers, got dtype {arr.dtype}")
-    if arr.ndim != 3 or arr.shape[-1] != 2:
-        raise ValueError(f"{name} must have shape [B, n, 2] (batch, cities, xy), got shape {tuple(arr.shape)}")
-    if arr.shape[0] < 1:
-        raise ValueError(f"{name} must hold at least one instance, got shape {tuple(arr.shape)}")
-    if arr.shape[1] < min_nodes:
-        raise ValueError(f"{name} must have n >= {min_nodes} cities, got n = {arr.shape[1]}")
-    arr = arr.astype(np.float64, copy=False)
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{name} must be finite, got {int((~np.isfinite(arr)).sum())} NaN/inf coordinates")
-    return arr
+    check_arguments("", {name: _COORDS}, {name: X})
+    arr = np.asarray(_numpy(X))
+    if arr.dtype.kind == "c" or arr.ndim != 3 or arr.shape[-1] != 2 or arr.shape[0] < 1 or arr.shape[1] < min_nodes:
+        raise ValueError(f"{name} must be real coordinates of shape [B, n, 2] (batch, cities, xy) with B >= 1 and "
+                         f"n >= {min_nodes}, got a {arr.dtype} array of shape {list(arr.shape)}")
+    return arr.astype(np.float64, copy=False)
 
 
 def check_tours(tours: Any, batch: int, n: int, *, name: str = "tours") -> np.ndarray:
     """Validate that ``tours`` is ``[batch, n]`` integer permutations of ``0..n-1``; returns int64 numpy."""
-    if isinstance(tours, torch.Tensor):
-        tours = tours.detach().cpu().numpy()
-    arr = np.asarray(tours)
-    if not np.issubdtype(arr.dtype, np.integer):
-        raise TypeError(f"{name} must hold integers (node indices), got dtype {arr.dtype}")
+    check_arguments("", {name: _TOURS}, {name: tours})
+    arr = np.asarray(_numpy(tours))
     if arr.shape != (batch, n):
-        raise ValueError(f"{name} must have shape [{batch}, {n}] to match X, got {tuple(arr.shape)}")
+        raise ValueError(f"{name} must have shape [{batch}, {n}] to match X, got {list(arr.shape)}")
     ok = (np.sort(arr, axis=1) == np.arange(n)).all(axis=1)
     if not ok.all():
         bad = int(np.flatnonzero(~ok)[0])
@@ -67,29 +62,20 @@ def check_tours(tours: Any, batch: int, n: int, *, name: str = "tours") -> np.nd
     return arr.astype(np.int64, copy=False)
 
 
-def _check_rounding(rounding: str) -> None:
-    if rounding not in ROUNDINGS:
-        raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
-
-
 # ------------------------------------------------------------------------------------------ instances
+@validate(n_instances=Int(low=1), n_nodes=Int(low=3), seed=Int(low=0))
 def make_tsp_instances(n_instances: int, n_nodes: int, seed: int) -> np.ndarray:
     """Uniform random TSP instances in the unit square: float32 ``[n_instances, n_nodes, 2]``.
 
     ``seed`` fixes the instances (numpy ``default_rng``): the same arguments always give the same array.
     """
-    for arg, value, low in (("n_instances", n_instances, 1), ("n_nodes", n_nodes, 3)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise ValueError(f"{arg} must be an integer >= {low}, got {value!r}")
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     rng = np.random.default_rng(int(seed))
     return rng.random((int(n_instances), int(n_nodes), 2), dtype=np.float32)
 
 
+@validate(rounding=Choice(*ROUNDINGS))
 def distance_matrix(X: Any, rounding: str = "none") -> np.ndarray:
     """Pairwise distances ``[B, n, n]`` (float64): Euclidean, or TSPLIB nint $\\lfloor d + 0.5\\rfloor$."""
-    _check_rounding(rounding)
     X = as_instances(X, min_nodes=1)
     # d_ij = sqrt((x_i - x_j)^2 + (y_i - y_j)^2), as hypot: no overflow from squaring huge coordinates
     with np.errstate(over="ignore"):
@@ -106,15 +92,11 @@ def _check_finite_lengths(values: np.ndarray, X: np.ndarray) -> None:
                          "float64; rescale the instance (lengths scale linearly with the coordinates)")
 
 
+@validate(batch=Int(low=1), n=Int(low=1), seed=Int(low=0))
 def random_tours(batch: int, n: int, seed: int) -> np.ndarray:
     """Uniformly random permutations ``[batch, n]`` (int64), the no-skill reference for gaps."""
-    for arg, value in (("batch", batch), ("n", n)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
-            raise ValueError(f"{arg} must be an integer >= 1, got {value!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    rng = np.random.default_rng(seed)
-    return np.argsort(rng.random((batch, n)), axis=1).astype(np.int64)
+    rng = np.random.default_rng(int(seed))
+    return np.argsort(rng.random((int(batch), int(n))), axis=1).astype(np.int64)
 
 
 def augment_x8(X: Any) -> np.ndarray:
@@ -134,13 +116,13 @@ def augment_x8(X: Any) -> np.ndarray:
 
 
 # ------------------------------------------------------------------------------------------ lengths
+@validate(rounding=Choice(*ROUNDINGS))
 def tour_length(X: Any, tours: Any, rounding: str = "none") -> Any:
     r"""Closed-tour length $\sum_k d(x_{\pi_k}, x_{\pi_{k+1 \bmod n}})$ per instance: ``[B]``.
 
     Returns a float64 numpy array for numpy/list input and a float tensor (dtype of ``X``, or float32) for
     torch input; tours must be permutations.
     """
-    _check_rounding(rounding)
     torch_in = isinstance(X, torch.Tensor) or isinstance(tours, torch.Tensor)
     Xn = as_instances(X)
     pi = check_tours(tours, Xn.shape[0], Xn.shape[1])
@@ -158,19 +140,14 @@ def tour_length(X: Any, tours: Any, rounding: str = "none") -> Any:
     return out
 
 
+@validate(length=ArrayLike(), ref=ArrayLike())
 def optimality_gap(length: Any, ref: Any) -> np.ndarray:
-    r"""Gap in percent, $100\,(L - L^\star)/L^\star$, elementwise; ``ref`` must be positive."""
-    def numbers(name: str, v: Any) -> np.ndarray:
-        try:
-            return np.asarray(v.detach().cpu() if isinstance(v, torch.Tensor) else v, dtype=np.float64)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"{name} must be numbers (tour lengths), got {type(v).__name__} {v!r}") from err
-
-    length, ref = numbers("length", length), numbers("ref", ref)
+    r"""Gap in percent, $100\,(L - L^\star)/L^\star$, elementwise; ``ref`` (finite tour lengths, like ``length``)
+    must be positive, of ``length``'s shape or a scalar."""
+    length = np.asarray(_numpy(length), dtype=np.float64)
+    ref = np.asarray(_numpy(ref), dtype=np.float64)
     if length.shape != ref.shape and ref.ndim != 0:
         raise ValueError(f"length and ref must have the same shape, got {length.shape} and {ref.shape}")
-    if not (np.isfinite(length).all() and np.isfinite(ref).all()):
-        raise ValueError("length and ref must be finite")
     if (ref <= 0).any():
         raise ValueError(f"ref must be positive (a reference tour length), got min {float(ref.min())}")
     return 100.0 * (length - ref) / ref

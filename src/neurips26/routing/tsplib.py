@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..constraints import Instance, Int, Optional, validate
 from .tsp import as_instances, check_tours
 
 __all__ = ["TSPFile", "read_tour", "read_tsp"]
@@ -47,15 +48,17 @@ def _vrplib():
     return vrplib
 
 
-def _path(path: Any, name: str = "path") -> Path:
-    if not isinstance(path, str | Path):
-        raise TypeError(f"{name} must be a file path (str or Path), got {type(path).__name__}")
+_PATH = Instance((str, Path), "file path (str or Path)")
+
+
+def _path(path: str | Path, name: str = "path") -> Path:
     p = Path(path)
     if not p.is_file():
         raise FileNotFoundError(f"{name}: no such file: {p}")
     return p
 
 
+@validate(path=_PATH)
 def read_tsp(path: str | Path) -> TSPFile:
     """Read a TSPLIB ``.tsp`` file with 2-D node coordinates (``EUC_2D``; other types are refused by name)."""
     p = _path(path)
@@ -76,6 +79,7 @@ def read_tsp(path: str | Path) -> TSPFile:
                    header=header)
 
 
+@validate(path=_PATH, n=Optional(Int(low=1)))
 def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
     """Read a TSPLIB tour file (``TOUR_SECTION``: 1-based node ids, ended by ``-1`` or ``EOF``) as int64
     ``[1, n]``, 0-based; ``n`` (optional) is the instance size it must be a permutation of."""
@@ -101,4 +105,4 @@ def read_tour(path: str | Path, n: int | None = None) -> np.ndarray:
     if not ids:
         raise ValueError(f"{p}: TOUR_SECTION is empty")
     tour = np.asarray(ids, dtype=np.int64) - 1
-    return check_tours(tour[None], 1, len(tour) if n is None else n, name=f"{p.name} tour")
+    return check_tours(tour[None], 1, len(tour) if n is None else int(n), name=f"{p.name} tour")
