@@ -226,7 +226,7 @@ def test_empty_graph(setup):
 @pytest.mark.parametrize("edge_index,match", [
     (torch.tensor([[0, 1], [1, 10]]), r"node indices must lie in \[0, 10\), got range \[0, 10\]"),
     (torch.tensor([[-1, 1], [1, 2]]), r"got range \[-1, 2\]"),
-    (torch.tensor([[0, 1, 2]]), r"expected shape \[2, E\]"),
+    (torch.tensor([[0, 1, 2]]), r"integer tensor \[2, E\]"),
     (torch.tensor([[0.0, 1.0], [1.0, 2.0]]), "integer"),
 ])
 def test_edge_index_out_of_range_or_malformed(setup, edge_index, match):
@@ -254,7 +254,7 @@ def test_other_bad_inputs(setup):
         EMC(model, 3, gamma=0.0).fit_source(stream[0])
     with pytest.raises(ValueError, match="memory_budget"):
         EMC(model, 3, rank=2, memory_budget=5).fit_source(stream[0])
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="x must be a tensor .* of finite values"):
         EMC(model, 3, rank=2).fit_source(stream[0]).adapt(torch.full((3, 8), float("nan")),
                                                           torch.zeros(2, 0, dtype=torch.long))
     with pytest.raises(TypeError, match="encoder"):

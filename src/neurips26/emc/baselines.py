@@ -15,10 +15,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from neurips26.constraints import Int, validate
+from neurips26.constraints import AnyOf, Choice, Int, Optional, Real, validate
+from neurips26.constraints import Tensor as TensorOf
+from neurips26.nn.parallel import DISTRIBUTED, DataParallel, data_parallel
 from neurips26.nn.train import TrainingGuard
 
-from ._validate import check_float_tensor, check_int, check_number
 from .emc import EMC, Crystal
 from .encoder import SourceGNN
 from .graph import unpack_graph
@@ -56,6 +57,8 @@ class SourceOnly:
         return self.predict(graph, edge_index)
 
 
+@validate(logits=TensorOf("N C", dtype="float"), diversity_weight=Real(),
+          teacher_logits=Optional(TensorOf("N C", dtype="float")))
 def information_maximization_loss(logits: Tensor, diversity_weight: float = 0.0,
                                   teacher_logits: Tensor | None = None) -> Tensor:
     """Mean prediction entropy minus ``diversity_weight`` times the entropy of the mean prediction.
@@ -65,16 +68,32 @@ def information_maximization_loss(logits: Tensor, diversity_weight: float = 0.0,
 
     with ``q = softmax(teacher_logits)`` (default ``p``, i.e. Shannon entropy; Tent uses ``beta = 0``).
     """
-    check_float_tensor("logits", logits, 2, like=" [n, C]")
-    check_number("diversity_weight", diversity_weight)
-    if teacher_logits is not None:
-        check_float_tensor("teacher_logits", teacher_logits, 2, like=f" {tuple(logits.shape)}")
-        if teacher_logits.shape != logits.shape:
-            raise ValueError(f"teacher_logits: expected shape {tuple(logits.shape)} like logits, got "
-                             f"{tuple(teacher_logits.shape)}")
     logp = logits.log_softmax(1)
     q = logp.exp() if teacher_logits is None else teacher_logits.softmax(1)
     loss = -(q * logp).sum(1).mean()
+    if diversity_weight:
+        p_bar = logp.exp().mean(0)
+        loss = loss + diversity_weight * (p_bar * torch.log(p_bar + 1e-12)).sum()
+    return loss
+
+
+def _shard_rows(dp: DataParallel, n: int) -> tuple[Tensor | None, float | None]:
+    """Under data parallelism, this rank's nodes ``rank::world`` of an ``n``-node graph and the weight
+    ``world / n`` that makes the ranks' mean of their entropy sums the mean over all nodes; ``(None, None)`` in one
+    process (the loss is then the unchanged :func:`information_maximization_loss`)."""
+    if dp.world_size == 1:
+        return None, None
+    return torch.arange(n)[dp.rank::dp.world_size], dp.world_size / n
+
+
+def _im_loss_rows(logits: Tensor, diversity_weight: float, rows: Tensor | None, scale: float | None) -> Tensor:
+    """:func:`information_maximization_loss` with the entropy term restricted to ``rows`` (weighted by ``scale``);
+    the diversity term, a statistic of the whole graph, is computed whole on every rank (each rank forwards the
+    whole graph), so averaging the ranks' gradients gives the one-process gradient."""
+    if rows is None:
+        return information_maximization_loss(logits, diversity_weight)
+    logp = logits.log_softmax(1)
+    loss = -(logp.exp() * logp).sum(1)[rows].sum() * scale
     if diversity_weight:
         p_bar = logp.exp().mean(0)
         loss = loss + diversity_weight * (p_bar * torch.log(p_bar + 1e-12)).sum()
@@ -103,17 +122,20 @@ class TentGraph:
             linear head only), ``"all"`` or ``"auto"`` (``"norm"`` when the model has BatchNorm, else ``"head"``).
         steps: gradient steps per domain (the whole graph is one batch); lr: Adam learning rate.
         diversity_weight: ``beta`` of :func:`information_maximization_loss` (0 = plain Tent).
+        distributed: data parallelism under ``torchrun`` (:data:`neurips26.nn.parallel.DISTRIBUTED`; ``"auto"``:
+            DDP when torchrun started more than one process, else one process, unchanged). Every rank forwards the
+            whole target graph (the same on every rank) and takes the entropy of its nodes ``rank::world``
+            (weighted to the all-node mean; the diversity term whole), so the averaged gradients are the
+            one-process ones. ``"fsdp"`` shards the copied model (FSDP2, its weights gathered in ``forward``).
     Parameters carry over from domain to domain (continual Tent).
     """
 
+    @validate(params=Choice("auto", "head", "norm", "all"), steps=Int(low=1), lr=Real(0.0, None, "neither"),
+              diversity_weight=Real(), distributed=Choice(*DISTRIBUTED))
     def __init__(self, model: nn.Module, *, params: str = "auto", steps: int = 10, lr: float = 1e-3,
-                 diversity_weight: float = 0.0) -> None:
+                 diversity_weight: float = 0.0, distributed: str = "auto") -> None:
         _check_model(model)
-        steps = check_int("steps", steps, 1)
-        lr = check_number("lr", lr, low=0.0, low_open=True)
-        diversity_weight = check_number("diversity_weight", diversity_weight)
-        if params not in ("auto", "head", "norm", "all"):
-            raise ValueError(f"params: expected 'auto', 'head', 'norm' or 'all', got {params!r}")
+        steps, lr, diversity_weight = int(steps), float(lr), float(diversity_weight)
         has_norm = any(isinstance(m, nn.BatchNorm1d) for m in model.modules())
         if params == "auto":
             params = "norm" if has_norm else "head"
@@ -132,20 +154,27 @@ class TentGraph:
             p.requires_grad_(False)
         for p in trainable:
             p.requires_grad_(True)
+        self._dp = data_parallel(self.model, self._loss, distributed=distributed)
+        if self._dp.mode == "fsdp":  # FSDP2 replaced the parameters by sharded ones: the optimizer takes those
+            trainable = [p for p in self.model.parameters() if p.requires_grad]
         self._optimizer = torch.optim.Adam(trainable, lr=lr)
 
     def adapt(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
         """``steps`` entropy-minimisation steps on the domain, then its predictions ``[n]``."""
         x, ei = unpack_graph(graph, edge_index, in_dim=self.model.in_dim, name="target graph")
         self.model.eval()  # dropout off; with params='norm' BatchNorm uses the graph's own statistics
-        with TrainingGuard(self.model, self._optimizer, where="TentGraph.adapt", what="the entropy loss") as guard:
+        rows, scale = _shard_rows(self._dp, x.shape[0])
+        with self._dp.guard(self.model, self._optimizer, where="TentGraph.adapt", what="the entropy loss") as guard:
             for step in range(self.steps):
                 self._optimizer.zero_grad()
-                loss = information_maximization_loss(self.model(x, ei), self.diversity_weight)
+                loss = self._dp(x, ei, rows, scale)
                 guard.check_loss(loss, step=step)
                 loss.backward()
                 self._optimizer.step()
         return self.predict(x, ei)
+
+    def _loss(self, model: nn.Module, x: Tensor, ei: Tensor, rows: Tensor | None, scale: float | None) -> Tensor:
+        return _im_loss_rows(model(x, ei), self.diversity_weight, rows, scale)
 
     @torch.no_grad()
     def predict(self, graph: Any, edge_index: Tensor | None = None) -> Tensor:
@@ -170,11 +199,9 @@ class T3A:
     Supports carry over from domain to domain.
     """
 
-    @validate(filter_k=Int(low=-1))
+    @validate(filter_k=AnyOf(Int(low=1), Int(-1, -1)))  # -1 keeps all
     def __init__(self, model: nn.Module, *, filter_k: int = 20) -> None:
         self.model = _check_model(model)
-        if filter_k == 0:
-            raise ValueError("filter_k: expected an integer >= 1 or -1 (keep all), got 0")
         self.filter_k = filter_k
         weight = self.model.head.weight.detach()                    # [C, h]
         self.n_classes = int(weight.shape[0])
@@ -353,28 +380,30 @@ class GCAL:
             parameters, the choice GCAL's ``configure_model`` offers; needs ``batch_norm=True``).
         syn_ratio: memory size ``m = ceil(syn_ratio * n)`` nodes per domain (TopK pooling ratio).
         seed: seeds the VGAE initialisation.
+        distributed: data parallelism of the model update under ``torchrun``: ``"auto"`` (DDP when torchrun
+            started more than one process, else one process, unchanged), ``"off"`` or ``"ddp"``. Every rank
+            forwards the whole target graph with the same seeded stream (same dropout, Gumbel and
+            reparameterisation draws), takes the entropy of its nodes ``rank::world`` (weighted to the all-node
+            mean; the diversity and replay terms whole), and DDP averages the gradients; the memory (VGAE) step
+            is the same computation on every rank. Not ``"fsdp"``: the memory step reaches the model's weights
+            outside ``forward`` (``model.embed`` and ``torch.autograd.grad`` of the parameters), where FSDP2
+            would hand it shards.
     """
 
+    _LR = Real(0.0, None, "neither")
+    _WEIGHT = Real(low=0.0)
+
+    @validate(epochs=Int(low=1), params=Choice("all", "norm"), warmup_epochs=Int(low=0), inner_loop=Int(low=0),
+              lr_model=_LR, wd_model=_WEIGHT, lr_mem=_LR, wd_mem=_WEIGHT, entropy_weight=_WEIGHT,
+              replay_weight=_WEIGHT, vae_weight=_WEIGHT, edge_weight=_WEIGHT, ema=Real(0.0, 1.0, "left"),
+              syn_ratio=Real(0.0, 1.0, "right"), seed=Int(), distributed=Choice("auto", "off", "ddp"))
     def __init__(self, model: nn.Module, *, epochs: int = 6, params: str = "all", warmup_epochs: int = 5,
                  inner_loop: int = 1,
                  lr_model: float = 0.01, wd_model: float = 1e-4, lr_mem: float = 0.01, wd_mem: float = 1e-4,
                  entropy_weight: float = 0.1, replay_weight: float = 0.1, vae_weight: float = 0.1,
-                 edge_weight: float = 0.1, ema: float = 0.9, syn_ratio: float = 0.05, seed: int = 0) -> None:
+                 edge_weight: float = 0.1, ema: float = 0.9, syn_ratio: float = 0.05, seed: int = 0,
+                 distributed: str = "auto") -> None:
         _check_model(model)
-        check_int("epochs", epochs, 1)
-        check_int("warmup_epochs", warmup_epochs, 0)
-        check_int("inner_loop", inner_loop, 0)
-        check_int("seed", seed)
-        for arg, value in (("lr_model", lr_model), ("lr_mem", lr_mem)):
-            check_number(arg, value, low=0.0, low_open=True)
-        for arg, value in (("wd_model", wd_model), ("wd_mem", wd_mem), ("entropy_weight", entropy_weight),
-                           ("replay_weight", replay_weight), ("vae_weight", vae_weight),
-                           ("edge_weight", edge_weight)):
-            check_number(arg, value, low=0.0)
-        check_number("syn_ratio", syn_ratio, low=0.0, high=1.0, low_open=True)
-        check_number("ema", ema, low=0.0, high=1.0, high_open=True)
-        if params not in ("all", "norm"):
-            raise ValueError(f"params: expected 'all' or 'norm', got {params!r}")
         self.model = copy.deepcopy(model)
         norm = [p for m in self.model.modules() if isinstance(m, nn.BatchNorm1d) for p in m.parameters()]
         if params == "norm" and not norm:
@@ -389,6 +418,7 @@ class GCAL:
             p.requires_grad_(params == "all")
         for p in trainable:
             p.requires_grad_(True)
+        self._dp = data_parallel(self.model, self._adapt_loss, distributed=distributed)
         self._optimizer = torch.optim.Adam(trainable, lr=lr_model, weight_decay=wd_model)
         self.teacher = copy.deepcopy(self.model)
         for p in self.teacher.parameters():
@@ -455,7 +485,7 @@ class GCAL:
     def _adapt(self, x: Tensor, ei: Tensor) -> Tensor:
         self.vgae.train()
         mem_opt = torch.optim.Adam(self.vgae.parameters(), lr=self.lr_mem, weight_decay=self.wd_mem)
-        with TrainingGuard(self.model, self._optimizer, where="GCAL.adapt", what="the adaptation loss") as guard:
+        with self._dp.guard(self.model, self._optimizer, where="GCAL.adapt", what="the adaptation loss") as guard:
             self._epochs(x, ei, mem_opt, guard)
         if self.epochs > self.warmup_epochs:
             with torch.no_grad():
@@ -464,14 +494,20 @@ class GCAL:
         self.model.load_state_dict(self.teacher.state_dict())
         return self.predict(x, ei)
 
+    def _adapt_loss(self, model: nn.Module, x: Tensor, ei: Tensor, rows: Tensor | None,
+                    scale: float | None) -> Tensor:
+        loss = _im_loss_rows(model(x, ei), self.entropy_weight, rows, scale)
+        for mu, _logvar in self.memory_:
+            # replay at the mean with hard edges; as in GCAL, the generator runs with autograd on
+            ei_m, ew_m, _ = self.vgae.edges(mu, hard=True)
+            loss = loss + self.replay_weight * self._im(model(mu, ei_m, ew_m))
+        return loss
+
     def _epochs(self, x: Tensor, ei: Tensor, mem_opt: torch.optim.Optimizer, guard: TrainingGuard) -> None:
+        rows, scale = _shard_rows(self._dp, x.shape[0])
         for epoch in range(self.epochs):
             self._set_train()
-            loss = self._im(self.model(x, ei))
-            for mu, _logvar in self.memory_:
-                # replay at the mean with hard edges; as in GCAL, the generator runs with autograd on
-                ei_m, ew_m, _ = self.vgae.edges(mu, hard=True)
-                loss = loss + self.replay_weight * self._im(self.model(mu, ei_m, ew_m))
+            loss = self._dp(x, ei, rows, scale)
             guard.check_loss(loss, step=epoch)
             self._optimizer.zero_grad()
             loss.backward()

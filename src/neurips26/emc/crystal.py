@@ -24,56 +24,42 @@ information. The tests compare this against a direct numerical minimisation of `
 
 from __future__ import annotations
 
-import math
-
 import torch
 from torch import Tensor
 
-from ._validate import check_float_tensor, check_int
+from neurips26.constraints import Int, Optional, Real, check_arguments, validate
+from neurips26.constraints import Tensor as TensorOf
+
+from ._validate import NonEmpty
 
 __all__ = ["crystal_objective", "crystallize", "ridge_fit", "ridge_predict", "weighted_moments"]
 
 
+@validate(z=NonEmpty(TensorOf("N H")), weights=Optional(TensorOf("N")))
 def weighted_moments(z: Tensor, weights: Tensor | None = None) -> tuple[Tensor, Tensor, float]:
     """Weighted mean ``[h]``, population covariance ``[h, h]`` and total weight of points ``z`` ``[n, h]``.
 
     .. math:: \\mu = \\frac{\\sum_i w_i z_i}{\\sum_i w_i},\\quad
               \\Sigma = \\frac{\\sum_i w_i (z_i-\\mu)(z_i-\\mu)^T}{\\sum_i w_i}
     """
-    if not isinstance(z, Tensor) or z.dim() != 2 or z.shape[0] == 0:
-        raise ValueError(f"z: expected a non-empty [n, h] tensor, got shape {tuple(getattr(z, 'shape', ()))}")
-    if not bool(torch.isfinite(z).all()):
-        raise ValueError("z: contains NaN or inf")
-    if weights is not None and not isinstance(weights, Tensor):
-        raise ValueError(f"weights: expected a tensor [{z.shape[0]}] or None, got {type(weights).__name__}")
     w = torch.ones(z.shape[0], dtype=z.dtype, device=z.device) if weights is None else weights.to(z.dtype)
-    if w.shape != (z.shape[0],):
-        raise ValueError(f"weights: expected shape [{z.shape[0]}], got {tuple(w.shape)}")
-    if bool((w < 0).any()) or not bool(torch.isfinite(w).all()):
-        raise ValueError("weights: must be finite and non-negative")
     mass = float(w.sum())
-    if mass <= 0.0:
-        raise ValueError("weights: sum to zero, moments undefined")
+    if bool((w < 0).any()) or mass <= 0.0:  # data content: the moments need a positive total weight
+        raise ValueError(f"weights: must be non-negative with a positive sum (moments undefined), got sum {mass}")
     mu = (w[:, None] * z).sum(0) / mass
     centred = z - mu
     cov = (centred * w[:, None]).T @ centred / mass
     return mu, cov, mass
 
 
+@validate(mean=TensorOf("H", dtype="float"), cov=TensorOf("H H", dtype="float"), rank=Int(low=1))
 def crystallize(mean: Tensor, cov: Tensor, rank: int) -> Tensor:
     """The closed-form crystal: ``2 * rank`` points ``[2r, h]`` (``c + v_1..v_r``, then ``c - v_1..v_r``).
 
     Their equally weighted mean is ``mean`` and their population covariance is the best rank-``rank``
     approximation of ``cov`` (eigenvalues below 0 from round-off are clamped to 0).
     """
-    check_float_tensor("mean", mean, 1, like=" [h]")
-    h = mean.shape[0]
-    check_float_tensor("cov", cov, 2, like=f" [{h}, {h}]")
-    if cov.shape != (h, h):
-        raise ValueError(f"cov: expected shape ({h}, {h}) to match mean, got {tuple(cov.shape)}")
-    check_int("rank", rank, 1)
-    if not 1 <= rank <= h:
-        raise ValueError(f"rank: expected an integer in [1, {h}], got {rank!r}")
+    check_arguments("crystallize", {"rank": Int(1, mean.shape[0])}, {"rank": rank})  # at most h directions
     # Sigma = U diag(lambda) U^T, eigh returns ascending eigenvalues; keep the r largest.
     evals, evecs = torch.linalg.eigh(0.5 * (cov + cov.T))
     lam = evals[-rank:].flip(0).clamp_min(0.0)           # [r]
@@ -83,21 +69,18 @@ def crystallize(mean: Tensor, cov: Tensor, rank: int) -> Tensor:
     return torch.cat([mean[None, :] + v, mean[None, :] - v], dim=0)
 
 
+@validate(points=NonEmpty(TensorOf("K H", dtype="float")), mean=TensorOf("H", dtype="float"),
+          cov=TensorOf("H H", dtype="float"))
 def crystal_objective(points: Tensor, mean: Tensor, cov: Tensor) -> Tensor:
     """``L(M) = ||mu(M) - mean||^2 + ||Sigma(M) - cov||_F^2`` for points ``[k, h]`` with weights ``1/k``."""
-    check_float_tensor("points", points, 2, like=" [k, h]")
-    check_float_tensor("mean", mean, 1, like=" [h]")
-    check_float_tensor("cov", cov, 2, like=" [h, h]")
-    h = points.shape[1]
-    if points.shape[0] == 0 or mean.shape != (h,) or cov.shape != (h, h):
-        raise ValueError(f"points, mean, cov: expected [k >= 1, h], [h], [h, h], got {tuple(points.shape)}, "
-                         f"{tuple(mean.shape)}, {tuple(cov.shape)}")
     mu_m = points.mean(0)
     centred = points - mu_m
     cov_m = centred.T @ centred / points.shape[0]
     return ((mu_m - mean) ** 2).sum() + ((cov_m - cov) ** 2).sum()
 
 
+@validate(ridge=Real(0.0, None, "neither"), z=NonEmpty(TensorOf("N H", dtype="float")),
+          targets=TensorOf("N C", dtype="float"), weights=Optional(TensorOf("N")))
 def ridge_fit(z: Tensor, targets: Tensor, ridge: float, weights: Tensor | None = None,
               eps: float = 1e-6) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Weighted ridge regression with an unpenalised intercept on standardised features.
@@ -113,23 +96,9 @@ def ridge_fit(z: Tensor, targets: Tensor, ridge: float, weights: Tensor | None =
     rescaling as the memory bank grows.
     Returns ``(W [h, C], b [C], m [h], s [h])``; predict with :func:`ridge_predict`.
     """
-    if isinstance(ridge, bool) or not isinstance(ridge, int | float) or not math.isfinite(ridge) or ridge <= 0:
-        raise ValueError(f"ridge: expected a finite number > 0, got {ridge!r}")
-    for arg, t in (("z", z), ("targets", targets)):
-        if not isinstance(t, Tensor) or t.dim() != 2 or not t.is_floating_point():
-            raise ValueError(f"{arg}: expected a float tensor [n, {'h' if arg == 'z' else 'C'}], got "
-                             f"{getattr(t, 'shape', type(t).__name__)}")
-        if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{arg}: contains NaN or inf")
     n = z.shape[0]
-    if n == 0 or targets.shape[0] != n:
-        raise ValueError(f"targets: expected {n} rows to match z (n >= 1), got {targets.shape[0]}")
-    if weights is not None:
-        if not isinstance(weights, Tensor) or weights.shape != (n,):
-            got = getattr(weights, "shape", type(weights).__name__)
-            raise ValueError(f"weights: expected a tensor [{n}], got {got}")
-        if not bool(torch.isfinite(weights).all()) or bool((weights < 0).any()) or float(weights.sum()) <= 0:
-            raise ValueError("weights: expected finite non-negative weights with a positive sum")
+    if weights is not None and (bool((weights < 0).any()) or float(weights.sum()) <= 0):
+        raise ValueError("weights: expected finite non-negative weights with a positive sum")
     w = torch.ones(n, dtype=z.dtype, device=z.device) if weights is None else weights.to(z.dtype)
     w = w * (n / w.sum())
     m = (w[:, None] * z).sum(0) / n
@@ -146,7 +115,6 @@ def ridge_predict(z: Tensor, params: tuple[Tensor, Tensor, Tensor, Tensor]) -> T
     if not isinstance(params, tuple | list) or len(params) != 4 or not all(isinstance(p, Tensor) for p in params):
         raise ValueError(f"params: expected the 4 tensors (W, b, m, s) of ridge_fit, got {type(params).__name__}")
     coef, bias, m, s = params
-    check_float_tensor("z", z, 2, like=" [n, h]")
-    if z.shape[1] != coef.shape[0]:
-        raise ValueError(f"z: expected {coef.shape[0]} columns like the fitted W [h, C], got {z.shape[1]}")
+    check_arguments("ridge_predict", {"W": TensorOf("H C", finite=False), "z": TensorOf("N H", dtype="float")},
+                    {"W": coef, "z": z})
     return ((z - m) / s) @ coef + bias

@@ -25,7 +25,9 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from ._validate import check_int, check_number
+from neurips26.constraints import Bool, Choice, Int, Optional, Real, check_arguments
+from neurips26.constraints import Tensor as TensorOf
+
 from .crystal import crystallize, ridge_fit, ridge_predict, weighted_moments
 from .graph import unpack_graph
 from .scale import embed_in_batches
@@ -133,30 +135,22 @@ class EMC:
         self.num_hops = num_hops
 
     # ------------------------------------------------------------------ validation
+    #: the hyperparameters' constraints, checked (as scikit-learn's) when fitting and adapting, not in __init__
+    _parameter_constraints = {
+        "n_classes": Int(low=2), "rank": Int(low=1), "gamma": Real(0.0, 1.0, "right"),
+        "ridge": Real(0.0, None, "neither"), "kappa": Real(0.0, None, "neither"), "min_mass": Optional(Real(low=0.0)),
+        "keep_memory": Bool(), "align": Choice("mean", "none"), "batch_size": Optional(Int(low=1)),
+        "num_hops": Optional(Int(low=1)),
+    }
+
     def _validate_params(self) -> None:
-        check_int("n_classes", self.n_classes, 2)
-        check_int("rank", self.rank, 1)
-        check_number("gamma", self.gamma, low=0.0, high=1.0, low_open=True)
-        check_number("ridge", self.ridge, low=0.0, low_open=True)
-        check_number("kappa", self.kappa, low=0.0, low_open=True)
-        if self.min_mass is not None:
-            check_number("min_mass", self.min_mass, low=0.0)
-        if not isinstance(self.keep_memory, bool):
-            raise ValueError(f"keep_memory: expected a bool, got {self.keep_memory!r}")
-        need = self.n_classes * 2 * self.rank
-        if isinstance(self.memory_budget, bool) or not isinstance(self.memory_budget, int) \
-                or self.memory_budget < need:
-            raise ValueError(f"memory_budget: expected an integer >= n_classes * 2 * rank = {need}, "
-                             f"got {self.memory_budget!r}")
-        if self.align not in ("mean", "none"):
-            raise ValueError(f"align: expected 'mean' or 'none', got {self.align!r}")
-        if self.batch_size is not None:
-            check_int("batch_size", self.batch_size, 1)
-            if self.num_hops is None and not hasattr(self.encoder, "convs"):
-                raise ValueError("num_hops: required with batch_size for an encoder other than SourceGNN (the "
-                                 "number of message-passing layers, + 1 for GCN-style degree normalisation)")
-        if self.num_hops is not None:
-            check_int("num_hops", self.num_hops, 1)
+        where = type(self).__name__
+        check_arguments(where, self._parameter_constraints, vars(self))
+        # the source crystals (n_classes * 2r points) must fit in the memory bank
+        check_arguments(where, {"memory_budget": Int(low=self.n_classes * 2 * self.rank)}, vars(self))
+        if self.batch_size is not None and self.num_hops is None and not hasattr(self.encoder, "convs"):
+            raise ValueError("num_hops: required with batch_size for an encoder other than SourceGNN (the "
+                             "number of message-passing layers, + 1 for GCN-style degree normalisation)")
         enc_classes = getattr(self.encoder, "n_classes", None)
         if isinstance(enc_classes, int) and enc_classes != self.n_classes:
             raise ValueError(f"n_classes: the source model predicts {enc_classes} classes, EMC was given "
@@ -293,18 +287,14 @@ class EMC:
                                 in_dim=enc_dim if isinstance(enc_dim, int) else None)
         if y is None:
             y = getattr(graph, "y", None)
-        if not isinstance(y, Tensor) or y.shape != (x.shape[0],) or y.is_floating_point():
-            raise ValueError(f"y: expected an integer tensor [{x.shape[0]}] of source labels, got "
-                             f"{getattr(y, 'shape', type(y).__name__)} {getattr(y, 'dtype', '')}")
+        if mask is None and not isinstance(graph, Tensor):
+            mask = getattr(graph, "train_mask", None)
+        check_arguments("EMC.fit_source", {"x": TensorOf("N _", finite=False), "y": TensorOf("N", dtype="integer"),
+                                           "mask": Optional(TensorOf("N"))}, {"x": x, "y": y, "mask": mask})
         y = y.long()
         if int(y.max()) >= self.n_classes:
             raise ValueError(f"y: labels go up to {int(y.max())} but n_classes={self.n_classes} "
                              f"(class count mismatch)")
-        if mask is None and not isinstance(graph, Tensor):
-            mask = getattr(graph, "train_mask", None)
-        if mask is not None and (not isinstance(mask, Tensor) or mask.shape != (x.shape[0],)):
-            raise ValueError(f"mask: expected a bool tensor [{x.shape[0]}], got "
-                             f"{getattr(mask, 'shape', type(mask).__name__)}")
         keep = (y >= 0) if mask is None else (mask.bool() & (y >= 0))
         for c in range(self.n_classes):
             if not bool((keep & (y == c)).any()):

@@ -15,9 +15,11 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from neurips26.nn.train import TrainingGuard
+from neurips26.constraints import AnyOf, Choice, Int, Optional, Real, check_arguments, validate
+from neurips26.constraints import Callable as CallableC
+from neurips26.constraints import Tensor as TensorOf
+from neurips26.nn.parallel import DISTRIBUTED, data_parallel
 
-from ._validate import check_int, check_number
 from .graph import unpack_graph
 
 __all__ = ["SourceGNN", "train_source_gnn"]
@@ -25,8 +27,13 @@ __all__ = ["SourceGNN", "train_source_gnn"]
 ConvFactory = Callable[[int, int], nn.Module]
 
 
+#: the named convolutions of :class:`SourceGNN` (or a factory ``(in_dim, out_dim) -> module``)
+CONVS = ("gcn", "sage", "gat", "gin")
+_CONV = AnyOf(Choice(*CONVS), CallableC())
+
+
 def _conv_factory(conv: str | ConvFactory) -> tuple[ConvFactory, bool]:
-    """(factory, accepts_edge_weight) for a named PyG convolution or a user factory."""
+    """(factory, accepts_edge_weight) for a named PyG convolution or a user factory (checked by the caller)."""
     from torch_geometric.nn import GATConv, GCNConv, GINConv, SAGEConv
 
     if callable(conv):
@@ -37,9 +44,6 @@ def _conv_factory(conv: str | ConvFactory) -> tuple[ConvFactory, bool]:
         "gat": (lambda i, o: GATConv(i, o, heads=1), False),
         "gin": (lambda i, o: GINConv(nn.Sequential(nn.Linear(i, o), nn.ReLU(), nn.Linear(o, o))), False),
     }
-    if conv not in table:
-        raise ValueError(f"conv: expected one of {sorted(table)} or a callable (in_dim, out_dim) -> module, "
-                         f"got {conv!r}")
     return table[conv]
 
 
@@ -57,13 +61,11 @@ class SourceGNN(nn.Module):
         batch_norm: BatchNorm1d after each convolution.
     """
 
+    @validate(in_dim=Int(low=1), n_classes=Int(low=2), hidden=Int(low=1), n_layers=Int(low=1), conv=_CONV,
+              dropout=Real(0.0, 1.0, "left"))
     def __init__(self, in_dim: int, n_classes: int, *, hidden: int = 64, n_layers: int = 2,
                  conv: str | ConvFactory = "gcn", dropout: float = 0.2, batch_norm: bool = False) -> None:
         super().__init__()
-        for arg, value, low in (("in_dim", in_dim, 1), ("n_classes", n_classes, 2), ("hidden", hidden, 1),
-                                ("n_layers", n_layers, 1)):
-            check_int(arg, value, low)
-        check_number("dropout", dropout, low=0.0, high=1.0, high_open=True)
         factory, self.accepts_edge_weight = _conv_factory(conv)
         self.in_dim, self.n_classes, self.hidden, self.dropout = in_dim, n_classes, hidden, dropout
         dims = [in_dim] + [hidden] * n_layers
@@ -89,10 +91,22 @@ class SourceGNN(nn.Module):
         return self.head(self.embed(x, edge_index, edge_weight))
 
 
+def _source_loss(model: nn.Module, x: Tensor, edge_index: Tensor, y: Tensor, rows: Tensor,
+                 scale: float | None) -> Tensor:
+    """Cross-entropy of the labelled ``rows``: their mean (one process), or under data parallelism this rank's
+    share of the sum times ``scale = world / n_labelled``, so the mean over ranks is the mean over all rows."""
+    logits = model(x, edge_index)
+    if scale is None:
+        return F.cross_entropy(logits[rows], y[rows])
+    return F.cross_entropy(logits[rows], y[rows], reduction="sum") * scale
+
+
+@validate(conv=_CONV, epochs=Int(low=1), lr=Real(0.0, None, "neither"), weight_decay=Real(low=0.0),
+          n_classes=Optional(Int(low=2)), seed=Int(), distributed=Choice(*DISTRIBUTED))
 def train_source_gnn(graph: Any, *, n_classes: int | None = None, hidden: int = 64, n_layers: int = 2,
                      conv: str | ConvFactory = "gcn", epochs: int = 200, lr: float = 0.01,
                      weight_decay: float = 5e-4, dropout: float = 0.2, batch_norm: bool = False,
-                     train_mask: Tensor | None = None, seed: int = 0) -> SourceGNN:
+                     train_mask: Tensor | None = None, seed: int = 0, distributed: str = "auto") -> SourceGNN:
     """Fit a :class:`SourceGNN` on the labeled source graph by full-batch Adam on cross-entropy.
 
     Args:
@@ -101,23 +115,23 @@ def train_source_gnn(graph: Any, *, n_classes: int | None = None, hidden: int = 
         n_classes: defaults to ``max(y) + 1``.
         train_mask: bool ``[n]``, the labeled nodes to fit on; default all nodes with ``y >= 0``.
         seed: seeds the weight initialisation and dropout.
+        distributed: data parallelism under ``torchrun`` (:data:`neurips26.nn.parallel.DISTRIBUTED`):
+            ``"auto"`` (DDP when torchrun started more than one process, else one process, unchanged), ``"off"``,
+            ``"ddp"`` or ``"fsdp"``. Every rank runs the full-graph forward (message passing needs the whole
+            graph; the same seed gives every rank the same weights and dropout masks) and takes the
+            cross-entropy of its share ``rank::world`` of the labelled nodes, weighted so that the ranks' mean
+            is the one-process mean for any number of labelled nodes; the gradients are averaged by DDP (or
+            reduce-scattered by FSDP2, which returns a sharded model: gather it with
+            :func:`neurips26.nn.train.full_state_dict`). The forward is not divided, so this keeps the trainer
+            correct inside a torchrun job rather than making it faster.
     Returns the model in eval mode.
     """
-    check_int("epochs", epochs, 1)
-    check_number("lr", lr, low=0.0, low_open=True)
-    check_number("weight_decay", weight_decay, low=0.0)
-    check_int("seed", seed)
-    if n_classes is not None:
-        check_int("n_classes", n_classes, 2)
     x, edge_index = unpack_graph(graph, name="source graph")
-    if train_mask is not None and (not isinstance(train_mask, Tensor) or train_mask.dtype != torch.bool
-                                   or train_mask.shape != (x.shape[0],)):
-        got = f"{getattr(train_mask, 'shape', type(train_mask).__name__)} {getattr(train_mask, 'dtype', '')}"
-        raise ValueError(f"train_mask: expected a bool tensor [{x.shape[0]}], got {got}")
     y = getattr(graph, "y", None)
-    if not isinstance(y, Tensor) or y.shape != (x.shape[0],) or y.is_floating_point():
-        raise ValueError(f"source graph.y: expected an int64 tensor [{x.shape[0]}], got "
-                         f"{None if y is None else tuple(getattr(y, 'shape', ()))}")
+    check_arguments("train_source_gnn", {"x": TensorOf("N _", finite=False),
+                                         "train_mask": Optional(TensorOf("N", dtype=torch.bool)),
+                                         "source graph.y": TensorOf("N", dtype="integer")},
+                    {"x": x, "train_mask": train_mask, "source graph.y": y})
     y = y.long()
     if train_mask is None:
         train_mask = getattr(graph, "train_mask", None)
@@ -129,19 +143,22 @@ def train_source_gnn(graph: Any, *, n_classes: int | None = None, hidden: int = 
     n_cls = int(y.max()) + 1 if n_classes is None else n_classes
     if int(y.max()) >= n_cls:
         raise ValueError(f"n_classes: labels go up to {int(y.max())}, so n_classes must be > that, got {n_cls}")
-    if epochs < 1:
-        raise ValueError(f"epochs: expected >= 1, got {epochs}")
     gen_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
         model = SourceGNN(x.shape[1], n_cls, hidden=hidden, n_layers=n_layers, conv=conv, dropout=dropout,
                           batch_norm=batch_norm)
+        dp = data_parallel(model, _source_loss, distributed=distributed)  # before the optimizer (FSDP)
+        rows, scale = train_mask, None
+        if dp.world_size > 1:  # this rank's labelled nodes; every rank drew the same graph and weights
+            labelled = train_mask.nonzero().flatten()
+            rows, scale = labelled[dp.rank::dp.world_size], dp.world_size / labelled.numel()
         opt = torch.optim.Adam(model.parameters(), lr=lr, weight_decay=weight_decay)
         model.train()
-        with TrainingGuard(model, opt, where="train_source_gnn", what="the source cross-entropy") as guard:
+        with dp.guard(model, opt, where="train_source_gnn", what="the source cross-entropy") as guard:
             for epoch in range(epochs):
                 opt.zero_grad()
-                loss = F.cross_entropy(model(x, edge_index)[train_mask], y[train_mask])
+                loss = dp(x, edge_index, y, rows, scale)
                 guard.check_loss(loss, step=epoch)
                 loss.backward()
                 opt.step()

@@ -31,6 +31,8 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
 from neurips26.claims import measure
+from neurips26.constraints import Choice, Int, Optional, check_arguments, validate
+from neurips26.constraints import Tensor as TensorOf
 
 from .graph import UnlabeledGraph, unpack_graph
 
@@ -151,6 +153,7 @@ def _timed_once(fn: Any, *, cuda: bool) -> tuple[float, float]:
     return outer, cpu[0]
 
 
+@validate(metric=Choice("acc"), memory_domains=Optional(Int(low=0)))
 def continual_eval(method: Any, stream: list[Any], *, metric: str = "acc", track_memory: bool = True,
                    memory_domains: int | None = None, n_classes: int | None = None) -> ContinualResult:
     """Run ``method`` over ``stream`` (target domains only, in order) and score it continually.
@@ -165,10 +168,6 @@ def continual_eval(method: Any, stream: list[Any], *, metric: str = "acc", track
         memory_domains: track memory only on the first this many domains (NaN after); None = all.
         n_classes: if given, labels ``>= n_classes`` raise (class count mismatch).
     """
-    if memory_domains is not None and (not isinstance(memory_domains, int) or memory_domains < 0):
-        raise ValueError(f"memory_domains: expected None or an integer >= 0, got {memory_domains!r}")
-    if metric != "acc":
-        raise ValueError(f"metric: only 'acc' is supported, got {metric!r}")
     if not callable(getattr(method, "adapt", None)) or not callable(getattr(method, "predict", None)):
         raise TypeError(f"method: expected an object with adapt(graph) and predict(graph), got "
                         f"{type(method).__name__}")
@@ -179,9 +178,8 @@ def continual_eval(method: Any, stream: list[Any], *, metric: str = "acc", track
     for j, g in enumerate(stream):
         x, ei, w = unpack_graph(g, name=f"stream[{j}]", return_weight=True)
         y = getattr(g, "y", None)
-        if not isinstance(y, Tensor) or y.shape != (x.shape[0],):
-            raise ValueError(f"stream[{j}].y: expected labels [{x.shape[0]}] for scoring, got "
-                             f"{getattr(y, 'shape', type(y).__name__)}")
+        labels_of = {"x": TensorOf("N _", finite=False), f"stream[{j}].y": TensorOf("N", finite=False)}
+        check_arguments("continual_eval", labels_of, {"x": x, f"stream[{j}].y": y})  # labels [n] for scoring
         if n_classes is not None and int(y.max()) >= n_classes:
             raise ValueError(f"stream[{j}].y: labels go up to {int(y.max())} but n_classes={n_classes} "
                              f"(class count mismatch)")

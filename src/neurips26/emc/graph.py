@@ -15,6 +15,9 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from neurips26.constraints import Tensor as TensorOf
+from neurips26.constraints import check_arguments
+
 __all__ = ["LabelAccessError", "UnlabeledGraph", "unpack_graph"]
 
 
@@ -51,9 +54,8 @@ class UnlabeledGraph:
 def _edge_index_from(adj: Tensor, n: int) -> Tensor:
     """``edge_index`` ``[2, E]`` from either an ``edge_index`` or a sparse COO adjacency ``[n, n]``."""
     if adj.layout == torch.sparse_coo:
-        if tuple(adj.shape) != (n, n):
-            raise ValueError(f"edge_index: a sparse adjacency must have shape ({n}, {n}), "
-                             f"got {tuple(adj.shape)}")
+        check_arguments("", {"edge_index (a sparse adjacency)": TensorOf(f"{n} {n}", finite=False)},
+                        {"edge_index (a sparse adjacency)": adj})
         return adj.coalesce().indices()
     return adj
 
@@ -91,11 +93,9 @@ def _edge_weight_of(graph: Any, n_edges: int, name: str) -> Tensor | None:
         weight = attr.reshape(-1)
     if weight is None:
         return None
-    if not isinstance(weight, Tensor) or weight.shape != (n_edges,):
-        raise ValueError(f"{name}.edge_weight: expected a tensor [{n_edges}] (one per edge), got "
-                         f"{tuple(getattr(weight, 'shape', ())) or type(weight).__name__}")
-    if not weight.is_floating_point() or not bool(torch.isfinite(weight).all()):
-        raise ValueError(f"{name}.edge_weight: expected finite float weights")
+    # one finite float weight per edge (n_edges < 0: the edge index is malformed, refused after this)
+    check_arguments("", {f"{name}.edge_weight": TensorOf(f"{max(n_edges, 0)}", dtype="float")},
+                    {f"{name}.edge_weight": weight})
     return weight.float()
 
 
@@ -140,27 +140,19 @@ def unpack_graph(graph: Any, edge_index: Tensor | None = None, *, in_dim: int | 
             ei, weight = _from_adj_t(adj_t, name)
         elif isinstance(ei, Tensor) and ei.dim() == 2:
             weight = _edge_weight_of(graph, int(ei.shape[1]), name)
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name}.x: expected a torch.Tensor [n, d], got {type(x).__name__}")
-    if not isinstance(ei, Tensor):
-        raise TypeError(f"{name}.edge_index: expected a torch.Tensor [2, E], got {type(ei).__name__}")
-    if x.dim() != 2:
-        raise ValueError(f"{name}.x: expected a 2-D tensor [n, d], got shape {tuple(x.shape)}")
+    # features: [n, d], finite (integer features are converted to float); edges: an integer [2, E]
+    check_arguments("", {f"{name}.x": TensorOf("N D"), f"{name}.edge_index": TensorOf(finite=False)},
+                    {f"{name}.x": x, f"{name}.edge_index": ei})
     if x.shape[0] == 0:
         raise ValueError(f"{name}: empty graph (0 nodes); a target domain needs at least one node")
     if not x.is_floating_point():
         x = x.float()
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{name}.x: features contain NaN or inf")
     if in_dim is not None and x.shape[1] != in_dim:
         raise ValueError(f"{name}.x: feature dimension {x.shape[1]} differs from the source model's "
                          f"{in_dim}")
     n = int(x.shape[0])
     ei = _edge_index_from(ei, n)
-    if ei.dim() != 2 or ei.shape[0] != 2:
-        raise ValueError(f"{name}.edge_index: expected shape [2, E], got {tuple(ei.shape)}")
-    if ei.is_floating_point() or ei.dtype == torch.bool:
-        raise TypeError(f"{name}.edge_index: expected an integer tensor, got {ei.dtype}")
+    check_arguments("", {f"{name}.edge_index": TensorOf("2 E", dtype="integer")}, {f"{name}.edge_index": ei})
     if ei.numel() > 0:
         lo, hi = int(ei.min()), int(ei.max())
         if lo < 0 or hi >= n:

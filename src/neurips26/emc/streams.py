@@ -22,13 +22,14 @@ import numpy as np
 import torch
 from torch_geometric.data import Data
 
-from neurips26.constraints import Bool, Instance, Int, Real, validate
-
-from ._validate import check_int, check_number
+from neurips26.constraints import Bool, Choice, Instance, Int, Real, check_arguments, validate
 
 __all__ = ["csbm_stream", "planetoid_shift_stream", "twitch_stream"]
 
 TWITCH_LANGUAGES = ("DE", "EN", "ES", "FR", "PT", "RU")
+_LANGUAGE = Choice(*TWITCH_LANGUAGES)
+_PROBABILITY = Real(0.0, 1.0)
+_FRACTION = Real(0.0, 1.0, "neither")
 
 
 def _sbm_edges(y: np.ndarray, p_in: float, p_out: float, rng: np.random.Generator) -> np.ndarray:
@@ -69,6 +70,9 @@ def _random_rotation_step(dim: int, rate: float, rng: np.random.Generator) -> np
     return expm(rate * a)
 
 
+@validate(n_domains=Int(low=1), n_nodes=Int(low=2), n_classes=Int(low=2), dim=Int(low=2), p_in=_PROBABILITY,
+          p_out=_PROBABILITY, structure_drift=_PROBABILITY, drift=Real(low=0.0), rotation_rate=Real(low=0.0),
+          separation=Real(0.0, None, "neither"), train_fraction=_FRACTION, seed=Int(low=0))
 def csbm_stream(n_domains: int = 10, n_nodes: int = 1000, n_classes: int = 4, dim: int = 32, *,
                 drift: float = 0.6, rotation_rate: float = 0.15, separation: float = 2.0,
                 p_in: float = 0.02, p_out: float = 0.004, structure_drift: float = 0.0,
@@ -90,18 +94,7 @@ def csbm_stream(n_domains: int = 10, n_nodes: int = 1000, n_classes: int = 4, di
     generating ``offset [d]``, ``rotation [d, d]``, ``class_means [C, d]`` (for tests); the source has
     ``train_mask`` / ``test_mask``.
     """
-    for arg, value, low in (("n_domains", n_domains, 1), ("n_nodes", n_nodes, 2), ("n_classes", n_classes, 2),
-                            ("dim", dim, 2)):
-        check_int(arg, value, low)
-    if n_nodes < n_classes:
-        raise ValueError(f"n_nodes: expected >= n_classes={n_classes}, got {n_nodes}")
-    for arg, value in (("p_in", p_in), ("p_out", p_out), ("structure_drift", structure_drift)):
-        check_number(arg, value, low=0.0, high=1.0)
-    check_number("drift", drift, low=0.0)
-    check_number("rotation_rate", rotation_rate, low=0.0)
-    check_number("separation", separation, low=0.0, low_open=True)
-    check_number("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
-    check_int("seed", seed, 0)
+    check_arguments("csbm_stream", {"n_nodes": Int(low=n_classes)}, {"n_nodes": n_nodes})  # a node per class
     rng = np.random.default_rng(seed)
     means = rng.standard_normal((n_classes, dim))
     means *= separation / np.linalg.norm(means, axis=1, keepdims=True)
@@ -150,6 +143,8 @@ def _bfs_order(n: int, edge_index: np.ndarray, rng: np.random.Generator) -> np.n
     return np.concatenate(order)
 
 
+@validate(name=Instance(str, "str"), n_domains=Int(low=1), max_dropout=Real(0.0, 1.0, "left"), drift=Real(low=0.0),
+          drift_dims=Int(low=1), train_fraction=_FRACTION, seed=Int(low=0))
 def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropout: float = 0.5,
                            drift: float = 0.5, drift_dims: int = 64, train_fraction: float = 0.5,
                            seed: int = 0) -> list[Data]:
@@ -168,19 +163,10 @@ def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropou
     """
     from neurips26.data import load_planetoid
 
-    if not isinstance(name, str):
-        raise TypeError(f"name: expected 'cora' or 'citeseer', got {type(name).__name__}")
-    check_int("n_domains", n_domains, 1)
-    check_number("max_dropout", max_dropout, low=0.0, high=1.0, high_open=True)
-    check_number("drift", drift, low=0.0)
-    check_int("drift_dims", drift_dims, 1)
-    check_number("train_fraction", train_fraction, low=0.0, high=1.0, low_open=True, high_open=True)
-    check_int("seed", seed, 0)
     raw = load_planetoid(name)
     x_all, y_all, ei_all = raw["x"], raw["y"].astype(np.int64), raw["edge_index"].astype(np.int64)
     n, d = x_all.shape
-    if not 1 <= drift_dims <= d:
-        raise ValueError(f"drift_dims: expected an integer in [1, {d}], got {drift_dims!r}")
+    check_arguments("planetoid_shift_stream", {"drift_dims": Int(1, d)}, {"drift_dims": drift_dims})  # <= features
     rng = np.random.default_rng(seed)
     classes = np.unique(y_all[y_all >= 0])
     for _ in range(20):
@@ -227,7 +213,7 @@ def planetoid_shift_stream(name: str = "cora", n_domains: int = 8, *, max_dropou
     return stream
 
 
-@validate(root=Instance((str, os.PathLike)), download=Bool(), train_fraction=Real(0.0, 1.0, "neither"),
+@validate(root=Instance((str, os.PathLike)), source=_LANGUAGE, download=Bool(), train_fraction=_FRACTION,
           seed=Int(low=0))
 def twitch_stream(root: str, *, source: str = "DE", targets: tuple[str, ...] = ("EN", "ES", "FR", "PT", "RU"),
                   download: bool = False, train_fraction: float = 0.5, seed: int = 0) -> list[Data]:
@@ -250,9 +236,8 @@ def twitch_stream(root: str, *, source: str = "DE", targets: tuple[str, ...] = (
 
     if not isinstance(targets, tuple | list) or not targets:
         raise ValueError(f"targets: expected a non-empty tuple of languages, got {targets!r}")
-    for lang in (source, *targets):
-        if lang not in TWITCH_LANGUAGES:
-            raise ValueError(f"language: expected one of {TWITCH_LANGUAGES}, got {lang!r}")
+    for lang in targets:
+        check_arguments("twitch_stream", {"language": _LANGUAGE}, {"language": lang})
     if source in targets:
         raise ValueError(f"targets: must not contain the source language {source!r}")
     stream = []
