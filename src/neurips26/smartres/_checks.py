@@ -1,90 +1,131 @@
-"""Input validation shared by the smartres modules (errors name the argument, the expectation, the value)."""
+"""smartres' own argument constraints: what a :mod:`neurips26.constraints` declaration cannot say by itself.
+
+Each is a :class:`~neurips26.constraints.Constraint` (usable in ``@validate`` and ``check_arguments``) that adds a
+check of the *content* to a shared one: boxes with ``x2 >= x1``, 0/1 masks, id tensors in a range (and distinct),
+lists whose items each meet a constraint. Messages keep the shared form ``"<func>: <arg> must be ..., got ..."``;
+the content checks are value checks, skipped inside :func:`neurips26.constraints.trusted` as the shared ones are.
+"""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from neurips26.constraints import ArgumentTypeError, Constraint, Int, Optional, check_arguments, is_trusted
+from neurips26.constraints import Tensor as TensorC
 
-def check_tensor(name: str, x: Any, ndim: int | None = None, floating: bool = True) -> Tensor:
-    """``x`` as a tensor of ``ndim`` dimensions with finite entries (float unless ``floating=False``)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
-    if ndim is not None and x.dim() != ndim:
-        raise ValueError(f"{name} must have {ndim} dimensions, got shape {tuple(x.shape)}")
-    if floating:
-        if not x.is_floating_point():
-            raise TypeError(f"{name} must be a floating-point tensor, got {x.dtype}")
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError(f"{name} must be finite, got non-finite entries")
-    return x
+__all__ = ["GRID", "Boxes", "IdTensor", "ListOf", "Mask", "as_bool", "check_k_range", "tensor"]
 
 
-def check_boxes(name: str, boxes: Any) -> Tensor:
-    """``[N, 4]`` finite boxes with ``x2 >= x1`` and ``y2 >= y1``."""
-    boxes = check_tensor(name, boxes, ndim=2)
-    if boxes.shape[1] != 4:
-        raise ValueError(f"{name} must have shape [N, 4], got {tuple(boxes.shape)}")
-    bad = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1])
-    if bool(bad.any()):
-        i = int(bad.nonzero()[0, 0])
-        raise ValueError(f"{name}: boxes need x2 >= x1 and y2 >= y1, box {i} is {boxes[i].tolist()}")
-    return boxes
+@lru_cache(maxsize=256)
+def tensor(spec: str, dtype: str | None = "float", finite: bool = True) -> TensorC:
+    """A cached :class:`~neurips26.constraints.Tensor` constraint, for specs built from a model's sizes at call
+    time (``tensor(f"B 3 {s} {s}")``) without parsing the spec on every call."""
+    return TensorC(spec, dtype=dtype, finite=finite)
 
 
-def check_mask_like(logits: Any, fg_mask: Any) -> tuple[Tensor, Tensor]:
-    """``logits [B, R]`` finite floats and a 0/1 or bool ``fg_mask`` of the same shape (returned as bool)."""
-    logits = check_tensor("logits", logits, ndim=2)
-    if not isinstance(fg_mask, Tensor):
-        raise TypeError(f"fg_mask must be a torch.Tensor, got {type(fg_mask).__name__}")
-    if fg_mask.shape != logits.shape:
-        raise ValueError(f"fg_mask must have the shape of logits {tuple(logits.shape)}, got {tuple(fg_mask.shape)}")
-    if fg_mask.dtype != torch.bool:
-        if not bool(((fg_mask == 0) | (fg_mask == 1)).all()):
-            raise ValueError("fg_mask must hold only 0/1 (or bool) entries")
-        fg_mask = fg_mask != 0
-    return logits, fg_mask
+def _prefix(where: str) -> str:
+    return f"{where}: " if where else ""
 
 
-def check_int(name: str, value: Any, minimum: int, maximum: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum or (
-            maximum is not None and value > maximum):
-        upper = "" if maximum is None else f" and <= {maximum}"
-        raise ValueError(f"{name} must be an int >= {minimum}{upper}, got {value!r}")
-    return value
+class Boxes(TensorC):
+    """A finite float tensor of boxes ``[..., 4]`` (x1, y1, x2, y2) with ``x2 >= x1`` and ``y2 >= y1``."""
+
+    def __init__(self, spec: str = "N 4") -> None:
+        super().__init__(spec, dtype="float")
+
+    def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
+        super().check(value, name, where, dims)
+        if is_trusted() or value.numel() == 0:
+            return
+        flat = value.reshape(-1, 4)
+        bad = (flat[:, 2] < flat[:, 0]) | (flat[:, 3] < flat[:, 1])
+        if bool(bad.any()):
+            i = int(bad.nonzero()[0, 0])
+            raise ValueError(f"{_prefix(where)}{name} must hold boxes with x2 >= x1 and y2 >= y1, box {i} is "
+                             f"{flat[i].tolist()}")
 
 
-def check_float(name: str, value: Any, *, low: float | None = None, high: float | None = None,
-                open_low: bool = False, open_high: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != value or value in (
-            float("inf"), float("-inf")):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    v = float(value)
-    if low is not None and (v < low or (open_low and v == low)):
-        raise ValueError(f"{name} must be {'>' if open_low else '>='} {low}, got {value!r}")
-    if high is not None and (v > high or (open_high and v == high)):
-        raise ValueError(f"{name} must be {'<' if open_high else '<='} {high}, got {value!r}")
-    return v
+class Mask(TensorC):
+    """A bool tensor, or one holding only 0/1 (read as bool with :func:`as_bool`)."""
+
+    def __init__(self, spec: str) -> None:
+        super().__init__(spec)
+        self.expected = self.expected.replace("tensor", "bool or 0/1 tensor", 1)
+
+    def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
+        super().check(value, name, where, dims)
+        if value.dtype != torch.bool and not is_trusted() and not bool(((value == 0) | (value == 1)).all()):
+            raise ValueError(f"{_prefix(where)}{name} must hold only 0/1 (or bool) entries")
 
 
-def check_grid(name: str, grid: Any) -> tuple[int, int]:
-    """A ``(rows, cols)`` pair of positive ints."""
-    if not isinstance(grid, tuple | list) or len(grid) != 2 or any(
-            isinstance(g, bool) or not isinstance(g, int) or g < 1 for g in grid):
-        raise ValueError(f"{name} must be a pair (rows, cols) of positive ints, got {grid!r}")
-    return int(grid[0]), int(grid[1])
+def as_bool(mask: Tensor) -> Tensor:
+    """A :class:`Mask` as a bool tensor (itself if it already is one)."""
+    return mask if mask.dtype == torch.bool else mask != 0
 
 
-def check_index_tensor(name: str, x: Any, shape: tuple, low: int, high: int) -> Tensor:
-    """An integer tensor of ``shape`` with entries in ``[low, high)``."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of integers, got {type(x).__name__}")
-    if x.is_floating_point() or x.is_complex() or x.dtype == torch.bool:
-        raise TypeError(f"{name} must hold integers, got dtype {x.dtype}")
-    if tuple(x.shape) != tuple(shape):
-        raise ValueError(f"{name} must have shape {list(shape)}, got {tuple(x.shape)}")
-    if x.numel() and (int(x.min()) < low or int(x.max()) >= high):
-        raise ValueError(f"{name} must hold values in [{low}, {high}), got values in [{int(x.min())}, {int(x.max())}]")
-    return x
+class IdTensor(TensorC):
+    """An integer tensor of ids in ``[0, high)``: ``high`` an int, a tuple (one bound per column of the last
+    dimension, named by ``labels``) or ``None`` (``>= 0`` only); ``distinct``: no id twice."""
+
+    def __init__(self, spec: str, high: int | tuple[int, ...] | None = None, *, labels: tuple[str, ...] = (),
+                 distinct: bool = False) -> None:
+        super().__init__(spec, dtype="integer")
+        self.high, self.labels, self.distinct = high, labels, distinct
+
+    def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
+        super().check(value, name, where, dims)
+        if is_trusted() or value.numel() == 0:
+            return
+        columns = [(value, self.high, "")] if not isinstance(self.high, tuple) else \
+            [(value[..., j], top, f" ({self.labels[j]})" if self.labels else f" (column {j})")
+             for j, top in enumerate(self.high)]
+        for v, top, what in columns:
+            if int(v.min()) < 0 or (top is not None and int(v.max()) >= top):
+                span = f"[0, {top})" if top is not None else ">= 0"
+                raise ValueError(f"{_prefix(where)}{name} must hold ids{what} in {span}, got "
+                                 f"{v.tolist() if v.numel() <= 16 else f'values in [{int(v.min())}, {int(v.max())}]'}")
+        if self.distinct and value.unique().numel() != value.numel():
+            raise ValueError(f"{_prefix(where)}{name} must hold distinct ids, got {value.tolist()}")
+
+
+class ListOf(Constraint):
+    """A list or tuple whose items each meet ``inner`` (item ``i`` named ``name[i]``); ``length``: an int, a
+    dimension name bound across the call's arguments (``"B"``), or ``None``. Items do not bind dimensions for each
+    other (each is checked with its own copy of the names bound so far)."""
+
+    def __init__(self, inner: Constraint, length: int | str | None = None) -> None:
+        self.inner, self.length = inner, length
+        size = "" if length is None else f" of length {length}"
+        self.expected = f"a list or tuple{size} whose items are each {inner.expected}"
+
+    def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
+        want = self.length
+        if isinstance(want, str):
+            seen = (dims or {}).get(want)
+            want = None if seen is None else seen[0]
+        if not isinstance(value, list | tuple) or (want is not None and len(value) != want):
+            kind = ArgumentTypeError if not isinstance(value, list | tuple) else ValueError
+            shown = f"{type(value).__name__} of length {len(value) if hasattr(value, '__len__') else '?'}"
+            expected = self.expected if want is None or want == self.length else \
+                self.expected.replace(f"length {self.length}", f"length {self.length} = {want}", 1)
+            raise kind(f"{_prefix(where)}{name} must be {expected}, got {shown}")
+        if isinstance(self.length, str) and dims is not None:
+            dims.setdefault(self.length, (len(value), name))
+        for i, item in enumerate(value):
+            self.inner.check(item, f"{name}[{i}]", where, None if dims is None else dict(dims))
+
+
+#: a ``(rows, cols)`` grid: a pair of positive ints
+GRID = ListOf(Int(low=1), length=2)
+
+
+def check_k_range(where: str, k_min: Any, k_max: Any, n: int) -> None:
+    """``0 <= k_min <= n`` and ``k_max`` ``None`` or in ``[max(1, k_min), n]`` (regions per image)."""
+    check_arguments(where, {"k_min": Int(low=0, high=n), "k_max": Optional(Int(low=1, high=n))},
+                    {"k_min": k_min, "k_max": k_max})
+    if k_max is not None and k_max < k_min:
+        raise ValueError(f"{_prefix(where)}k_max must be >= k_min={k_min}, got {k_max!r}")

@@ -26,18 +26,24 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ._checks import check_float, check_int, check_tensor
-from .model import MiniGroundingMLLM, SmartRes, _sequence, attention_probs, attention_rows, check_query, decode_boxes
-from .sequence import SCALE_FULL
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, check_arguments, validate
+from neurips26.constraints import Tensor as TensorC
+
+from .merging import bipartite_merge
+from .merging import gather_tokens as _gather
+from .model import IMAGES, QUERY, MiniGroundingMLLM, SmartRes, attention_probs, attention_rows, decode_boxes
+from .sequence import SCALE_FULL, single_view_sequence
+
+__all__ = ["SCORINGS", "MethodOutput", "bipartite_merge", "fastv_prune", "low_confidence", "run_fastv", "run_full",
+           "run_global_selector", "run_low", "run_smartres", "run_sparsevlm", "run_tome", "run_visionzip",
+           "sparsevlm_prune", "tome_merge", "tome_schedule", "topk_in_order", "visionzip_compress"]
 
 
 # --------------------------------------------------------------------------------------------- primitives
-def _check_keep(keep: int, available: int, name: str = "keep") -> int:
-    if isinstance(keep, bool) or not isinstance(keep, int) or keep < 1:
-        raise ValueError(f"{name} must be a positive int, got {keep!r}")
-    if keep > available:
-        raise ValueError(f"{name}={keep} is above the {available} tokens available")
-    return keep
+def _budget(where: str, budgets: dict[str, tuple[int, int]]) -> None:
+    """Token budgets ``{name: (value, available)}``: each an int in ``[1, available]``."""
+    check_arguments(where, {name: Int(low=1, high=top) for name, (_, top) in budgets.items()},
+                    {name: value for name, (value, _) in budgets.items()})
 
 
 def topk_in_order(scores: Tensor, keep: int) -> Tensor:
@@ -45,63 +51,11 @@ def topk_in_order(scores: Tensor, keep: int) -> Tensor:
     return scores.topk(keep, dim=1).indices.sort(dim=1).values
 
 
-def _gather(x: Tensor, idx: Tensor) -> Tensor:
-    return x.gather(1, idx[..., None].expand(-1, -1, x.shape[-1]))
-
-
-def bipartite_merge(metric: Tensor, x: Tensor, size: Tensor, r: int,
-                    extra: Tensor | None = None) -> tuple[Tensor, Tensor, Tensor | None]:
-    r"""One ToMe step on ``x [B, N, d]`` with token sizes ``size [B, N]``.
-
-    Split tokens alternately into A (even) and B (odd); each A token's best match in B by cosine similarity
-    of ``metric [B, N, c]``; the r A tokens with the most similar matches are merged into their B partners
-    by the size-weighted mean $x_b \leftarrow (s_b x_b + \sum s_a x_a)/(s_b + \sum s_a)$. ``extra [B, N, e]``
-    is merged the same way. Returns ``(x [B, N-r, d], size [B, N-r], extra)``; $\sum s\,x$ and $\sum s$
-    are preserved.
-    """
-    check_tensor("x", x, ndim=3)
-    check_tensor("metric", metric, ndim=3)
-    b, n, d = x.shape
-    if metric.shape[:2] != x.shape[:2]:
-        raise ValueError(f"metric must have shape [{b}, {n}, c], got {tuple(metric.shape)}")
-    check_tensor("size", size, ndim=2)
-    if size.shape != x.shape[:2] or not bool((size > 0).all()):
-        raise ValueError(f"size must be positive with shape {tuple(x.shape[:2])}, got {tuple(size.shape)}")
-    if extra is not None:
-        check_tensor("extra", extra, ndim=3)
-        if extra.shape[:2] != x.shape[:2]:
-            raise ValueError(f"extra must have shape [{b}, {n}, e], got {tuple(extra.shape)}")
-    check_int("r", r, 0)
-    n_a = (n + 1) // 2
-    r = min(r, n_a)
-    if r <= 0:
-        return x, size, extra
-    m = F.normalize(metric, dim=-1)
-    sim = m[:, 0::2] @ m[:, 1::2].transpose(1, 2)                                   # [B, N_a, N_b]
-    best, best_idx = sim.max(-1)                                                      # [B, N_a]
-    order = best.argsort(dim=1, descending=True)
-    src, unm = order[:, :r], order[:, r:].sort(dim=1).values                          # merged / kept A tokens
-    dst = best_idx.gather(1, src)                                                     # their B partners
-
-    def merge(t: Tensor) -> Tensor:                                                   # t: [B, N, e], size-weighted
-        t = t * size[..., None]
-        ta, tb = t[:, 0::2], t[:, 1::2].clone()
-        tb.scatter_add_(1, dst[..., None].expand(-1, -1, t.shape[-1]), _gather(ta, src))
-        return torch.cat([_gather(ta, unm), tb], dim=1)
-
-    new_size = merge(size.new_ones(b, n, 1))[..., 0]
-    out = merge(x) / new_size[..., None]
-    new_extra = None if extra is None else merge(extra) / new_size[..., None]
-    # the size after merging: Σ s over members (merge() multiplied ones by size)
-    return out, new_size, new_extra
-
-
+@validate(x=TensorC("B N D", dtype="float"), r=Int(low=0), size=Optional(TensorC("B N", dtype="float")))
 def tome_merge(x: Tensor, r: int, size: Tensor | None = None) -> tuple[Tensor, Tensor]:
     """ToMe merge of ``r`` tokens of ``x [B, N, d]`` (its own features as the similarity metric).
     Returns ``(merged [B, N-r, d], size [B, N-r])``."""
-    check_tensor("x", x, ndim=3)
-    n = x.shape[1]
-    check_int("r", r, 0, (n + 1) // 2)
+    check_arguments("tome_merge", {"r": Int(low=0, high=(x.shape[1] + 1) // 2)}, {"r": r})
     if size is None:
         size = x.new_ones(x.shape[:2])
     out, new_size, _ = bipartite_merge(x, x, size, r)
@@ -111,26 +65,22 @@ def tome_merge(x: Tensor, r: int, size: Tensor | None = None) -> tuple[Tensor, T
 def tome_schedule(n_tokens: int, target: int, n_blocks: int) -> list[int]:
     """Tokens to merge after each ViT block to go from ``n_tokens`` to ``target`` (front-loaded, each step at
     most half the tokens)."""
-    _check_keep(target, n_tokens, "target")
+    _budget("tome_schedule", {"target": (target, n_tokens)})
     todo, n, rs = n_tokens - target, n_tokens, []
     for i in range(n_blocks):
         r = min(-(-todo // (n_blocks - i)), (n + 1) // 2)
         rs.append(r)
         todo, n = todo - r, n - r
     if todo:
-        raise ValueError(f"cannot reach {target} tokens from {n_tokens} in {n_blocks} ToMe steps")
+        raise ValueError(f"tome_schedule: cannot reach {target} tokens from {n_tokens} in {n_blocks} ToMe steps")
     return rs
 
 
+@validate(hidden=TensorC("B T D", dtype="float"), attn_from_query=TensorC("B T", dtype="float"), keep=Int(low=1))
 def fastv_prune(hidden: Tensor, attn_from_query: Tensor, keep: int) -> Tensor:
     """FastV: keep the ``keep`` visual tokens of ``hidden [B, T, d]`` with the highest attention
     ``attn_from_query [B, T]`` from the last text token, in their original order → ``[B, keep, d]``."""
-    check_tensor("hidden", hidden, ndim=3)
-    check_tensor("attn_from_query", attn_from_query, ndim=2)
-    if attn_from_query.shape != hidden.shape[:2]:
-        raise ValueError(f"attn_from_query must have shape {tuple(hidden.shape[:2])}, got "
-                         f"{tuple(attn_from_query.shape)}")
-    _check_keep(keep, hidden.shape[1])
+    _budget("fastv_prune", {"keep": (keep, hidden.shape[1])})
     return _gather(hidden, topk_in_order(attn_from_query, keep))
 
 
@@ -145,20 +95,16 @@ def _merge_into_centres(x: Tensor, candidates: Tensor, centres: Tensor) -> Tenso
     return (assign.transpose(1, 2) @ x) / assign.sum(1)[..., None].clamp(min=1.0)
 
 
+@validate(visual=TensorC("B T D", dtype="float"), text=TensorC("B Q E", dtype="float"),
+          attn=TensorC("B Q T", dtype="float"), keep=Int(low=1), recycle=Int(low=0))
 def sparsevlm_prune(visual: Tensor, text: Tensor, attn: Tensor, keep: int, recycle: int = 0) -> Tensor:
     """SparseVLM: the text tokens rate the visual tokens, ``score_t = mean_q attn[:, q, t]``; keep the
     ``keep`` best (order preserved) and recycle the pruned ones into ``recycle`` merged tokens (centres: the
     best-rated pruned tokens). ``visual [B, T, d]``, ``text [B, Q, d]``, ``attn [B, Q, T]`` →
     ``[B, keep + recycle, d]``."""
-    check_tensor("visual", visual, ndim=3)
-    check_tensor("text", text, ndim=3)
-    check_tensor("attn", attn, ndim=3)
-    b, t, _ = visual.shape
-    if attn.shape != (b, text.shape[1], t):
-        raise ValueError(f"attn must have shape {(b, text.shape[1], t)}, got {tuple(attn.shape)}")
-    _check_keep(keep, t)
-    if isinstance(recycle, bool) or not isinstance(recycle, int) or not 0 <= recycle <= t - keep:
-        raise ValueError(f"recycle must be an int in [0, {t - keep}], got {recycle!r}")
+    t = visual.shape[1]
+    check_arguments("sparsevlm_prune", {"keep": Int(low=1, high=t), "recycle": Int(low=0, high=t - keep)},
+                    {"keep": keep, "recycle": recycle})
     kept, recycled = _sparsevlm_index(attn.mean(1), keep, recycle)
     out = _gather(visual, kept)
     if recycle:
@@ -176,18 +122,16 @@ def _sparsevlm_index(score: Tensor, keep: int, recycle: int):
     return kept, recycled
 
 
+@validate(tokens=TensorC("B T D", dtype="float"), cls_attn=TensorC("B T", dtype="float"), n_dominant=Int(low=1),
+          n_contextual=Int(low=0))
 def visionzip_compress(tokens: Tensor, cls_attn: Tensor, n_dominant: int, n_contextual: int) -> Tensor:
     """VisionZip: the ``n_dominant`` tokens with the most attention mass ``cls_attn [B, T]`` (raster order),
     then ``n_contextual`` tokens merging the rest by similarity to evenly spaced centres among them.
     ``tokens [B, T, d]`` → ``[B, n_dominant + n_contextual, d]``."""
-    check_tensor("tokens", tokens, ndim=3)
-    check_tensor("cls_attn", cls_attn, ndim=2)
-    if cls_attn.shape != tokens.shape[:2]:
-        raise ValueError(f"cls_attn must have shape {tuple(tokens.shape[:2])}, got {tuple(cls_attn.shape)}")
     t = tokens.shape[1]
-    _check_keep(n_dominant, t, "n_dominant")
-    if isinstance(n_contextual, bool) or not isinstance(n_contextual, int) or not 0 <= n_contextual <= t - n_dominant:
-        raise ValueError(f"n_contextual must be an int in [0, {t - n_dominant}], got {n_contextual!r}")
+    check_arguments("visionzip_compress",
+                    {"n_dominant": Int(low=1, high=t), "n_contextual": Int(low=0, high=t - n_dominant)},
+                    {"n_dominant": n_dominant, "n_contextual": n_contextual})
     dom, ctx = _visionzip_index(cls_attn, n_dominant, n_contextual)
     return torch.cat([_gather(tokens, dom), ctx(tokens)], dim=1)
 
@@ -206,12 +150,10 @@ def _visionzip_index(attn_mass: Tensor, n_dominant: int, n_contextual: int):
     return dom, contextual
 
 
-def _check_scoring(scoring: object) -> None:
-    if scoring not in SCORINGS:
-        raise ValueError(f"scoring must be one of {SCORINGS}, got {scoring!r}")
-
-
 # ------------------------------------------------------------------------------------ methods on the model
+_MODEL = Instance(MiniGroundingMLLM, "MiniGroundingMLLM")
+
+
 @dataclass
 class MethodOutput:
     """Boxes ``[B, 4]`` and token counts: ``vit_tokens`` encoded and ``llm_tokens`` reaching the LM head
@@ -236,9 +178,8 @@ def run_low(model: MiniGroundingMLLM, images: Tensor, query: Tensor) -> MethodOu
     return MethodOutput(model.ground(seq, query), seq.n_vit_tokens, n, n)
 
 
+@validate(smartres=Instance(SmartRes, "SmartRes"))
 def run_smartres(smartres: SmartRes, images: Tensor, query: Tensor) -> MethodOutput:
-    if not isinstance(smartres, SmartRes):
-        raise TypeError(f"smartres must be a SmartRes, got {type(smartres).__name__}")
     model = smartres.encoder
     seq = smartres.encode(images, model.lm.query_embedding(query))
     n = int(seq.valid.sum())
@@ -275,66 +216,62 @@ def _lm_hook(kind: str, keep: int, recycle: int = 0, scoring: str = "rows"):
     return fn
 
 
+@validate(model=_MODEL, images=IMAGES, query=QUERY, keep=Int(low=1), layer=Int(low=0), scoring=Choice(*SCORINGS))
 def run_fastv(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int = 96, layer: int = 1,
               scoring: str = "rows") -> MethodOutput:
     """FastV at LM block ``layer`` (all tokens before it); ``scoring``: ``"rows"`` (the last text token's
     attention row only) or ``"full"`` (the whole matrix recomputed; the reference)."""
-    _check_scoring(scoring)
-    check_query(query, model._check_images(images).shape[0])
+    check_arguments("run_fastv", {"keep": Int(low=1, high=model.config.full_grid ** 2),
+                                  "layer": Int(low=0, high=model.config.lm_blocks - 1)}, {"keep": keep, "layer": layer})
     seq = model.encode_full(images)
-    _check_keep(keep, seq.tokens.shape[1])
-    check_int("layer", layer, 0, model.config.lm_blocks - 1)
     boxes = decode_boxes(*model.lm(seq, query, reduce=(layer, _lm_hook("fastv", keep, scoring=scoring))))
     b, t = seq.tokens.shape[:2]
     return MethodOutput(boxes, seq.n_vit_tokens, b * keep, b * t if layer > 0 else b * keep)
 
 
+@validate(model=_MODEL, images=IMAGES, query=QUERY, keep=Int(low=1), recycle=Int(low=0), layer=Int(low=0),
+          scoring=Choice(*SCORINGS))
 def run_sparsevlm(model: MiniGroundingMLLM, images: Tensor, query: Tensor, keep: int = 88, recycle: int = 8,
                   layer: int = 1, scoring: str = "rows") -> MethodOutput:
     """SparseVLM at LM block ``layer``: the text tokens' attention rows rate the visual tokens; keep ``keep``,
     recycle the pruned ones into ``recycle`` merged tokens. ``scoring`` as in :func:`run_fastv`."""
-    _check_scoring(scoring)
-    check_int("keep", keep, 1)
-    check_int("recycle", recycle, 0)
-    check_query(query, model._check_images(images).shape[0])
+    check_arguments("run_sparsevlm", {"keep + recycle": Int(low=1, high=model.config.full_grid ** 2),
+                                      "layer": Int(low=0, high=model.config.lm_blocks - 1)},
+                    {"keep + recycle": keep + recycle, "layer": layer})
     seq = model.encode_full(images)
-    _check_keep(keep + recycle, seq.tokens.shape[1], "keep + recycle")
-    check_int("layer", layer, 0, model.config.lm_blocks - 1)
     boxes = decode_boxes(*model.lm(seq, query, reduce=(layer, _lm_hook("sparsevlm", keep, recycle, scoring))))
     b, t = seq.tokens.shape[:2]
     return MethodOutput(boxes, seq.n_vit_tokens, b * (keep + recycle), b * t if layer > 0 else b * (keep + recycle))
 
 
+@validate(model=_MODEL, images=IMAGES, query=QUERY, n_dominant=Int(low=1), n_contextual=Int(low=0))
 def run_visionzip(model: MiniGroundingMLLM, images: Tensor, query: Tensor, n_dominant: int = 80,
                   n_contextual: int = 16) -> MethodOutput:
     """VisionZip after the ViT: attention mass received in the last ViT block (recomputed), mean over heads
     and queries."""
-    check_int("n_dominant", n_dominant, 1)
-    check_int("n_contextual", n_contextual, 0)
-    check_query(query, model._check_images(images).shape[0])
+    _budget("run_visionzip", {"n_dominant + n_contextual": (n_dominant + n_contextual, model.config.full_grid ** 2)})
     x, meta = model.full_inputs(images)
     b, t = x.shape[:2]
-    _check_keep(n_dominant + n_contextual, t, "n_dominant + n_contextual")
     tokens, _, _, attn = model.vit(x, return_last_attn=True)
     mass = attn.mean(dim=(1, 2))                                                      # [B, T]
     dom, ctx = _visionzip_index(mass, n_dominant, n_contextual)
     meta_b = meta.expand(b, -1, -1)
     toks = torch.cat([_gather(tokens, dom), ctx(tokens)], 1)
     m2 = torch.cat([_gather(meta_b, dom), ctx(meta_b)], 1)
-    seq = _sequence(toks, m2, SCALE_FULL, n_vit=b * t)
+    seq = single_view_sequence(toks, m2, SCALE_FULL, n_vit=b * t)
     return MethodOutput(model.ground(seq, query), b * t, toks.shape[0] * toks.shape[1], toks.shape[1] * b)
 
 
+@validate(model=_MODEL, images=IMAGES, query=QUERY)
 def run_tome(model: MiniGroundingMLLM, images: Tensor, query: Tensor, target: int = 96,
              metric: str = "keys") -> MethodOutput:
     """ToMe inside the ViT down to ``target`` tokens (positions and footprints merged alongside); ``metric``:
     match on the keys (the paper) or on the token features."""
-    check_query(query, model._check_images(images).shape[0])
+    rs = tome_schedule(model.config.full_grid ** 2, target, model.config.vit_blocks)
     x, meta = model.full_inputs(images)
     b, t = x.shape[:2]
-    rs = tome_schedule(t, target, model.config.vit_blocks)
     tokens, meta2, _, _ = model.vit(x, tome_r=rs, extra=meta.expand(b, -1, -1).clone(), tome_metric=metric)
-    seq = _sequence(tokens, meta2, SCALE_FULL, n_vit=b * t)
+    seq = single_view_sequence(tokens, meta2, SCALE_FULL, n_vit=b * t)
     return MethodOutput(model.ground(seq, query), b * t, b * target, b * target)
 
 
@@ -344,11 +281,10 @@ def low_confidence(model: MiniGroundingMLLM, images: Tensor, query: Tensor) -> T
     return obj.softmax(1).amax(1)
 
 
+@validate(model=_MODEL, images=IMAGES, query=QUERY, threshold=Real())
 def run_global_selector(model: MiniGroundingMLLM, images: Tensor, query: Tensor, threshold: float) -> MethodOutput:
     """One resolution per image: full resolution where the low-view confidence is below ``threshold`` (a finite
     number; confidences lie in (0, 1], so ``threshold > 1`` sends every image to full resolution)."""
-    check_float("threshold", threshold)
-    check_query(query, model._check_images(images).shape[0])
     low_seq = model.low_sequence(images)
     obj, off, pos, fp = model.lm(low_seq, query)
     boxes = decode_boxes(obj, off, pos, fp)

@@ -21,7 +21,9 @@ import torch
 from scipy import ndimage
 from torch import Tensor
 
-from ._checks import check_boxes, check_float, check_grid, check_int
+from neurips26.constraints import Int, Real, validate
+
+from ._checks import GRID, Boxes
 
 #: object colours (RGB in [0, 1]); the query's colour id indexes this table
 COLOURS = np.array([[0.90, 0.10, 0.10], [0.10, 0.80, 0.15], [0.15, 0.30, 0.95], [0.95, 0.85, 0.10]])
@@ -140,13 +142,11 @@ class SyntheticEgoGrounding(torch.utils.data.Dataset):
         seed: the seed of the scene generator (use different seeds for train and test).
     """
 
+    @validate(n=Int(low=1), size=Int(low=32), small_frac=Real(low=0.0, high=1.0), seed=Int(low=0))
     def __init__(self, n: int, size: int = 128, small_frac: float = 0.5, seed: int = 0) -> None:
-        self.n = check_int("n", n, 1)
-        self.size = check_int("size", size, 32)
         if size % 16:
-            raise ValueError(f"size must be a multiple of 16, got {size}")
-        self.small_frac = check_float("small_frac", small_frac, low=0.0, high=1.0)
-        self.seed = check_int("seed", seed, 0)
+            raise ValueError(f"SyntheticEgoGrounding: size must be a multiple of 16, got {size}")
+        self.n, self.size, self.small_frac, self.seed = int(n), int(size), float(small_frac), int(seed)
         order = np.random.default_rng([seed, 2**31 - 1]).permutation(n)
         self._small = order < int(round(n * self.small_frac))
 
@@ -174,12 +174,11 @@ class SyntheticEgoGrounding(torch.utils.data.Dataset):
         return {k: torch.stack([it[k] for it in items]) for k in items[0]}
 
 
+@validate(boxes=Boxes("N 4"), image_size=Int(low=1), region_grid=GRID)
 def region_labels(boxes: Tensor, image_size: int, region_grid: tuple[int, int]) -> Tensor:
     """Router targets ``[B, gh·gw]`` (bool, raster order): region j is foreground iff it overlaps the box
     with positive area; the region holding the box centre is always foreground (inferred rule)."""
-    boxes = check_boxes("boxes", boxes)
-    check_int("image_size", image_size, 1)
-    gh, gw = check_grid("region_grid", region_grid)
+    gh, gw = int(region_grid[0]), int(region_grid[1])
     rh, rw = image_size / gh, image_size / gw
     ys = torch.arange(gh, dtype=boxes.dtype) * rh
     xs = torch.arange(gw, dtype=boxes.dtype) * rw

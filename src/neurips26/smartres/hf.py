@@ -30,9 +30,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from neurips26.constraints import Instance, Int, Real, validate
+from neurips26.constraints import Instance, Int, Real, check_arguments, validate
 from neurips26.constraints import Tensor as TensorC
 
+from ._checks import tensor
 from .data import COLOUR_NAMES, N_DIGITS
 from .model import MiniGroundingMLLM, MLLMConfig, SmartRes
 from .router import ResolutionRouter, select_regions
@@ -139,9 +140,8 @@ class SmartResHF(nn.Module):
     def forward(self, images: Tensor, query_emb: Tensor) -> tuple[VisualSequence, Tensor]:
         """``images [B, 3, S, S]``, ``query_emb [B, query_dim]`` → (the order-preserving sequence, ``image_grid_thw
         [n_views, 3]``: one ``(1, h, w)`` row per encoded view in token grid units, image by image)."""
-        if images.shape[-2:] != (self.image_size, self.image_size):
-            raise ValueError(f"SmartResHF: images must be [B, 3, {self.image_size}, {self.image_size}], got "
-                             f"{tuple(images.shape)}")
+        s = self.image_size
+        check_arguments("SmartResHF.forward", {"images": tensor(f"_ 3 {s} {s}", None, False)}, {"images": images})
         p, r = self.tower.patch, self.region_px
         low_tokens, low_pos = self.encode_low(images)
         gl = self.grid // 2

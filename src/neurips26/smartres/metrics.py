@@ -9,19 +9,18 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-from neurips26.constraints import Real, validate
+from neurips26.constraints import Int, Real, check_arguments, validate
 from neurips26.constraints import Tensor as TensorC
 
-from ._checks import check_boxes, check_mask_like
+from ._checks import Boxes, Mask, as_bool
 
 
-@validate(a=TensorC("N 4", dtype="float"), b=TensorC("M 4", dtype="float"))
+@validate(a=Boxes("N 4"), b=Boxes("M 4"))
 def box_iou(a: Tensor, b: Tensor) -> Tensor:
     r"""Pairwise IoU of ``a: [N, 4]`` and ``b: [M, 4]`` → ``[N, M]``.
 
     $\mathrm{IoU}(a, b) = |a \cap b| / (|a| + |b| - |a \cap b|)$; boxes of zero area against each other give 0.
     """
-    a, b = check_boxes("a", a), check_boxes("b", b)
     area_a = (a[:, 2] - a[:, 0]) * (a[:, 3] - a[:, 1])                      # [N]
     area_b = (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])                      # [M]
     # intersection rectangle, clamped at zero width/height: [N, M, 2]
@@ -33,12 +32,9 @@ def box_iou(a: Tensor, b: Tensor) -> Tensor:
     return torch.where(union > 0, inter / union.clamp(min=1e-12), torch.zeros_like(inter))
 
 
-@validate(pred=TensorC("N 4", dtype="float"), gt=TensorC("N 4", dtype="float"))
+@validate(pred=Boxes("N 4"), gt=Boxes("N 4"))
 def paired_iou(pred: Tensor, gt: Tensor) -> Tensor:
     """IoU of ``pred[i]`` with ``gt[i]``: ``[N, 4], [N, 4] → [N]``."""
-    pred, gt = check_boxes("pred", pred), check_boxes("gt", gt)
-    if pred.shape != gt.shape:
-        raise ValueError(f"pred and gt must have the same shape, got {tuple(pred.shape)} and {tuple(gt.shape)}")
     lo = torch.maximum(pred[:, :2], gt[:, :2])
     hi = torch.minimum(pred[:, 2:], gt[:, 2:])
     wh = (hi - lo).clamp(min=0)
@@ -48,7 +44,7 @@ def paired_iou(pred: Tensor, gt: Tensor) -> Tensor:
     return torch.where(union > 0, inter / union.clamp(min=1e-12), torch.zeros_like(inter))
 
 
-@validate(pred=TensorC("N 4", dtype="float"), gt=TensorC("N 4", dtype="float"), thresh=Real(0.0, 1.0, closed="right"))
+@validate(pred=Boxes("N 4"), gt=Boxes("N 4"), thresh=Real(0.0, 1.0, closed="right"))
 def grounding_accuracy(pred: Tensor, gt: Tensor, thresh: float = 0.5) -> float:
     r"""Acc@thresh: the share of queries whose predicted box has $\mathrm{IoU} \ge$ ``thresh`` with the truth
     (the RefCOCO / EgoIntention metric). ``pred, gt: [N, 4]``."""
@@ -58,13 +54,13 @@ def grounding_accuracy(pred: Tensor, gt: Tensor, thresh: float = 0.5) -> float:
     return float((iou >= thresh).float().mean())
 
 
+@validate(logits=TensorC("B R", dtype="float"), fg_mask=Mask("B R"), k=Int(low=1))
 def foreground_recall_at_k(logits: Tensor, fg_mask: Tensor, k: int) -> float:
     r"""Router recall@k: per image, $|\mathrm{top}_k(\ell) \cap \mathrm{FG}| / \min(k, |\mathrm{FG}|)$, averaged
     over images (1 means the k best-scored regions are foreground as far as there is foreground to find).
     ``logits, fg_mask: [B, R]``; every image needs at least one foreground region."""
-    logits, fg = check_mask_like(logits, fg_mask)
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= logits.shape[1]:
-        raise ValueError(f"k must be an int in [1, {logits.shape[1]}] (the region count), got {k!r}")
+    check_arguments("foreground_recall_at_k", {"k": Int(low=1, high=logits.shape[1])}, {"k": k})
+    fg = as_bool(fg_mask)
     n_fg = fg.sum(1)
     if bool((n_fg == 0).any()):
         raise ValueError("fg_mask: every image needs at least one foreground region")

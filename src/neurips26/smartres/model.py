@@ -21,22 +21,30 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, check_arguments, validate
+from neurips26.constraints import Tensor as TensorC
 from neurips26.nn import sdpa_attention
 from neurips26.nn.layers import PreNormBlock, patchify  # ([B, 3, H, W] -> [B, (H/p)(W/p), 3p²])
 
-from ._checks import check_boxes, check_float, check_int, check_tensor
+from ._checks import Boxes, IdTensor, ListOf, check_k_range, tensor
 from .data import N_COLOURS, N_DIGITS
+from .merging import bipartite_merge
 from .router import ResolutionRouter, select_regions
 from .sequence import (
-    GLOBAL_ID,
-    PAD_ID,
     SCALE_FULL,
     SCALE_LOW,
     VisualSequence,
     build_order_preserving_sequence,
     region_corners,
+    single_view_sequence,
     token_centres,
 )
+
+#: ``query [B, 2]``: (digit, colour) id pairs, digit in [0, N_DIGITS), colour in [0, N_COLOURS)
+QUERY = IdTensor("B 2", high=(N_DIGITS, N_COLOURS), labels=("digit", "colour"))
+#: ``images [B, 3, H, W]``: finite float pixels (the model also checks H = W = its image size)
+IMAGES = TensorC("B 3 H W", dtype="float")
+_SEQ_TOKENS = TensorC("B T D", finite=False)            # a VisualSequence's tokens: only their batch size is read
 
 
 def sincos_2d(pos: Tensor, dim: int) -> Tensor:
@@ -124,8 +132,9 @@ class MLLMConfig:
     lowres_scale: float = 0.5
 
     def __post_init__(self) -> None:
-        for name in ("image_size", "patch", "dim", "heads", "vit_blocks", "lm_blocks", "region_px"):
-            check_int(name, getattr(self, name), 1)
+        check_arguments("MLLMConfig", {**{name: Int(low=1) for name in ("image_size", "patch", "dim", "heads",
+                                                                         "vit_blocks", "lm_blocks", "region_px")},
+                                       "lowres_scale": Real(low=0.0, high=1.0, closed="right")}, vars(self))
         if self.image_size % self.patch:
             raise ValueError(f"patch must divide image_size={self.image_size}, got {self.patch}")
         if self.dim % 4:
@@ -135,7 +144,6 @@ class MLLMConfig:
         if self.image_size % self.region_px or self.region_px % self.patch:
             raise ValueError(f"region_px must divide image_size={self.image_size} and be a multiple of "
                              f"patch={self.patch}, got {self.region_px}")
-        check_float("lowres_scale", self.lowres_scale, low=0.0, high=1.0, open_low=True)
 
     @property
     def full_grid(self) -> int:
@@ -155,52 +163,32 @@ class MLLMConfig:
         return (self.region_px // self.patch) ** 2
 
 
-def _check_config(config: object) -> MLLMConfig:
-    if not isinstance(config, MLLMConfig):
-        raise TypeError(f"config must be an MLLMConfig, got {type(config).__name__}")
-    return config
-
-
-def check_query(query: object, batch: int | None = None) -> Tensor:
-    """``query [B, 2]``: integer (digit in [0, 10), colour in [0, N_COLOURS)) pairs."""
-    if not isinstance(query, Tensor):
-        raise TypeError(f"query must be a torch.Tensor [B, 2] of (digit, colour) ids, got {type(query).__name__}")
-    if query.is_floating_point() or query.is_complex() or query.dtype == torch.bool:
-        raise TypeError(f"query must hold integer ids, got dtype {query.dtype}")
-    if query.dim() != 2 or query.shape[1] != 2 or (batch is not None and query.shape[0] != batch):
-        rows = "B" if batch is None else str(batch)
-        raise ValueError(f"query must have shape [{rows}, 2] (digit, colour), got {tuple(query.shape)}")
-    for col, name, top in ((0, "digit", N_DIGITS), (1, "colour", N_COLOURS)):
-        v = query[:, col]
-        if v.numel() and (int(v.min()) < 0 or int(v.max()) >= top):
-            raise ValueError(f"query {name} ids must lie in [0, {top}), got values in [{int(v.min())}, {int(v.max())}]")
-    return query
+_CONFIG = Instance(MLLMConfig, "MLLMConfig")
 
 
 class ViT(nn.Module):
     """The shared vision encoder: any crop at any scale, positions in full-resolution pixels."""
 
+    @validate(config=_CONFIG)
     def __init__(self, config: MLLMConfig) -> None:
         super().__init__()
-        self.config = _check_config(config)
+        self.config = config
         d = config.dim
         self.patch_embed = nn.Linear(3 * config.patch ** 2, d)
         self.scale_emb = nn.Embedding(2, d)
         self.blocks = nn.ModuleList([make_block(d, config.heads) for _ in range(config.vit_blocks)])
         self.ln = nn.LayerNorm(d)
 
+    @validate(pixels=TensorC("B 3 H W", dtype="float"), pos=TensorC("N 2", dtype="float"), scale=Int(low=0, high=1))
     def embed(self, pixels: Tensor, pos: Tensor, scale: int) -> Tensor:
-        """``pixels [B, 3, h, w]`` of a crop (already at its scale), ``pos [N, 2]`` full-res centres → ``[B, N, d]``."""
+        """``pixels [B, 3, h, w]`` of a crop (already at its scale), ``pos [N, 2]`` full-res centres (one per patch)
+        → ``[B, N, d]``; ``scale``: :data:`SCALE_FULL` or :data:`SCALE_LOW`."""
         p = self.config.patch
-        check_tensor("pixels", pixels, ndim=4)
-        if pixels.shape[1] != 3 or pixels.shape[2] % p or pixels.shape[3] % p:
-            raise ValueError(f"pixels must be [B, 3, h, w] with h, w multiples of patch={p}, got {tuple(pixels.shape)}")
-        n = (pixels.shape[2] // p) * (pixels.shape[3] // p)
-        check_tensor("pos", pos, ndim=2)
-        if pos.shape != (n, 2):
-            raise ValueError(f"pos must have shape [{n}, 2] (one centre per patch), got {tuple(pos.shape)}")
-        if scale not in (0, 1) or isinstance(scale, bool):
-            raise ValueError(f"scale must be 0 or 1 (SCALE_LOW / SCALE_FULL), got {scale!r}")
+        if pixels.shape[2] % p or pixels.shape[3] % p:
+            raise ValueError(f"ViT.embed: pixels must be [B, 3, h, w] with h, w multiples of patch={p}, got "
+                             f"{tuple(pixels.shape)}")
+        check_arguments("ViT.embed", {"pos": tensor(f"{(pixels.shape[2] // p) * (pixels.shape[3] // p)} 2")},
+                        {"pos": pos})
         x = self.patch_embed(patchify(pixels, self.config.patch))
         return x + sincos_2d(pos, self.config.dim) + self.scale_emb.weight[scale]
 
@@ -214,22 +202,10 @@ class ViT(nn.Module):
         ``return_last_attn``: also the last block's attention matrix (recomputed).
         Returns ``(tokens, extra, size, attn)``.
         """
-        from .baselines import bipartite_merge
-
-        check_tensor("x", x, ndim=3)
-        if x.shape[2] != self.config.dim:
-            raise ValueError(f"x must have width dim={self.config.dim}, got {tuple(x.shape)}")
-        if tome_r is not None:
-            if not isinstance(tome_r, list | tuple) or len(tome_r) != len(self.blocks) or any(
-                    isinstance(r, bool) or not isinstance(r, int) or r < 0 for r in tome_r):
-                raise ValueError(f"tome_r must be a list of {len(self.blocks)} ints >= 0 (one per block), "
-                                 f"got {tome_r!r}")
-        if tome_metric not in ("keys", "tokens"):
-            raise ValueError(f"tome_metric must be 'keys' or 'tokens', got {tome_metric!r}")
-        if extra is not None:
-            check_tensor("extra", extra, ndim=3)
-            if extra.shape[:2] != x.shape[:2]:
-                raise ValueError(f"extra must have shape [{x.shape[0]}, {x.shape[1]}, e], got {tuple(extra.shape)}")
+        check_arguments("ViT.forward", {
+            "x": tensor(f"B N {self.config.dim}"), "tome_r": Optional(ListOf(Int(low=0), length=len(self.blocks))),
+            "extra": Optional(tensor("B N E")), "tome_metric": Choice("keys", "tokens")},
+            {"x": x, "tome_r": tome_r, "extra": extra, "tome_metric": tome_metric})
         b, n, _ = x.shape
         size = x.new_ones(b, n)
         attn = None
@@ -247,9 +223,10 @@ class ViT(nn.Module):
 class FusionLM(nn.Module):
     """The "LLM": [2 query tokens (digit, colour) ; visual tokens] → per-visual-token objectness and box."""
 
+    @validate(config=_CONFIG)
     def __init__(self, config: MLLMConfig) -> None:
         super().__init__()
-        self.config = _check_config(config)
+        self.config = config
         d = config.dim
         self.digit_emb = nn.Embedding(N_DIGITS, d)
         self.colour_emb = nn.Embedding(N_COLOURS, d)
@@ -260,21 +237,22 @@ class FusionLM(nn.Module):
         self.ln = nn.LayerNorm(d)
         self.head = nn.Linear(d, 5)
 
+    @validate(query=QUERY)
     def query_tokens(self, query: Tensor) -> Tensor:
         """``query [B, 2]`` (digit, colour) → ``[B, 2, d]``."""
-        check_query(query)
         return torch.stack([self.digit_emb(query[:, 0]) + self.type_emb.weight[0],
                             self.colour_emb(query[:, 1]) + self.type_emb.weight[1]], dim=1)
 
+    @validate(query=QUERY)
     def query_embedding(self, query: Tensor) -> Tensor:
         """e_q ``[B, 2d]`` for the router: the two query embeddings, concatenated."""
-        check_query(query)
         return torch.cat([self.digit_emb(query[:, 0]), self.colour_emb(query[:, 1])], dim=1)
 
     def visual_inputs(self, seq: VisualSequence) -> Tensor:
         return (self.vis_proj(seq.tokens) + sincos_2d(seq.pos, self.config.dim)
                 + self.scale_emb(seq.scale) + self.type_emb.weight[2])
 
+    @validate(seq=Instance(VisualSequence, "VisualSequence"))
     def forward(self, seq: VisualSequence, query: Tensor, *, reduce=None) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         """Returns ``(objectness [B, T'], offsets [B, T', 4], pos [B, T', 2], footprint [B, T'])``
         of the visual tokens that reach the head (``T' < T`` when ``reduce`` prunes inside the LM), with
@@ -284,9 +262,8 @@ class FusionLM(nn.Module):
         ``fn(block, h_query, h_visual, meta, valid) -> (h_visual, meta, valid)`` (FastV / SparseVLM hooks);
         ``meta [B, T, 3]`` holds (x, y, footprint).
         """
-        if not isinstance(seq, VisualSequence):
-            raise TypeError(f"seq must be a VisualSequence, got {type(seq).__name__}")
-        check_query(query, seq.tokens.shape[0])
+        check_arguments("FusionLM.forward", {"seq.tokens": _SEQ_TOKENS, "query": QUERY},
+                        {"seq.tokens": seq.tokens, "query": query})
         q = self.query_tokens(query)
         v = self.visual_inputs(seq)
         n_q = q.shape[1]
@@ -393,17 +370,16 @@ def grounding_loss(obj: Tensor, offsets: Tensor, pos: Tensor, footprint: Tensor,
 class MiniGroundingMLLM(nn.Module):
     """ViT + FusionLM with encoders for the three views every method needs."""
 
+    @validate(config=Optional(_CONFIG))
     def __init__(self, config: MLLMConfig | None = None) -> None:
         super().__init__()
-        self.config = MLLMConfig() if config is None else _check_config(config)
+        self.config = MLLMConfig() if config is None else config
         self.vit = ViT(self.config)
         self.lm = FusionLM(self.config)
 
     def _check_images(self, images: Tensor) -> Tensor:
-        check_tensor("images", images, ndim=4)
         s = self.config.image_size
-        if images.shape[1:] != (3, s, s):
-            raise ValueError(f"images must have shape [B, 3, {s}, {s}], got {tuple(images.shape)}")
+        check_arguments(type(self).__name__, {"images": tensor(f"B 3 {s} {s}")}, {"images": images})
         return images
 
     def full_inputs(self, images: Tensor) -> tuple[Tensor, Tensor]:
@@ -420,7 +396,7 @@ class MiniGroundingMLLM(nn.Module):
         x, meta = self.full_inputs(images)
         tokens, _, _, _ = self.vit(x)
         b, n = tokens.shape[:2]
-        return _sequence(tokens, meta.expand(b, -1, -1), SCALE_FULL, n_vit=b * n)
+        return single_view_sequence(tokens, meta.expand(b, -1, -1), SCALE_FULL, n_vit=b * n)
 
     def encode_low(self, images: Tensor) -> tuple[Tensor, Tensor]:
         """Low view (``lowres_scale``, area resize): tokens ``[B, N_L, d]`` and centres ``[N_L, 2]``."""
@@ -436,7 +412,8 @@ class MiniGroundingMLLM(nn.Module):
         Returns per image ``[k_b, n_r, d]`` tokens and ``[k_b, n_r, 2]`` centres."""
         images = self._check_images(images)
         c = self.config
-        _check_region_ids(region_ids, images.shape[0], c.region_grid[0] * c.region_grid[1])
+        _check_region_ids("MiniGroundingMLLM.encode_regions", region_ids, images.shape[0],
+                          c.region_grid[0] * c.region_grid[1])
         r, n_r = c.region_px, c.region_tokens
         crops, poss, counts = [], [], []
         local = token_centres(r // c.patch, r // c.patch, c.patch)                  # [n_r, 2] inside a region
@@ -461,7 +438,8 @@ class MiniGroundingMLLM(nn.Module):
         """[low view] ++ [given regions at full resolution], order preserved."""
         c = self.config
         images = self._check_images(images)
-        _check_region_ids(region_ids, images.shape[0], c.region_grid[0] * c.region_grid[1])
+        _check_region_ids("MiniGroundingMLLM.sequence_from_regions", region_ids, images.shape[0],
+                          c.region_grid[0] * c.region_grid[1])
         low_tokens, low_pos = low if low is not None else self.encode_low(images)
         rt, rp = self.encode_regions(images, region_ids)
         return build_order_preserving_sequence(low_tokens, low_pos, rt, rp, region_ids,
@@ -473,46 +451,27 @@ class MiniGroundingMLLM(nn.Module):
         low_tokens, low_pos = low if low is not None else self.encode_low(images)
         b, n = low_tokens.shape[:2]
         meta = torch.cat([low_pos, torch.full((n, 1), self.config.patch / self.config.lowres_scale)], 1)
-        return _sequence(low_tokens, meta.expand(b, -1, -1), SCALE_LOW, n_vit=b * n)
+        return single_view_sequence(low_tokens, meta.expand(b, -1, -1), SCALE_LOW, n_vit=b * n)
 
     def ground(self, seq: VisualSequence, query: Tensor, *, reduce=None) -> Tensor:
         """Predicted boxes ``[B, 4]`` (full-resolution pixels)."""
         return decode_boxes(*self.lm(seq, query, reduce=reduce))
 
+    @validate(seq=Instance(VisualSequence, "VisualSequence"))
     def loss(self, seq: VisualSequence, query: Tensor, boxes: Tensor) -> Tensor:
         """The grounding loss of :func:`grounding_loss` for true ``boxes [B, 4]``."""
-        if not isinstance(seq, VisualSequence):
-            raise TypeError(f"seq must be a VisualSequence, got {type(seq).__name__}")
-        boxes = check_boxes("boxes", boxes)
-        if boxes.shape[0] != seq.tokens.shape[0]:
-            raise ValueError(f"boxes must have shape [{seq.tokens.shape[0]}, 4], got {tuple(boxes.shape)}")
+        check_arguments("MiniGroundingMLLM.loss", {"seq.tokens": _SEQ_TOKENS, "boxes": _BOXES},
+                        {"seq.tokens": seq.tokens, "boxes": boxes})
         return grounding_loss(*self.lm(seq, query), boxes)
 
 
-def _check_region_ids(region_ids: object, batch: int, n_regions: int) -> None:
+_BOXES = Boxes("B 4")
+
+
+def _check_region_ids(where: str, region_ids: object, batch: int, n_regions: int) -> None:
     """One 1-D integer tensor of distinct ids in ``[0, n_regions)`` per image."""
-    if not isinstance(region_ids, list | tuple) or len(region_ids) != batch:
-        length = len(region_ids) if hasattr(region_ids, "__len__") else "?"
-        raise ValueError(f"region_ids must be a list of {batch} tensors (one per image), got "
-                         f"{type(region_ids).__name__} of length {length}")
-    for i, ids in enumerate(region_ids):
-        if not isinstance(ids, Tensor) or ids.dim() != 1 or ids.is_floating_point() or ids.dtype == torch.bool:
-            raise ValueError(f"region_ids[{i}] must be a 1-d integer tensor, got {ids!r}")
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n_regions):
-            raise ValueError(f"region_ids[{i}] must lie in [0, {n_regions}), got {ids.tolist()}")
-        if ids.unique().numel() != ids.numel():
-            raise ValueError(f"region_ids[{i}] must be distinct, got {ids.tolist()}")
-
-
-def _sequence(tokens: Tensor, meta: Tensor, scale: int, *, n_vit: int, region_ids: Tensor | None = None,
-              valid: Tensor | None = None) -> VisualSequence:
-    """A VisualSequence of tokens ``[B, T, d]`` with ``meta [B, T, 3]`` (x, y, footprint)."""
-    b, t = tokens.shape[:2]
-    rid = torch.full((b, t), GLOBAL_ID, dtype=torch.long) if region_ids is None else region_ids
-    if valid is not None:
-        rid = rid.masked_fill(~valid, PAD_ID)
-    return VisualSequence(tokens, meta[..., :2], torch.full((b, t), scale, dtype=torch.long), rid, n_vit,
-                          meta[..., 2])
+    check_arguments(where, {"region_ids": ListOf(IdTensor("K", n_regions, distinct=True), length=batch)},
+                    {"region_ids": region_ids})
 
 
 class SmartRes(nn.Module):
@@ -526,23 +485,18 @@ class SmartRes(nn.Module):
         threshold, k_min, k_max: the selection rule of :func:`select_regions`.
     """
 
+    @validate(vision_encoder=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"),
+              router=Instance(ResolutionRouter, "ResolutionRouter"), lowres_scale=Real(low=0.0, closed="neither"),
+              region_px=Int(low=1), threshold=Real(low=0.0, high=1.0, closed="neither"))
     def __init__(self, vision_encoder: MiniGroundingMLLM, router: ResolutionRouter, lowres_scale: float = 0.5,
                  region_px: int = 32, threshold: float = 0.5, k_min: int = 1, k_max: int | None = None) -> None:
         super().__init__()
-        if not isinstance(vision_encoder, MiniGroundingMLLM):
-            raise TypeError(f"vision_encoder must be a MiniGroundingMLLM, got {type(vision_encoder).__name__}")
-        if not isinstance(router, ResolutionRouter):
-            raise TypeError(f"router must be a ResolutionRouter, got {type(router).__name__}")
         c = vision_encoder.config
-        if check_float("lowres_scale", lowres_scale, low=0.0, open_low=True) != c.lowres_scale:
-            raise ValueError(f"lowres_scale must equal the encoder's {c.lowres_scale}, got {lowres_scale}")
-        if check_int("region_px", region_px, 1) != c.region_px:
-            raise ValueError(f"region_px must equal the encoder's {c.region_px}, got {region_px}")
-        check_float("threshold", threshold, low=0.0, high=1.0, open_low=True, open_high=True)
-        n_regions = c.region_grid[0] * c.region_grid[1]
-        check_int("k_min", k_min, 0, n_regions)
-        if k_max is not None and (check_int("k_max", k_max, 1, n_regions) < k_min):
-            raise ValueError(f"k_max must be >= k_min={k_min}, got {k_max}")
+        if lowres_scale != c.lowres_scale:
+            raise ValueError(f"SmartRes: lowres_scale must equal the encoder's {c.lowres_scale}, got {lowres_scale}")
+        if region_px != c.region_px:
+            raise ValueError(f"SmartRes: region_px must equal the encoder's {c.region_px}, got {region_px}")
+        check_k_range("SmartRes", k_min, k_max, c.region_grid[0] * c.region_grid[1])
         self.encoder, self.router = vision_encoder, router
         self.threshold, self.k_min, self.k_max = threshold, k_min, k_max
 

@@ -15,23 +15,24 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from neurips26.constraints import AnyOf, Choice, Int, Optional, Real, validate
+from neurips26.constraints import AnyOf, Choice, Int, Optional, Real, check_arguments, validate
 from neurips26.constraints import Tensor as TensorC
 
-from ._checks import check_float, check_grid, check_int, check_mask_like, check_tensor
+from ._checks import GRID, Mask, as_bool, check_k_range, tensor
 
 
 def pool_regions(tokens: Tensor, grid: tuple[int, int], region_grid: tuple[int, int]) -> Tensor:
     """Mean of the raster-ordered ``tokens [B, h·w, d]`` inside each region: ``[B, gh·gw, d]`` (raster order).
 
     Needs ``h % gh == 0`` and ``w % gw == 0`` (each region covers a whole block of tokens)."""
-    h, w = check_grid("low_grid", grid)
-    gh, gw = check_grid("region_grid", region_grid)
+    check_arguments("pool_regions", {"low_grid": GRID, "region_grid": GRID},
+                    {"low_grid": grid, "region_grid": region_grid})
+    (h, w), (gh, gw) = (int(g) for g in grid), (int(g) for g in region_grid)
     b, n, d = tokens.shape
     if n != h * w:
-        raise ValueError(f"low_tokens has {n} tokens but low_grid {grid} needs {h * w}")
+        raise ValueError(f"pool_regions: low_tokens has {n} tokens but low_grid {grid} needs {h * w}")
     if h % gh or w % gw:
-        raise ValueError(f"region_grid {region_grid} must divide low_grid {grid}")
+        raise ValueError(f"pool_regions: region_grid {region_grid} must divide low_grid {grid}")
     x = tokens.reshape(b, gh, h // gh, gw, w // gw, d)
     return x.mean(dim=(2, 4)).reshape(b, gh * gw, d)
 
@@ -45,11 +46,9 @@ class ResolutionRouter(nn.Module):
         hidden: width of the MLP.
     """
 
+    @validate(feat_dim=Int(low=1), query_dim=Int(low=1), hidden=Int(low=1))
     def __init__(self, feat_dim: int, query_dim: int, hidden: int = 128) -> None:
         super().__init__()
-        check_int("feat_dim", feat_dim, 1)
-        check_int("query_dim", query_dim, 1)
-        check_int("hidden", hidden, 1)
         self.feat_dim, self.query_dim = feat_dim, query_dim
         self.norm = nn.LayerNorm(feat_dim)
         self.query_proj = nn.Linear(query_dim, feat_dim)                            # W
@@ -59,13 +58,9 @@ class ResolutionRouter(nn.Module):
     def forward(self, low_tokens: Tensor, low_grid: tuple[int, int], query_emb: Tensor,
                 region_grid: tuple[int, int]) -> Tensor:
         """``low_tokens [B, h·w, feat_dim]`` (raster), ``query_emb [B, query_dim]`` → logits ``[B, gh·gw]``."""
-        check_tensor("low_tokens", low_tokens, ndim=3)
-        check_tensor("query_emb", query_emb, ndim=2)
-        if low_tokens.shape[2] != self.feat_dim:
-            raise ValueError(f"low_tokens must have width feat_dim={self.feat_dim}, got {low_tokens.shape[2]}")
-        if query_emb.shape != (low_tokens.shape[0], self.query_dim):
-            raise ValueError(f"query_emb must have shape [{low_tokens.shape[0]}, {self.query_dim}], "
-                             f"got {tuple(query_emb.shape)}")
+        check_arguments("ResolutionRouter.forward",
+                        {"low_tokens": tensor(f"B T {self.feat_dim}"), "query_emb": tensor(f"B {self.query_dim}")},
+                        {"low_tokens": low_tokens, "query_emb": query_emb})
         pooled = self.norm(pool_regions(low_tokens, low_grid, region_grid))        # \bar f_j: [B, R, d]
         eq = query_emb[:, None, :].expand(-1, pooled.shape[1], -1)                 # e_q:      [B, R, q]
         inter = pooled * self.query_proj(query_emb)[:, None, :]                    # \bar f_j ⊙ W e_q
@@ -73,7 +68,8 @@ class ResolutionRouter(nn.Module):
 
 
 def _check_loss_inputs(logits: Tensor, fg_mask: Tensor) -> tuple[Tensor, Tensor]:
-    logits, fg = check_mask_like(logits, fg_mask)
+    """``fg_mask`` as bool; every image needs a positive and a negative region (the shapes are declared)."""
+    fg = as_bool(fg_mask)
     n_pos = fg.sum(1)
     if bool((n_pos == 0).any()):
         raise ValueError(f"fg_mask: image {int((n_pos == 0).nonzero()[0, 0])} has no positive region")
@@ -84,15 +80,13 @@ def _check_loss_inputs(logits: Tensor, fg_mask: Tensor) -> tuple[Tensor, Tensor]
 
 def _pos_weight(fg: Tensor, pos_weight: float | str) -> Tensor:
     """Per-image positive weight ``[B, 1]``: $n_{neg}/n_{pos}$ for ``"auto"``, else the given float."""
-    if isinstance(pos_weight, str):
-        if pos_weight != "auto":
-            raise ValueError(f"pos_weight must be 'auto' or a positive number, got {pos_weight!r}")
+    if isinstance(pos_weight, str):                                                # "auto" (declared by the callers)
         n_pos = fg.sum(1, keepdim=True).float()
         return (fg.shape[1] - n_pos) / n_pos
-    return torch.full((fg.shape[0], 1), check_float("pos_weight", pos_weight, low=0.0, open_low=True))
+    return torch.full((fg.shape[0], 1), float(pos_weight))
 
 
-@validate(logits=TensorC("B R", dtype="float"), fg_mask=TensorC("B R"),
+@validate(logits=TensorC("B R", dtype="float"), fg_mask=Mask("B R"),
           pos_weight=AnyOf(Choice("auto"), Real(low=0.0, closed="neither")))
 def bce_routing_loss(logits: Tensor, fg_mask: Tensor, pos_weight: float | str = "auto") -> Tensor:
     r"""Weighted BCE-with-logits, mean over regions, then over images (the plain-BCE ablation):
@@ -110,7 +104,7 @@ def _bce(logits: Tensor, fg: Tensor, w: Tensor) -> Tensor:
     return per.mean(1)                                                              # [B]
 
 
-@validate(logits=TensorC("B R", dtype="float"), fg_mask=TensorC("B R"), gamma=Real(low=0.0), alpha=Real(0.0, 1.0))
+@validate(logits=TensorC("B R", dtype="float"), fg_mask=Mask("B R"), gamma=Real(low=0.0), alpha=Real(0.0, 1.0))
 def focal_routing_loss(logits: Tensor, fg_mask: Tensor, gamma: float = 2.0, alpha: float = 0.75) -> Tensor:
     r"""Focal loss (ablation): $-\alpha_t (1-p_t)^\gamma \log p_t$, mean over regions and images."""
     logits, fg = _check_loss_inputs(logits, fg_mask)
@@ -122,7 +116,7 @@ def focal_routing_loss(logits: Tensor, fg_mask: Tensor, gamma: float = 2.0, alph
     return (a_t * (1 - p_t) ** gamma * ce).mean()
 
 
-@validate(logits=TensorC("B R", dtype="float"), fg_mask=TensorC("B R"), margin=Real(low=0.0), lam=Real(low=0.0),
+@validate(logits=TensorC("B R", dtype="float"), fg_mask=Mask("B R"), margin=Real(low=0.0), lam=Real(low=0.0),
           hard_negatives=Int(low=1), pos_weight=AnyOf(Choice("auto"), Real(low=0.0, closed="neither")))
 def margin_routing_loss(logits: Tensor, fg_mask: Tensor, margin: float = 2.0, lam: float = 1.0,
                         hard_negatives: int = 4, pos_weight: float | str = "auto") -> Tensor:
@@ -166,12 +160,7 @@ def select_regions(logits: Tensor, threshold: float = 0.5, k_min: int = 1, k_max
     Since $\sigma$ is monotone, $A$ is a prefix of the regions sorted by logit, so the rule is: take the
     $\mathrm{clip}(|A|, k_{min}, k_{max})$ highest-logit regions.
     """
-    r = logits.shape[1]
-    k_min = check_int("k_min", k_min, 0, r)
-    if k_max is not None:
-        check_int("k_max", k_max, 1, r)
-        if k_max < k_min:
-            raise ValueError(f"k_max must be >= k_min={k_min}, got {k_max!r}")
+    check_k_range("select_regions", k_min, k_max, logits.shape[1])
     out = []
     n_pass = (torch.sigmoid(logits) > threshold).sum(1)
     order = logits.argsort(dim=1, descending=True, stable=True)

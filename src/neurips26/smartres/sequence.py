@@ -18,7 +18,10 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor
 
-from ._checks import check_float, check_int, check_tensor
+from neurips26.constraints import AnyOf, Int, Optional, Real, check_arguments, validate
+from neurips26.constraints import Tensor as TensorC
+
+from ._checks import IdTensor, ListOf
 
 #: ``scale`` ids carried by the tokens
 SCALE_FULL, SCALE_LOW = 0, 1
@@ -26,14 +29,10 @@ SCALE_FULL, SCALE_LOW = 0, 1
 GLOBAL_ID, PAD_ID = -1, -2
 
 
+@validate(rows=Int(low=1), cols=Int(low=1), footprint=Real(low=0.0, closed="neither"), x0=Real(), y0=Real())
 def token_centres(rows: int, cols: int, footprint: float, x0: float = 0.0, y0: float = 0.0) -> Tensor:
     """Centres ``[rows·cols, 2]`` (x, y) in full-resolution pixels of a raster grid of tokens, each covering
     ``footprint`` pixels, whose top-left corner is at (x0, y0)."""
-    check_int("rows", rows, 1)
-    check_int("cols", cols, 1)
-    check_float("footprint", footprint, low=0.0, open_low=True)
-    check_float("x0", x0)
-    check_float("y0", y0)
     i = torch.arange(rows, dtype=torch.float32)
     j = torch.arange(cols, dtype=torch.float32)
     ys, xs = torch.meshgrid(y0 + (i + 0.5) * footprint, x0 + (j + 0.5) * footprint, indexing="ij")
@@ -78,6 +77,20 @@ class VisualSequence:
         return self.valid.sum(1)
 
 
+def single_view_sequence(tokens: Tensor, meta: Tensor, scale: int, *, n_vit: int) -> VisualSequence:
+    """A VisualSequence of one view (every token global, none padding): tokens ``[B, T, d]`` with
+    ``meta [B, T, 3]`` (x, y, footprint) and one ``scale`` id (:data:`SCALE_FULL` / :data:`SCALE_LOW`)."""
+    b, t = tokens.shape[:2]
+    rid = torch.full((b, t), GLOBAL_ID, dtype=torch.long)
+    return VisualSequence(tokens, meta[..., :2], torch.full((b, t), scale, dtype=torch.long), rid, n_vit,
+                          meta[..., 2])
+
+
+@validate(low_tokens=TensorC("B L D", dtype="float"),
+          low_pos=AnyOf(TensorC("L 2", dtype="float"), TensorC("B L 2", dtype="float")),
+          region_tokens=ListOf(TensorC("K R D", dtype="float"), length="B"),
+          region_pos=ListOf(TensorC("K R 2", dtype="float"), length="B"), n_regions=Optional(Int(low=1)),
+          low_footprint=Real(low=0.0), region_footprint=Real(low=0.0))
 def build_order_preserving_sequence(low_tokens: Tensor, low_pos: Tensor, region_tokens: list[Tensor],
                                     region_pos: list[Tensor], region_ids: list[Tensor], *,
                                     n_regions: int | None = None, low_footprint: float = 0.0,
@@ -93,39 +106,24 @@ def build_order_preserving_sequence(low_tokens: Tensor, low_pos: Tensor, region_
         n_regions: the region count, to validate ids (optional).
         low_footprint, region_footprint: footprint sides in pixels, stored in ``footprint`` (0: unknown).
     """
-    check_tensor("low_tokens", low_tokens, ndim=3)
     b, n_l, d = low_tokens.shape
     if low_pos.dim() == 2:
         low_pos = low_pos[None].expand(b, -1, -1)
-    check_tensor("low_pos", low_pos, ndim=3)
-    if low_pos.shape != (b, n_l, 2):
-        raise ValueError(f"low_pos must have shape [{b}, {n_l}, 2] or [{n_l}, 2], got {tuple(low_pos.shape)}")
-    for name, seq in (("region_tokens", region_tokens), ("region_pos", region_pos), ("region_ids", region_ids)):
-        if not isinstance(seq, list | tuple) or len(seq) != b:
-            raise ValueError(f"{name} must be a list of {b} tensors (one per image), got {type(seq).__name__} "
-                             f"of length {len(seq) if hasattr(seq, '__len__') else '?'}")
-    if n_regions is not None:
-        check_int("n_regions", n_regions, 1)
-    check_float("low_footprint", low_footprint, low=0.0)
-    check_float("region_footprint", region_footprint, low=0.0)
-    for i in range(b):
-        check_tensor(f"region_tokens[{i}]", region_tokens[i], ndim=3)
-        check_tensor(f"region_pos[{i}]", region_pos[i], ndim=3)
+    check_arguments("build_order_preserving_sequence",
+                    {"region_ids": ListOf(IdTensor("K", n_regions, distinct=True), length=b)},
+                    {"region_ids": region_ids})
+    for i in range(b):  # per image, the three lists agree on its region count k and tokens per region n_r
+        k, toks, pos = region_ids[i].numel(), region_tokens[i], region_pos[i]
+        if toks.shape[0] != k:
+            raise ValueError(f"build_order_preserving_sequence: region_tokens[{i}] must have shape [{k}, n_r, {d}] "
+                             f"(one row per id of region_ids[{i}]), got {tuple(toks.shape)}")
+        if pos.shape != (*toks.shape[:2], 2):
+            raise ValueError(f"build_order_preserving_sequence: region_pos[{i}] must have shape "
+                             f"{(*toks.shape[:2], 2)}, got {tuple(pos.shape)}")
     rows = []
     for i in range(b):
         ids = region_ids[i]
-        if not isinstance(ids, Tensor) or ids.dim() != 1 or ids.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"region_ids[{i}] must be a 1-d integer tensor, got {ids!r}")
-        if ids.numel() and (int(ids.min()) < 0 or (n_regions is not None and int(ids.max()) >= n_regions)):
-            raise ValueError(f"region_ids[{i}] must lie in [0, {n_regions}), got {ids.tolist()}")
-        if ids.unique().numel() != ids.numel():
-            raise ValueError(f"region_ids[{i}] must be distinct, got {ids.tolist()}")
         toks, pos = region_tokens[i], region_pos[i]
-        k = ids.numel()
-        if toks.dim() != 3 or toks.shape[0] != k or toks.shape[2] != d:
-            raise ValueError(f"region_tokens[{i}] must have shape [{k}, n_r, {d}], got {tuple(toks.shape)}")
-        if pos.shape != (*toks.shape[:2], 2):
-            raise ValueError(f"region_pos[{i}] must have shape {(*toks.shape[:2], 2)}, got {tuple(pos.shape)}")
         order = ids.long().argsort()                                               # regions in raster order
         n_r = toks.shape[1]
         rid = ids.long()[order].repeat_interleave(n_r)

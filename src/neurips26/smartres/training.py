@@ -1,5 +1,12 @@
 """Training of the shared backbone (mixed-resolution sequences) and of the routers (frozen low-view features).
 
+Both trainers run data-parallel under ``torchrun`` (:func:`neurips26.nn.parallel.data_parallel`, keyword
+``distributed``) and are unchanged, bit for bit, in one process: every rank draws the same global batch (the same
+generators, the same mixture mode, the same training regions) and keeps rows ``rank::world`` of it; the losses are
+means over the batch's rows, so the averaged gradient is the one of the whole batch. The router trainer also runs
+under FSDP2 (``distributed="fsdp"``: the router reaches its weights through its ``forward``); the backbone does not
+(:func:`train_backbone` says why).
+
 Backbone mixture per step (spec): 40 % full resolution, 20 % low resolution only, 40 % low resolution +
 1–3 regions at full resolution: foreground regions of the target (oracle) plus random ones, and in a quarter
 of the cases without the region holding the box centre (jittered), so the LM also learns to fall back on
@@ -8,6 +15,7 @@ the global tokens. One backbone then serves every method.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -18,7 +26,7 @@ from torch import Tensor
 
 from neurips26.constraints import Choice, Instance, Int, Optional, Real, validate
 from neurips26.constraints import Tensor as TensorC
-from neurips26.nn.train import TrainingGuard
+from neurips26.nn.parallel import DISTRIBUTED, data_parallel
 
 from .data import N_COLOURS, N_DIGITS, SyntheticEgoGrounding, region_labels
 from .model import MiniGroundingMLLM
@@ -129,13 +137,40 @@ class TrainLog:
     curve: list[tuple[int, float]] = field(default_factory=list)
 
 
+class _WithProbe(torch.nn.Module):
+    """The backbone and the attribute probe as one module, so that DDP synchronises the probe's gradients too."""
+
+    def __init__(self, model: MiniGroundingMLLM, probe: torch.nn.Linear) -> None:
+        super().__init__()
+        self.model, self.probe = model, probe
+
+
+def _backbone_loss(net: torch.nn.Module, images: Tensor, query: Tensor, boxes: Tensor, mode: str,
+                   regions: list[Tensor] | None, objects: Tensor | None, attribute_weight: float) -> Tensor:
+    """One step's loss on (this rank's rows of) a batch: the grounding loss on the ``mode`` sequence, plus the
+    weighted attribute loss when ``objects`` is given (``net``: the model, or a :class:`_WithProbe`)."""
+    model = net.model if isinstance(net, _WithProbe) else net
+    if mode == "full":
+        seq = model.encode_full(images)
+    elif mode == "low":
+        seq = model.low_sequence(images)
+    else:
+        seq = model.sequence_from_regions(images, regions)
+    loss = model.loss(seq, query, boxes)
+    if objects is not None:
+        loss = loss + attribute_weight * _attribute_loss(net.probe, seq, objects)
+    return loss
+
+
 @validate(model=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"), pool=Instance(ScenePool, "ScenePool"),
           steps=Int(low=1), batch=Int(low=1), lr=Real(low=0.0, closed="neither"), seed=Int(low=0),
-          eval_every=Optional(Int(low=1)), attribute_weight=Real(low=0.0))
+          eval_every=Optional(Int(low=1)), attribute_weight=Real(low=0.0),
+          distributed=Choice(*(d for d in DISTRIBUTED if d != "fsdp")))
 def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, batch: int = 32, lr: float = 2e-3,
                    seed: int = 0, progress: Callable[[Iterable, str], Iterable] | None = None,
                    evaluate: Callable[[MiniGroundingMLLM], float] | None = None,
-                   eval_every: int | None = None, attribute_weight: float = 0.0) -> TrainLog:
+                   eval_every: int | None = None, attribute_weight: float = 0.0,
+                   distributed: str = "auto") -> TrainLog:
     r"""AdamW (weight decay 0.05), linear warmup (5 %) + cosine, grad clip 1, on the mixture :data:`MIXTURE`,
     inside :class:`neurips26.nn.train.TrainingGuard` (a non-finite loss raises and restores the weights).
 
@@ -147,20 +182,33 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
     predicts from every visual token the digit and the colour of the object under it (or none),
     $\mathcal L = \mathcal L_{ground} + w\,[\mathrm{CE}(\text{digit}) + \mathrm{CE}(\text{colour})]$, each CE
     balanced between object and background tokens (:func:`_attribute_loss`).
-    It needs ``pool.objects``."""
-    gen = torch.Generator().manual_seed(seed)
-    probe = torch.nn.Linear(model.config.dim, N_DIGITS + 1 + N_COLOURS + 1)
+    It needs ``pool.objects``.
+
+    ``distributed`` (:data:`neurips26.nn.parallel.DISTRIBUTED`): under ``torchrun`` with more than one process
+    (``"auto"`` or ``"ddp"``), DDP: each rank trains on rows ``rank::world`` of the same global batch of ``batch``
+    rows (``batch`` must divide by the world size), ``TrainLog.losses`` holds the mean over ranks, ``progress`` runs
+    on rank 0 only, and the weights equal those of one process with the whole batch (to float round-off). Equality
+    needs a loss that is a mean over rows: the grounding loss is one (cross-entropy and the per-image box terms,
+    averaged over images), the attribute loss (``attribute_weight > 0``) is not (its object / background means pool
+    the tokens of the whole batch), so with it the ranks train on a close but not equal objective. ``"fsdp"`` is
+    not offered: FSDP2 gathers a unit's weights in the unit's ``forward``, and the training loss reaches the ViT's
+    patch and scale embeddings outside any ``forward`` (``ViT.embed``, :meth:`~.model.MiniGroundingMLLM.
+    encode_regions`; the backbone has no ``forward`` of its own)."""
     if attribute_weight > 0 and pool.objects is None:
         raise ValueError("train_backbone: attribute_weight > 0 needs pool.objects (make_pool records them)")
-    params = list(model.parameters()) + (list(probe.parameters()) if attribute_weight > 0 else [])
+    gen = torch.Generator().manual_seed(seed)
+    probe = torch.nn.Linear(model.config.dim, N_DIGITS + 1 + N_COLOURS + 1)
+    attributes = attribute_weight > 0
+    dp = data_parallel(_WithProbe(model, probe) if attributes else model, _backbone_loss, distributed=distributed)
+    params = list(model.parameters()) + (list(probe.parameters()) if attributes else [])
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.05)
     names, probs = zip(*MIXTURE)
     rng = np.random.default_rng(seed)
     log = TrainLog()
     it: Iterable = range(steps)
-    if progress is not None:
+    if progress is not None and dp.is_main:
         it = progress(it, "backbone training")
-    with TrainingGuard(model, opt, where="train_backbone", what="the grounding loss") as guard, torch.enable_grad():
+    with dp.guard(model, opt, where="train_backbone", what="the grounding loss") as guard, torch.enable_grad():
         model.train()
         for step in it:
             for g in opt.param_groups:
@@ -168,21 +216,18 @@ def train_backbone(model: MiniGroundingMLLM, pool: ScenePool, *, steps: int, bat
             idx = torch.randint(len(pool), (batch,), generator=gen)
             images, query, boxes = pool.batch(idx)
             mode = str(rng.choice(names, p=probs))
-            if mode == "full":
-                seq = model.encode_full(images)
-            elif mode == "low":
-                seq = model.low_sequence(images)
-            else:
-                seq = model.sequence_from_regions(images, _training_regions(boxes, model, gen))
-            loss = model.loss(seq, query, boxes)
-            if attribute_weight > 0:
-                loss = loss + attribute_weight * _attribute_loss(probe, seq, pool.objects[idx])
+            # the training regions of the whole global batch (the same draws on every rank), then this rank's rows
+            regions = _training_regions(boxes, model, gen) if mode == "regions" else [None] * batch
+            objects = pool.objects[idx] if attributes else torch.zeros(batch, 0)
+            images, query, boxes, regions, objects = dp.shard(images, query, boxes, regions, objects)
+            loss = dp(images, query, boxes, mode, regions if mode == "regions" else None,
+                      objects if attributes else None, attribute_weight)
             guard.check_loss(loss, step=step)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
             opt.step()
-            log.losses.append(loss.item())
+            log.losses.append(dp.mean(loss.item()))
             log.modes.append(mode)
             if evaluate is not None and ((eval_every and (step + 1) % eval_every == 0) or step + 1 == steps):
                 model.eval()
@@ -227,27 +272,41 @@ ROUTER_LOSSES = {
 }
 
 
+def _router_loss(router: ResolutionRouter, feats: Tensor, query_emb: Tensor, fg: Tensor, *, name: str,
+                 low_grid: tuple[int, int], region_grid: tuple[int, int]) -> Tensor:
+    """The routing loss ``name`` of :data:`ROUTER_LOSSES` on (this rank's rows of) a batch."""
+    return ROUTER_LOSSES[name](router(feats, low_grid, query_emb, region_grid), fg)
+
+
 @validate(model=Instance(MiniGroundingMLLM, "MiniGroundingMLLM"), feats=TensorC("N L D"), query_emb=TensorC("N Q"),
           boxes=TensorC("N 4"), loss=Choice(*ROUTER_LOSSES), steps=Int(low=1), batch=Int(low=1),
-          lr=Real(low=0.0, closed="neither"), seed=Int(low=0), hidden=Int(low=1))
+          lr=Real(low=0.0, closed="neither"), seed=Int(low=0), hidden=Int(low=1), distributed=Choice(*DISTRIBUTED))
 def train_router(model: MiniGroundingMLLM, feats: Tensor, query_emb: Tensor, boxes: Tensor, *, loss: str,
-                 steps: int, batch: int = 128, lr: float = 2e-3, seed: int = 0, hidden: int = 128) -> ResolutionRouter:
-    """A :class:`ResolutionRouter` on frozen low-view features with one of :data:`ROUTER_LOSSES`."""
+                 steps: int, batch: int = 128, lr: float = 2e-3, seed: int = 0, hidden: int = 128,
+                 distributed: str = "auto") -> ResolutionRouter:
+    """A :class:`ResolutionRouter` on frozen low-view features with one of :data:`ROUTER_LOSSES`.
+
+    ``distributed`` (:data:`neurips26.nn.parallel.DISTRIBUTED`): under ``torchrun`` with more than one process,
+    DDP (``"auto"``, ``"ddp"``) or FSDP2 (``"fsdp"``: the router's parameters are sharded in place; gather them with
+    :func:`neurips26.nn.train.full_state_dict`); each rank trains on rows ``rank::world`` of the same global batch
+    (``batch`` must divide by the world size). Every routing loss is a mean over rows, so the weights equal those
+    of one process with the whole batch (to float round-off)."""
     c = model.config
     torch.manual_seed(seed)
     router = ResolutionRouter(feats.shape[2], query_emb.shape[1], hidden=hidden)
     fg = region_labels(boxes, c.image_size, c.region_grid)
+    dp = data_parallel(router, functools.partial(_router_loss, name=loss, low_grid=(c.low_grid, c.low_grid),
+                                                 region_grid=c.region_grid), distributed=distributed)
     opt = torch.optim.AdamW(router.parameters(), lr=lr, weight_decay=0.01)
     gen = torch.Generator().manual_seed(seed)
-    with TrainingGuard(router, opt, where="train_router", what=f"the {loss} routing loss") as guard, \
+    with dp.guard(router, opt, where="train_router", what=f"the {loss} routing loss") as guard, \
             torch.enable_grad():
         router.train()
         for step in range(steps):
             for g in opt.param_groups:
                 g["lr"] = cosine_lr(step, steps, lr, max(1, steps // 20))
             idx = torch.randint(len(feats), (batch,), generator=gen)
-            logits = router(feats[idx], (c.low_grid, c.low_grid), query_emb[idx], c.region_grid)
-            value = ROUTER_LOSSES[loss](logits, fg[idx])
+            value = dp(*dp.shard(feats[idx], query_emb[idx], fg[idx]))
             guard.check_loss(value, step=step)
             opt.zero_grad(set_to_none=True)
             value.backward()
