@@ -85,8 +85,8 @@ class IdTensor(TensorC):
              for j, top in enumerate(self.high)]
         for v, top, what in columns:
             if int(v.min()) < 0 or (top is not None and int(v.max()) >= top):
-                span = f"[0, {top})" if top is not None else ">= 0"
-                raise ValueError(f"{_prefix(where)}{name} must hold ids{what} in {span}, got "
+                span = f"in [0, {top})" if top is not None else ">= 0"
+                raise ValueError(f"{_prefix(where)}{name} must hold ids{what} {span}, got "
                                  f"{v.tolist() if v.numel() <= 16 else f'values in [{int(v.min())}, {int(v.max())}]'}")
         if self.distinct and value.unique().numel() != value.numel():
             raise ValueError(f"{_prefix(where)}{name} must hold distinct ids, got {value.tolist()}")
@@ -109,7 +109,8 @@ class ListOf(Constraint):
             want = None if seen is None else seen[0]
         if not isinstance(value, list | tuple) or (want is not None and len(value) != want):
             kind = ArgumentTypeError if not isinstance(value, list | tuple) else ValueError
-            shown = f"{type(value).__name__} of length {len(value) if hasattr(value, '__len__') else '?'}"
+            shown = f"{type(value).__name__} of length {len(value)}" if isinstance(value, list | tuple) else \
+                (repr(value) if len(repr(value)) <= 120 else repr(value)[:117] + "...")
             expected = self.expected if want is None or want == self.length else \
                 self.expected.replace(f"length {self.length}", f"length {self.length} = {want}", 1)
             raise kind(f"{_prefix(where)}{name} must be {expected}, got {shown}")

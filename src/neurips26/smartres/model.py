@@ -136,13 +136,13 @@ class MLLMConfig:
                                                                          "vit_blocks", "lm_blocks", "region_px")},
                                        "lowres_scale": Real(low=0.0, high=1.0, closed="right")}, vars(self))
         if self.image_size % self.patch:
-            raise ValueError(f"patch must divide image_size={self.image_size}, got {self.patch}")
+            raise ValueError(f"MLLMConfig: patch must divide image_size={self.image_size}, got {self.patch}")
         if self.dim % 4:
-            raise ValueError(f"dim must be a multiple of 4 (2-D sin-cos positions), got {self.dim}")
+            raise ValueError(f"MLLMConfig: dim must be a multiple of 4 (2-D sin-cos positions), got {self.dim}")
         if self.dim % self.heads:
-            raise ValueError(f"heads must divide dim={self.dim}, got {self.heads}")
+            raise ValueError(f"MLLMConfig: heads must divide dim={self.dim}, got {self.heads}")
         if self.image_size % self.region_px or self.region_px % self.patch:
-            raise ValueError(f"region_px must divide image_size={self.image_size} and be a multiple of "
+            raise ValueError(f"MLLMConfig: region_px must divide image_size={self.image_size} and be a multiple of "
                              f"patch={self.patch}, got {self.region_px}")
 
     @property
