@@ -169,6 +169,6 @@ def test_packing_and_logprob_bad_input_table():
         (token_reduction_ratio, BadInput("N-0", (0, 4, 2.0), names="N")),
         (token_reduction_ratio, BadInput("R-nan", (2, 4, float("nan")), names="R")),
         (groups_from_rollouts, BadInput("len", (torch.ones(2, 3).long(), torch.ones(3, 2).long(), [0, 0]),
-                                        names="batch size")),
+                                        names="response_ids", match=r"with B = 2 \(from prompt_ids\)")),
     ]:
         check_bad_inputs(call, case)

@@ -284,9 +284,9 @@ def test_attention_bad_input():
         dualkv_attention(q[:-1], k[:-1], v[:-1], b)
     with pytest.raises(TypeError, match="one dtype"):
         dualkv_attention(q, k.half(), v, b)
-    with pytest.raises(TypeError, match="float32"):
+    with pytest.raises(ValueError, match="float32"):  # a wrong dtype is a ValueError of the declaration
         dualkv_attention(q.int(), k, v, b)
-    with pytest.raises(ValueError, match="tokens, heads"):
+    with pytest.raises(ValueError, match=r"q must be a float32/float16/bfloat16/float64 tensor \[T, H, D\]"):
         dualkv_attention(q[None], k, v, b)
     with pytest.raises(TypeError, match="SharedPromptBatch"):
         dualkv_attention(q, k, v, None)

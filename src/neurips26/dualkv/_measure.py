@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 import torch
 
 from neurips26.claims import measure
+from neurips26.constraints import Choice, validate
 
 from .attention import dualkv_attention, dualkv_attention_fn
 from .baselines import (
@@ -67,6 +68,7 @@ class PolicyUpdate:
         self.prompt_per_seq = [p.numel() for p, rs in groups for _ in rs]
         self.device = device
 
+    @validate(arm=Choice(*ARMS))
     def logprobs(self, arm: str) -> list[torch.Tensor]:
         b, m = self.batch, self.model
         if arm == "replicated":
@@ -76,11 +78,9 @@ class PolicyUpdate:
         if arm == "dualkv":
             _set_attention(m, dualkv_attention_fn)
             logits = m(b.input_ids[None], position_ids=b.position_ids[None], batch=b, backend=self.backend)
-        elif arm == "prefix_grouper":
+        else:  # "prefix_grouper"
             _set_attention(m, prefix_grouper_attention_fn)
             logits = m(b.input_ids[None], position_ids=b.position_ids[None], batch=b)
-        else:
-            raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
         return response_logprobs(logits, b)
 
     def step(self, arm: str) -> tuple[list[torch.Tensor], dict[str, torch.Tensor]]:

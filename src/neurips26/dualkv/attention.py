@@ -48,7 +48,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.constraints import Int, Optional, Real, check_arguments
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, Tensor, check_arguments, validate
 from neurips26.nn.backend import interpreter_active, resolve_backend
 
 from .packing import SharedPromptBatch
@@ -69,23 +69,30 @@ _DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)  # float
 
 
 # ----------------------------------------------------------------------------------- validation
-def _check_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, names=("q", "k", "v")) -> tuple[int, int]:
-    for name, t in zip(names, (q, k, v)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        if t.dim() != 3:
-            raise ValueError(f"{name} must be [tokens, heads, head_dim], got shape {tuple(t.shape)}")
-        if t.dtype not in _DTYPES:
-            raise TypeError(f"{name} must be float32/float16/bfloat16 (float64 on the torch backend), got {t.dtype}")
-    if not (q.dtype == k.dtype == v.dtype):
-        raise TypeError(f"{names[0]}, {names[1]}, {names[2]} must share one dtype, got {q.dtype}, {k.dtype}, "
-                        f"{v.dtype}")
-    if not (q.device == k.device == v.device):
-        raise ValueError(f"q, k, v must be on one device, got {q.device}, {k.device}, {v.device}")
-    h, hk = q.shape[1], k.shape[1]
-    if v.shape[1] != hk or k.shape[2] != q.shape[2] or v.shape[2] != q.shape[2]:
-        raise ValueError(f"k and v must be [tokens, H_kv, {q.shape[2]}] with equal H_kv, got {tuple(k.shape)} "
-                         f"and {tuple(v.shape)}")
+def _qkv(spec: str) -> Tensor:
+    """``[tokens, heads, head_dim]`` in one of :data:`_DTYPES` (float64: torch backend only); finiteness is
+    :func:`_check_finite`'s (optional, skipped while compiling)."""
+    return Tensor(spec, dtype=_DTYPES, finite=False)
+
+
+# the shapes of each entry point's q/k/v, named dimensions shared (T tokens, H query heads, H_kv key/value heads,
+# D head dim; P prompt rows, R response rows)
+_PACKED = {"q": _qkv("T H D"), "k": _qkv("T H_kv D"), "v": _qkv("T H_kv D")}
+_PROMPT = {"q_c": _qkv("P H D"), "k_c": _qkv("P H_kv D"), "v_c": _qkv("P H_kv D")}
+_DECODED = {"q_dec": _qkv("R H D"), "k_ctx": _qkv("P H_kv D"), "v_ctx": _qkv("P H_kv D"), "k_dec": _qkv("R H_kv D"),
+            "v_dec": _qkv("R H_kv D")}
+
+
+def _check_qkv(where: str, shapes: dict[str, Tensor], tensors: dict[str, Any]) -> tuple[int, int]:
+    """The declared ``shapes`` (dimensions agreeing across the tensors), then one dtype, one device and ``H_kv``
+    dividing ``H`` (grouped-query attention). Returns ``(H, H_kv)``."""
+    check_arguments(where, shapes, tensors)
+    names, ts = list(tensors), list(tensors.values())
+    if len({t.dtype for t in ts}) > 1:
+        raise TypeError(f"{', '.join(names)} must share one dtype, got {', '.join(str(t.dtype) for t in ts)}")
+    if len({t.device for t in ts}) > 1:
+        raise ValueError(f"{', '.join(names)} must be on one device, got {', '.join(str(t.device) for t in ts)}")
+    h, hk = ts[0].shape[1], ts[1].shape[1]
     if hk < 1 or h % hk:
         raise ValueError(f"grouped-query attention needs H_kv to divide H: got H={h} query heads and "
                          f"H_kv={hk} key/value heads")
@@ -104,21 +111,22 @@ def _autocast_qkv(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> tuple[to
                  for t in (q, k, v))
 
 
+_FINITE = Tensor(finite=True)
+
+
 def _check_finite(**tensors: torch.Tensor) -> None:
     """Refuse NaN/inf by name (one reduction per tensor; skipped while tracing for ``torch.compile``)."""
     if torch.compiler.is_compiling():
         return
-    for name, t in tensors.items():
-        if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{name} holds NaN or inf values; DualKV refuses non-finite input")
+    check_arguments("DualKV refuses non-finite input", dict.fromkeys(tensors, _FINITE), tensors)
+
+
+_SCALE = {"scale": Optional(Real(0, closed="neither"))}  # None: 1/sqrt(head_dim)
 
 
 def _check_scale(scale: Any, head_dim: int) -> float:
-    if scale is None:
-        return 1.0 / math.sqrt(head_dim)
-    if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a finite number > 0 (or None for 1/sqrt(head_dim)), got {scale!r}")
-    return float(scale)
+    check_arguments("", _SCALE, {"scale": scale})
+    return 1.0 / math.sqrt(head_dim) if scale is None else float(scale)
 
 
 def _resolve_backend(backend: str, q: torch.Tensor) -> str:
@@ -157,14 +165,9 @@ def _check_variants(where: str, sliding_window: Any, softcap: Any, sinks: Any, n
     r"""Validate the attention variants: window an int >= 1, softcap a finite number > 0, sinks a finite float
     tensor ``[H]`` (one logit per query head)."""
     check_arguments(where, _VARIANTS, {"sliding_window": sliding_window, "softcap": softcap})
-    if sinks is None:
-        return
-    if not isinstance(sinks, torch.Tensor) or not sinks.is_floating_point() or tuple(sinks.shape) != (n_heads,):
-        raise ValueError(f"{where}: sinks must be None or a float tensor [H={n_heads}] (one logit per query head), "
-                         f"got {getattr(sinks, 'dtype', type(sinks).__name__)} "
-                         f"{tuple(getattr(sinks, 'shape', ()))}")
-    if not torch.compiler.is_compiling() and not bool(torch.isfinite(sinks).all()):
-        raise ValueError(f"{where}: sinks holds NaN or inf values")
+    if sinks is not None:  # one logit per query head (finiteness not re-checked while tracing for torch.compile)
+        sink = Optional(Tensor(str(n_heads), dtype="float", finite=not torch.compiler.is_compiling()))
+        check_arguments(where, {"sinks": sink}, {"sinks": sinks})
 
 
 def _softcap(s: torch.Tensor, softcap: float | None) -> torch.Tensor:
@@ -190,7 +193,7 @@ def prompt_attention_reference(q_c: torch.Tensor, k_c: torch.Tensor, v_c: torch.
     softmax in fp32, fp64 for fp64 input). Key $j$ is visible to query $i$ iff $j \le i$ and $i - j <$
     ``sliding_window``; ``softcap`` caps the scaled scores; ``sinks [H]`` joins every row's softmax.
     """
-    _check_qkv(q_c, k_c, v_c, names=("q_c", "k_c", "v_c"))
+    _check_qkv("prompt_attention_reference", _PROMPT, {"q_c": q_c, "k_c": k_c, "v_c": v_c})
     p, h, d = q_c.shape
     hk = k_c.shape[1]
     g = h // hk
@@ -223,17 +226,15 @@ def decoded_attention_reference(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx:
     Variants (module docstring): ``sliding_window`` counts logical positions (response token $r$ at $P + r$),
     ``softcap`` caps the scaled scores of both regions, ``sinks [H]`` joins the one joint softmax.
     """
-    _check_qkv(q_dec, k_dec, v_dec, names=("q_dec", "k_dec", "v_dec"))
-    _check_qkv(q_dec, k_ctx, v_ctx, names=("q_dec", "k_ctx", "v_ctx"))
-    if k_ctx.shape[1] != k_dec.shape[1] or k_ctx.shape[0] != v_ctx.shape[0] or k_ctx.shape[0] < 1:
-        raise ValueError(f"k_ctx, v_ctx must be [P >= 1, H_kv, d] with the H_kv of k_dec, got {tuple(k_ctx.shape)}, "
-                         f"{tuple(v_ctx.shape)}")
+    _check_qkv("decoded_attention_reference", _DECODED,
+               {"q_dec": q_dec, "k_ctx": k_ctx, "v_ctx": v_ctx, "k_dec": k_dec, "v_dec": v_dec})
+    if k_ctx.shape[0] < 1:
+        raise ValueError(f"k_ctx, v_ctx must be [P >= 1, H_kv, d], got {tuple(k_ctx.shape)}")
     if isinstance(seq_lens, str | bytes | torch.Tensor) or not hasattr(seq_lens, "__len__") or len(seq_lens) == 0 \
-            or any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in seq_lens):
-        raise ValueError(f"seq_lens must be a non-empty list of response lengths >= 1, got {seq_lens!r}")
-    if sum(seq_lens) != q_dec.shape[0] or k_dec.shape[0] != q_dec.shape[0] or v_dec.shape[0] != q_dec.shape[0]:
-        raise ValueError(f"q_dec, k_dec, v_dec must have sum(seq_lens)={sum(seq_lens)} rows, got {q_dec.shape[0]}, "
-                         f"{k_dec.shape[0]}, {v_dec.shape[0]}")
+            or any(isinstance(r, bool) or not isinstance(r, int) or r < 1 for r in seq_lens) \
+            or sum(seq_lens) != q_dec.shape[0]:
+        raise ValueError(f"seq_lens must be a non-empty list of response lengths >= 1 summing to the {q_dec.shape[0]} "
+                         f"rows of q_dec, k_dec, v_dec, got {seq_lens!r}")
     scale = _check_scale(scale, q_dec.shape[-1])
     _check_variants("decoded_attention_reference", sliding_window, softcap, sinks, q_dec.shape[1])
     n, p = len(seq_lens), k_ctx.shape[0]
@@ -518,6 +519,7 @@ def _dualkv_triton(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: Sha
 
 
 # ----------------------------------------------------------------------------------- public API
+@validate(batch=Instance(SharedPromptBatch, "SharedPromptBatch (from pack_shared_prompt)"))
 def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: SharedPromptBatch, *,
                      scale: float | None = None, backend: str = "auto", check_finite: bool = True,
                      sliding_window: int | None = None, softcap: float | None = None,
@@ -546,15 +548,12 @@ def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: S
         ``[T, H, d]`` in the input dtype: row ``t`` equals what causal attention gives that token in its
         replicated sequence ``[prompt | response_i]``.
     """
-    if not isinstance(batch, SharedPromptBatch):
-        raise TypeError(f"batch must be a SharedPromptBatch (from pack_shared_prompt), got {type(batch).__name__}")
     if all(isinstance(t, torch.Tensor) for t in (q, k, v)):
         q, k, v = _autocast_qkv(q, k, v)
-    _check_qkv(q, k, v)
+    _check_qkv("dualkv_attention", _PACKED, {"q": q, "k": k, "v": v})
     t = batch.num_tokens
-    if q.shape[0] != t or k.shape[0] != t or v.shape[0] != t:
-        raise ValueError(f"q, k, v must have T={t} tokens (batch.num_tokens), got {q.shape[0]}, {k.shape[0]}, "
-                         f"{v.shape[0]}")
+    if q.shape[0] != t:
+        raise ValueError(f"q, k, v must have T={t} tokens (batch.num_tokens), got {q.shape[0]}")
     scale = _check_scale(scale, q.shape[-1])
     _check_variants("dualkv_attention", sliding_window, softcap, sinks, q.shape[1])
     variants = {"sliding_window": sliding_window, "softcap": softcap, "sinks": sinks}
@@ -572,6 +571,7 @@ def dualkv_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, batch: S
         return _dualkv_torch(q, k, v, batch, scale, sliding_window, softcap, sinks)
 
 
+@validate(context_len=Int(low=1), cu_seqlens=Tensor("N1", dtype="integer"))
 def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: torch.Tensor,
                              k_dec: torch.Tensor, v_dec: torch.Tensor, cu_seqlens: torch.Tensor,
                              context_len: int, *, scale: float | None = None,
@@ -593,26 +593,15 @@ def dualkv_decoded_attention(q_dec: torch.Tensor, k_ctx: torch.Tensor, v_ctx: to
     if all(isinstance(t, torch.Tensor) for t in tensors) and torch.is_autocast_enabled(q_dec.device.type):
         q_dec, k_ctx, v_ctx = _autocast_qkv(q_dec, k_ctx, v_ctx)
         k_dec, v_dec, _ = _autocast_qkv(k_dec, v_dec, v_dec)
-    _check_qkv(q_dec, k_dec, v_dec, names=("q_dec", "k_dec", "v_dec"))
-    _check_qkv(q_dec, k_ctx, v_ctx, names=("q_dec", "k_ctx", "v_ctx"))
-    if k_ctx.shape[1] != k_dec.shape[1]:
-        raise ValueError(f"k_ctx and k_dec must have the same number of KV heads, got {k_ctx.shape[1]} and "
-                         f"{k_dec.shape[1]}")
-    if not isinstance(context_len, int) or isinstance(context_len, bool) or context_len < 1:
-        raise ValueError(f"context_len must be an int >= 1, got {context_len!r}")
-    if k_ctx.shape[0] != context_len or v_ctx.shape[0] != context_len:
-        raise ValueError(f"k_ctx/v_ctx must have context_len={context_len} rows, got {k_ctx.shape[0]}, "
-                         f"{v_ctx.shape[0]}")
-    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1 or cu_seqlens.numel() < 2 \
-            or cu_seqlens.dtype.is_floating_point:
-        raise ValueError(f"cu_seqlens must be a 1-D integer tensor [N+1], got {cu_seqlens!r}")
+    _check_qkv("dualkv_decoded_attention", _DECODED,
+               {"q_dec": q_dec, "k_ctx": k_ctx, "v_ctx": v_ctx, "k_dec": k_dec, "v_dec": v_dec})
+    if k_ctx.shape[0] != context_len:
+        raise ValueError(f"k_ctx/v_ctx must have context_len={context_len} rows, got {k_ctx.shape[0]}")
     cu = [int(c) for c in cu_seqlens.tolist()]
     lens = [b - a for a, b in zip(cu[:-1], cu[1:])]
-    if cu[0] != 0 or min(lens) < 1:
-        raise ValueError(f"cu_seqlens must start at 0 and strictly increase (every response >= 1 token), got {cu}")
-    if cu[-1] != q_dec.shape[0] or k_dec.shape[0] != q_dec.shape[0] or v_dec.shape[0] != q_dec.shape[0]:
-        raise ValueError(f"q_dec, k_dec, v_dec must have cu_seqlens[-1]={cu[-1]} rows, got {q_dec.shape[0]}, "
-                         f"{k_dec.shape[0]}, {v_dec.shape[0]}")
+    if not lens or cu[0] != 0 or min(lens) < 1 or cu[-1] != q_dec.shape[0]:
+        raise ValueError(f"cu_seqlens must be [N+1] offsets that start at 0, strictly increase (every response >= 1 "
+                         f"token) and end at the {q_dec.shape[0]} rows of q_dec, k_dec, v_dec, got {cu}")
     scale = _check_scale(scale, q_dec.shape[-1])
     chosen = _resolve_backend(backend, q_dec)
     _check_finite(q_dec=q_dec, k_ctx=k_ctx, v_ctx=v_ctx, k_dec=k_dec, v_dec=v_dec)
@@ -633,13 +622,14 @@ def dualkv_attention_fn(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *, ba
     ``Llama(config, attention_fn=dualkv_attention_fn)`` and call
     ``model(batch.input_ids[None], position_ids=batch.position_ids[None], batch=batch)``.
     """
-    for name, t in (("q", q), ("k", k), ("v", v)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 4 or t.shape[0] != 1:
-            raise ValueError(f"a packed DualKV batch runs as B=1: {name} must be [1, heads, T, d], got "
-                             f"{tuple(getattr(t, 'shape', ())) or type(t).__name__}")
+    check_arguments("dualkv_attention_fn", _SEAM, {"q": q, "k": k, "v": v})  # a packed batch runs as B=1
     out = dualkv_attention(q[0].transpose(0, 1), k[0].transpose(0, 1), v[0].transpose(0, 1), batch,
                            backend=backend, check_finite=False)
     return out.transpose(0, 1)[None]
+
+
+_SEAM = {"q": Tensor("1 H T D", finite=False), "k": Tensor("1 H_kv T D", finite=False),
+         "v": Tensor("1 H_kv T D", finite=False)}
 
 
 class DualKVAttention(nn.Module):
@@ -652,18 +642,12 @@ class DualKVAttention(nn.Module):
     ``forward(x, batch)`` with ``x [T, d_model]`` (or ``[1, T, d_model]``) returns the same shape.
     """
 
+    @validate(d_model=Int(low=1), n_heads=Int(low=1), n_kv_heads=Optional(Int(low=1)),
+              rope_theta=Real(0, closed="neither"), backend=Choice("auto", "torch", "triton"))
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, rope_theta: float = 10000.0,
                  *, backend: str = "auto") -> None:
         super().__init__()
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
-        for name, value in (("d_model", d_model), ("n_heads", n_heads), ("n_kv_heads", n_kv_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-        if isinstance(rope_theta, bool) or not isinstance(rope_theta, int | float) or not math.isfinite(rope_theta) \
-                or rope_theta <= 0:
-            raise ValueError(f"rope_theta must be a finite number > 0, got {rope_theta!r}")
-        if backend not in ("auto", "torch", "triton"):
-            raise ValueError(f"backend must be 'auto', 'torch' or 'triton', got {backend!r}")
         if d_model % n_heads or n_heads % n_kv_heads or (d_model // n_heads) % 2:
             raise ValueError(f"need d_model divisible by n_heads, n_kv_heads dividing n_heads and an even head "
                              f"dim; got d_model={d_model}, n_heads={n_heads}, n_kv_heads={n_kv_heads}")
@@ -674,24 +658,17 @@ class DualKVAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, n_kv_heads * self.head_dim, bias=False)
         self.o_proj = nn.Linear(n_heads * self.head_dim, d_model, bias=False)
 
+    @validate(x=Tensor(dtype="float", finite=False, ndim=(2, 3)),
+              batch=Instance(SharedPromptBatch, "SharedPromptBatch"))
     def forward(self, x: torch.Tensor, batch: SharedPromptBatch) -> torch.Tensor:
         from neurips26.nn.llama import apply_rope, rope_cos_sin
 
-        if not isinstance(batch, SharedPromptBatch):
-            raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
-        width = self.q_proj.in_features
-        if not isinstance(x, torch.Tensor) or x.dim() not in (2, 3) or x.shape[-1] != width \
-                or not x.is_floating_point():
-            raise ValueError(f"x must be a float tensor [T, {width}] or [1, T, {width}], got "
-                             f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
+        width, t = self.q_proj.in_features, batch.num_tokens
+        if x.shape[-1] != width or x.shape[-2] != t or (x.dim() == 3 and x.shape[0] != 1):
+            raise ValueError(f"x must be [T={t}, {width}] or [1, T, {width}] (T = batch.num_tokens), got "
+                             f"{tuple(x.shape)}")
         squeeze = x.dim() == 3
-        if squeeze:
-            if x.shape[0] != 1:
-                raise ValueError(f"x must be [T, d_model] or [1, T, d_model], got {tuple(x.shape)}")
-            x = x[0]
-        t = x.shape[0]
-        if t != batch.num_tokens:
-            raise ValueError(f"x must have T={batch.num_tokens} rows (batch.num_tokens), got {t}")
+        x = x[0] if squeeze else x
         cos, sin = rope_cos_sin(batch.position_ids.to(x.device), self.head_dim, self.rope_theta, x.dtype)
         cos, sin = cos[0, 0][:, None], sin[0, 0][:, None]  # [T, 1, d] to broadcast over heads
         q = apply_rope(self.q_proj(x).view(t, self.n_heads, self.head_dim), cos, sin)

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from neurips26.constraints import Instance, Int, validate
+
 from .packing import SharedPromptBatch
 
 __all__ = [
@@ -136,14 +138,11 @@ def dualkv_mask_mod(batch: SharedPromptBatch, device: torch.device | str):
     return mask_mod
 
 
+@validate(batch=Instance(SharedPromptBatch, "SharedPromptBatch"), block_size=Int(low=1))
 def build_flex_block_mask(batch: SharedPromptBatch, device: torch.device | str, *, block_size: int = 128):
     """A FlexAttention ``BlockMask`` for the packed layout (pass ``device`` explicitly; torch defaults to cuda)."""
     from torch.nn.attention.flex_attention import create_block_mask
 
-    if not isinstance(batch, SharedPromptBatch):
-        raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
-    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
-        raise ValueError(f"block_size must be an int >= 1, got {block_size!r}")
     t = batch.num_tokens
     return create_block_mask(dualkv_mask_mod(batch, device), B=None, H=None, Q_LEN=t, KV_LEN=t, device=device,
                              BLOCK_SIZE=block_size)

@@ -35,6 +35,8 @@ from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
 
+from neurips26.constraints import Instance, Int, Optional, Real, Tensor, check_arguments, validate
+
 from .attention import dualkv_attention
 from .packing import SharedPromptBatch, pack_shared_prompt
 
@@ -56,6 +58,9 @@ def packed_call() -> Iterator[None]:
         yield
     finally:
         _PACKED.reset(token)
+
+
+_BATCH = Instance(SharedPromptBatch, "SharedPromptBatch")
 
 
 def dualkv_mask(*args: Any, **kwargs: Any) -> torch.Tensor | None:
@@ -137,8 +142,7 @@ def hf_dualkv_attention(module: torch.nn.Module, query: torch.Tensor, key: torch
             return _eager_attention(module, query, key, value, attention_mask, scaling, dropout, softcap, sinks), None
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
                                       sliding_window=sliding_window, **kwargs)
-    if not isinstance(dualkv_batch, SharedPromptBatch):
-        raise TypeError(f"dualkv_batch must be a SharedPromptBatch, got {type(dualkv_batch).__name__}")
+    check_arguments("hf_dualkv_attention", {"dualkv_batch": _BATCH}, {"dualkv_batch": dualkv_batch})
     if dropout:
         raise ValueError(f"DualKV is exact only without attention dropout, got dropout={dropout}; call model.eval() "
                          "or set attention_dropout=0")
@@ -181,14 +185,13 @@ def enable_dualkv(model: torch.nn.Module, name: str = ATTENTION_NAME) -> torch.n
     return model
 
 
+@validate(batch=_BATCH, logits_to_keep=Optional(Tensor("K", dtype=(torch.int64, torch.int32))))
 def packed_logits(model: torch.nn.Module, batch: SharedPromptBatch, *, backend: str = "auto",
                   logits_to_keep: torch.Tensor | None = None, **model_kwargs: Any) -> torch.Tensor:
     """Logits ``[T, vocab]`` of an HF causal LM (switched to ``"dualkv"``) on the packed layout.
 
     ``logits_to_keep``: optional 1-D int64 row indices; only those rows go through the LM head (``[K, vocab]``
     is returned), e.g. ``batch.logprob_index()[0]``, the rows that predict response tokens."""
-    if not isinstance(batch, SharedPromptBatch):
-        raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
     config = getattr(getattr(model, "module", model), "config", None)  # DDP keeps the model in .module
     impl = getattr(config, "_attn_implementation", None)
     if impl != ATTENTION_NAME:
@@ -198,10 +201,7 @@ def packed_logits(model: torch.nn.Module, batch: SharedPromptBatch, *, backend: 
     if vocab is not None and (int(ids.min()) < 0 or int(ids.max()) >= vocab):
         raise ValueError(f"batch: token ids must lie in [0, vocab_size={vocab}), got ids in "
                          f"[{int(ids.min())}, {int(ids.max())}]")
-    if logits_to_keep is not None:
-        if not isinstance(logits_to_keep, torch.Tensor) or logits_to_keep.dim() != 1 \
-                or logits_to_keep.dtype not in (torch.int64, torch.int32):
-            raise ValueError(f"logits_to_keep must be a 1-D integer tensor of row indices, got {logits_to_keep!r}")
+    if logits_to_keep is not None:  # row indices
         if logits_to_keep.numel() and (int(logits_to_keep.min()) < 0
                                        or int(logits_to_keep.max()) >= batch.num_tokens):
             raise ValueError(f"logits_to_keep: row indices must lie in [0, T={batch.num_tokens})")
@@ -218,6 +218,8 @@ def _is_prefix(mask: torch.Tensor) -> bool:
     return bool((mask[:, 1:] <= mask[:, :-1]).all()) if mask.shape[1] > 1 else True
 
 
+@validate(input_ids=Tensor("B L", finite=False), attention_mask=Tensor("B L", finite=False),
+          temperature=Real(0, closed="neither"))
 def packed_completion_logps(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                             logits_to_keep: int, *, temperature: float = 1.0, compute_entropy: bool = False,
                             backend: str = "auto") -> tuple[torch.Tensor, torch.Tensor | None] | None:
@@ -238,16 +240,10 @@ def packed_completion_logps(model: torch.nn.Module, input_ids: torch.Tensor, att
         ``(logps [B, C], entropies [B, C] | None)`` in fp32, zeros at padded positions; ``None`` when the chunk
         cannot be packed (a completion mask that is not a prefix, or no real completion token at all).
     """
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2:
-        raise ValueError(f"input_ids must be [B, L], got {getattr(input_ids, 'shape', type(input_ids).__name__)}")
-    if not isinstance(attention_mask, torch.Tensor) or attention_mask.shape != input_ids.shape:
-        raise ValueError(f"attention_mask must match input_ids {tuple(input_ids.shape)}, got "
-                         f"{getattr(attention_mask, 'shape', type(attention_mask).__name__)}")
-    c = logits_to_keep
-    if isinstance(c, bool) or not isinstance(c, int) or not 1 <= c < input_ids.shape[1]:
-        raise ValueError(f"logits_to_keep must be an int in [1, {input_ids.shape[1] - 1}], got {c!r}")
-    if not isinstance(temperature, int | float) or not temperature > 0 or temperature == float("inf"):
-        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
+    # the completion width: at least one completion and one prompt column
+    check_arguments("packed_completion_logps", {"logits_to_keep": Int(low=1, high=input_ids.shape[1] - 1)},
+                    {"logits_to_keep": logits_to_keep})
+    c = int(logits_to_keep)
     prompt_ids, completion_ids = input_ids[:, :-c], input_ids[:, -c:]
     prompt_mask, completion_mask = attention_mask[:, :-c].bool(), attention_mask[:, -c:].bool()
     if not _is_prefix(completion_mask.int()):

@@ -26,6 +26,8 @@ import triton
 import triton.language as tl
 from triton import knobs
 
+from neurips26.constraints import Tensor, check_arguments
+
 __all__ = ["decoded_attention_packed", "decoded_attention_split", "INTERPRETED"]
 
 #: True when this module was imported with ``TRITON_INTERPRET=1`` (kernels run in the numpy interpreter).
@@ -216,11 +218,13 @@ def _upcast(dtype: torch.dtype) -> bool:
     return INTERPRETED and dtype == torch.bfloat16
 
 
+_KERNEL_TENSOR = Tensor(dtype=(torch.float32, torch.float16, torch.bfloat16), finite=False)
+
+
 def _check_kernel_tensors(**tensors: torch.Tensor) -> None:
     dtype = None
+    check_arguments("triton backend", dict.fromkeys(tensors, _KERNEL_TENSOR), tensors)
     for name, t in tensors.items():
-        if t.dtype not in (torch.float32, torch.float16, torch.bfloat16):
-            raise TypeError(f"triton backend: {name} must be float32/float16/bfloat16, got {t.dtype}")
         if dtype is None:
             dtype = t.dtype
         elif t.dtype != dtype:

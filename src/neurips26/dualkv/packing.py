@@ -19,12 +19,12 @@ position* $P-1$, token $k > 0$ by response position $k-1$ of the same response.
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import torch
+
+from neurips26.constraints import AnyOf, Instance, Int, Optional, Real, Tensor, check_arguments, validate
 
 __all__ = [
     "SharedPromptBatch",
@@ -41,12 +41,13 @@ __all__ = [
 Group = tuple[torch.Tensor, Sequence[torch.Tensor]]
 
 
+_IDS = Tensor("N", dtype=(torch.int64, torch.int32))  # token ids [N]
+# [T, V] or [1, T, V] (packed runs use B=1); NaN is caught in the log-probs it would produce
+_LOGITS = AnyOf(Tensor("T V", dtype="float", finite=False), Tensor("1 T V", dtype="float", finite=False))
+
+
 def _check_ids(name: str, ids: object) -> torch.Tensor:
-    if not isinstance(ids, torch.Tensor):
-        raise TypeError(f"{name} must be a 1-D integer torch.Tensor, got {type(ids).__name__}")
-    if ids.dim() != 1 or ids.dtype not in (torch.int64, torch.int32):
-        raise ValueError(f"{name} must be a 1-D int64/int32 tensor, got dtype {ids.dtype} shape "
-                         f"{tuple(ids.shape)}")
+    check_arguments("", {name: _IDS}, {name: ids})
     if ids.numel() == 0:
         raise ValueError(f"{name} is empty (length 0); DualKV needs P >= 1 and every R_i >= 1 — drop empty "
                          "responses before packing (they contribute no tokens to the loss)")
@@ -287,6 +288,8 @@ def pack_replicated(groups: Sequence[Group]) -> tuple[torch.Tensor, torch.Tensor
     return torch.cat(ids), torch.cat(pos), torch.tensor(cu, dtype=torch.int32)
 
 
+@validate(prompt_ids=Tensor("B Lp", dtype="integer"), response_ids=Tensor("B Lr", dtype="integer"),
+          prompt_mask=Optional(Tensor("B Lp", finite=False)), response_mask=Optional(Tensor("B Lr", finite=False)))
 def groups_from_rollouts(prompt_ids: torch.Tensor, response_ids: torch.Tensor, group_index: Sequence[int], *,
                          prompt_mask: torch.Tensor | None = None,
                          response_mask: torch.Tensor | None = None) -> list[Group]:
@@ -304,31 +307,16 @@ def groups_from_rollouts(prompt_ids: torch.Tensor, response_ids: torch.Tensor, g
     Raises:
         ValueError: if rows of one group do not share one prompt, or a row has an empty prompt/response.
     """
-    for name, t in (("prompt_ids", prompt_ids), ("response_ids", response_ids)):
-        if not isinstance(t, torch.Tensor) or t.dim() != 2:
-            raise ValueError(f"{name} must be a 2-D tensor [B, L], got "
-                             f"{getattr(t, 'shape', type(t).__name__)}")
-    for name, t in (("prompt_ids", prompt_ids), ("response_ids", response_ids)):
-        if t.is_floating_point() or t.dtype == torch.bool:
-            raise TypeError(f"{name} must hold integer token ids, got dtype {t.dtype}")
     if isinstance(group_index, str | bytes) or not hasattr(group_index, "__len__"):
         raise TypeError(f"group_index must be a sequence of B ints, got {type(group_index).__name__}")
     group_index = [g.item() if isinstance(g, torch.Tensor) and g.numel() == 1 else g for g in group_index]
-    for row, g in enumerate(group_index):
-        if isinstance(g, bool) or not isinstance(g, numbers.Integral):
-            raise TypeError(f"group_index[{row}] must be an int group id, got {g!r}")
-    for name, m in (("prompt_mask", prompt_mask), ("response_mask", response_mask)):
-        if m is not None and not isinstance(m, torch.Tensor):
-            raise TypeError(f"{name} must be a tensor of 0/1 or None, got {type(m).__name__}")
-    b = prompt_ids.shape[0]
-    if response_ids.shape[0] != b or len(group_index) != b:
-        raise ValueError(f"prompt_ids, response_ids and group_index must have the same batch size, got "
-                         f"{b}, {response_ids.shape[0]}, {len(group_index)}")
+    ids = {f"group_index[{row}]": g for row, g in enumerate(group_index)}  # int group ids
+    check_arguments("groups_from_rollouts", dict.fromkeys(ids, Int()), ids)
+    b = prompt_ids.shape[0]  # prompt_ids, response_ids and the masks agree on B (declared)
+    if len(group_index) != b:
+        raise ValueError(f"group_index must have one entry per row of prompt_ids (B={b}), got {len(group_index)}")
     pm = torch.ones_like(prompt_ids, dtype=torch.bool) if prompt_mask is None else prompt_mask.bool()
     rm = torch.ones_like(response_ids, dtype=torch.bool) if response_mask is None else response_mask.bool()
-    if pm.shape != prompt_ids.shape or rm.shape != response_ids.shape:
-        raise ValueError(f"masks must match their ids: prompt_mask {tuple(pm.shape)} vs {tuple(prompt_ids.shape)},"
-                         f" response_mask {tuple(rm.shape)} vs {tuple(response_ids.shape)}")
     prompts: dict[int, torch.Tensor] = {}
     first_row: dict[int, int] = {}
     responses: dict[int, list[torch.Tensor]] = {}
@@ -348,6 +336,10 @@ def groups_from_rollouts(prompt_ids: torch.Tensor, response_ids: torch.Tensor, g
     return [(prompts[g], responses[g]) for g in prompts]
 
 
+_SIZES = {"N": Int(low=1), "P": Int(low=1), "R": Real(0, closed="neither")}  # R: mean response length in tokens
+
+
+@validate(**_SIZES)
 def token_reduction_ratio(N: int, P: int, R: float) -> float:
     r"""$\rho = N(P+R) / (P + NR)$: tokens of the replicated layout over tokens of the packed one.
 
@@ -356,15 +348,10 @@ def token_reduction_ratio(N: int, P: int, R: float) -> float:
     Args:
         N: responses per prompt (>= 1). P: prompt length in tokens (>= 1). R: mean response length (> 0).
     """
-    if not isinstance(N, int) or isinstance(N, bool) or N < 1:
-        raise ValueError(f"N must be an int >= 1, got {N!r}")
-    if not isinstance(P, int) or isinstance(P, bool) or P < 1:
-        raise ValueError(f"P must be an int >= 1, got {P!r}")
-    if not isinstance(R, int | float) or isinstance(R, bool) or not math.isfinite(R) or not R > 0:
-        raise ValueError(f"R must be a finite number > 0 (mean response length in tokens), got {R!r}")
     return N * (P + R) / (P + N * R)
 
 
+@validate(**_SIZES)
 def attention_speedup_estimate(N: int, P: int, R: float) -> float:
     r"""Causal-attention FLOP ratio replicated/DualKV, $\approx N(P+R)^2 / (P^2 + NR(2P+R))$.
 
@@ -373,23 +360,17 @@ def attention_speedup_estimate(N: int, P: int, R: float) -> float:
     ($NRP + \tfrac12 NR^2$). (The paper writes the denominator $P^2 + NR(P+R)$, counting the full
     rectangle; both give the same limits.)
     """
-    token_reduction_ratio(N, P, R)  # validation
     return N * (P + R) ** 2 / (P ** 2 + N * R * (2 * P + R))
 
 
 # --------------------------------------------------------------------------------------- log-probs
-def _check_logits(logits: object) -> None:
-    if not isinstance(logits, torch.Tensor) or not logits.is_floating_point() or logits.dim() not in (2, 3):
-        raise ValueError(f"logits must be a float tensor [T, V] or [1, T, V], got "
-                         f"{getattr(logits, 'dtype', type(logits).__name__)} {tuple(getattr(logits, 'shape', ()))}")
-
-
 def _check_logprobs(lp: torch.Tensor) -> None:
     """NaN log-probs come from NaN (or +inf) logits in the scored rows; -inf is a legitimately masked token."""
     if not torch.compiler.is_compiling() and bool(torch.isnan(lp).any()):
         raise ValueError("logits hold NaN (or +inf) values in the rows that score the responses")
 
 
+@validate(logits=_LOGITS, batch=Instance(SharedPromptBatch, "SharedPromptBatch"))
 def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch, *,
                       check_finite: bool = True) -> list[torch.Tensor]:
     """Per-token log-probs of every response from logits over the packed layout.
@@ -403,15 +384,10 @@ def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch, *,
         One fp32 tensor ``[R_i]`` per response (flat over groups, packing order). Token 0 of a response
         is scored by the logits of its group's last prompt row, token ``k > 0`` by response row ``k-1``.
     """
-    if not isinstance(batch, SharedPromptBatch):
-        raise TypeError(f"batch must be a SharedPromptBatch, got {type(batch).__name__}")
-    _check_logits(logits)
-    if logits.dim() == 3:
-        if logits.shape[0] != 1:
-            raise ValueError(f"logits must be [T, V] or [1, T, V] (packed runs use B=1), got {tuple(logits.shape)}")
-        logits = logits[0]
-    if logits.dim() != 2 or logits.shape[0] != batch.num_tokens:
-        raise ValueError(f"logits must be [T={batch.num_tokens}, V], got {tuple(logits.shape)}")
+    logits = logits[0] if logits.dim() == 3 else logits
+    if logits.shape[0] != batch.num_tokens:
+        raise ValueError(f"logits must be [T={batch.num_tokens}, V] or [1, T, V] (T = batch.num_tokens), got "
+                         f"{tuple(logits.shape)}")
     pred, targets = batch.logprob_index(logits.device)
     # log p(x_t | x_<t) = z[t-1, x_t] - logsumexp(z[t-1]); rows gathered first so we never normalise
     # rows that predict nothing (the prompt rows other than the last one).
@@ -422,6 +398,7 @@ def response_logprobs(logits: torch.Tensor, batch: SharedPromptBatch, *,
     return list(lp.split(batch.response_lens))
 
 
+@validate(logits=_LOGITS, cu_seqlens=Tensor("S1", dtype="integer"), input_ids=Tensor("T", dtype="integer"))
 def replicated_response_logprobs(logits: torch.Tensor, cu_seqlens: torch.Tensor, input_ids: torch.Tensor,
                                  prompt_lens_per_seq: Sequence[int], *,
                                  check_finite: bool = True) -> list[torch.Tensor]:
@@ -431,30 +408,19 @@ def replicated_response_logprobs(logits: torch.Tensor, cu_seqlens: torch.Tensor,
         logits: ``[T_std, V]`` or ``[1, T_std, V]``. cu_seqlens: ``[S+1]``. input_ids: ``[T_std]``.
         prompt_lens_per_seq: ``P`` of each of the ``S`` sequences.
     """
-    _check_logits(logits)
-    if logits.dim() == 3:
-        if logits.shape[0] != 1:
-            raise ValueError(f"logits must be [T, V] or [1, T, V], got {tuple(logits.shape)}")
-        logits = logits[0]
-    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1 or cu_seqlens.is_floating_point() \
-            or cu_seqlens.numel() < 2:
-        raise ValueError(f"cu_seqlens must be a 1-D integer tensor [S+1], got {cu_seqlens!r}")
+    logits = logits[0] if logits.dim() == 3 else logits  # its T rows = the input_ids (declared)
     cu = [int(c) for c in cu_seqlens]
-    if cu[0] != 0 or cu[-1] != logits.shape[0] or any(b <= a for a, b in zip(cu, cu[1:])):
-        raise ValueError(f"cu_seqlens must start at 0, end at T={logits.shape[0]} (the logits rows) and strictly "
-                         f"increase, got {cu}")
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 1 or input_ids.is_floating_point() \
-            or input_ids.numel() != logits.shape[0]:
-        raise ValueError(f"input_ids must be a 1-D integer tensor of T={logits.shape[0]} ids, got "
-                         f"{getattr(input_ids, 'shape', type(input_ids).__name__)}")
+    if len(cu) < 2 or cu[0] != 0 or cu[-1] != logits.shape[0] or any(b <= a for a, b in zip(cu, cu[1:])):
+        raise ValueError(f"cu_seqlens must be [S+1] offsets that start at 0, end at T={logits.shape[0]} (the logits "
+                         f"rows) and strictly increase, got {cu}")
     if isinstance(prompt_lens_per_seq, str | bytes) or not hasattr(prompt_lens_per_seq, "__len__"):
         raise TypeError(f"prompt_lens_per_seq must be a sequence of ints, got {type(prompt_lens_per_seq).__name__}")
     if len(prompt_lens_per_seq) != len(cu) - 1:
         raise ValueError(f"prompt_lens_per_seq must have {len(cu) - 1} entries, got {len(prompt_lens_per_seq)}")
-    for s, p in enumerate(prompt_lens_per_seq):
-        if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p < cu[s + 1] - cu[s]:
-            raise ValueError(f"prompt_lens_per_seq[{s}] must be an int in [1, {cu[s + 1] - cu[s] - 1}] (a prompt "
-                             f"and at least one response token), got {p!r}")
+    # each sequence holds a prompt and at least one response token
+    lens = {f"prompt_lens_per_seq[{s}]": p for s, p in enumerate(prompt_lens_per_seq)}
+    check_arguments("replicated_response_logprobs",
+                    {name: Int(low=1, high=cu[s + 1] - cu[s] - 1) for s, name in enumerate(lens)}, lens)
     rows, lens = [], []
     for s, p in enumerate(prompt_lens_per_seq):
         rows.append(torch.arange(cu[s] + p - 1, cu[s + 1] - 1))
@@ -468,6 +434,7 @@ def replicated_response_logprobs(logits: torch.Tensor, cu_seqlens: torch.Tensor,
     return list(lp.split(lens))
 
 
+@validate(advantages=Tensor("S"), clip_low=Real(0, 1, closed="left"), clip_high=Real(low=0))
 def token_mean_policy_loss(logprobs: Sequence[torch.Tensor], advantages: torch.Tensor, *,
                            old_logprobs: Sequence[torch.Tensor] | None = None,
                            clip_low: float = 0.2, clip_high: float = 0.28) -> torch.Tensor:
@@ -484,23 +451,16 @@ def token_mean_policy_loss(logprobs: Sequence[torch.Tensor], advantages: torch.T
     if isinstance(logprobs, torch.Tensor) or not isinstance(logprobs, Sequence) or len(logprobs) == 0 \
             or not all(isinstance(t, torch.Tensor) and t.dim() == 1 and t.is_floating_point() for t in logprobs):
         raise ValueError("logprobs must be a non-empty list of 1-D float tensors [R_i] (one per response)")
-    if not isinstance(advantages, torch.Tensor) or advantages.dim() != 1 or advantages.numel() != len(logprobs):
-        raise ValueError(f"advantages must be a tensor [S={len(logprobs)}], got "
-                         f"{tuple(getattr(advantages, 'shape', ())) or type(advantages).__name__}")
-    if not bool(torch.isfinite(advantages).all()):
-        raise ValueError("advantages hold NaN or inf values")
+    if advantages.numel() != len(logprobs):
+        raise ValueError(f"advantages must be a tensor [S={len(logprobs)}] (one per response), got "
+                         f"{tuple(advantages.shape)}")
     if old_logprobs is not None:
         if isinstance(old_logprobs, torch.Tensor) or not isinstance(old_logprobs, Sequence) \
-                or len(old_logprobs) != len(logprobs) or not all(
-                    isinstance(o, torch.Tensor) and o.shape == t.shape for o, t in zip(old_logprobs, logprobs)):
-            raise ValueError("old_logprobs must be a list of tensors with the shapes of logprobs")
-        if not all(bool(torch.isfinite(o).all()) for o in old_logprobs):
-            raise ValueError("old_logprobs hold NaN or inf values")
-    for name, value in (("clip_low", clip_low), ("clip_high", clip_high)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
-            raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
-    if clip_low >= 1:
-        raise ValueError(f"clip_low must be < 1 (the ratio is clipped at 1 - clip_low > 0), got {clip_low!r}")
+                or len(old_logprobs) != len(logprobs):
+            raise ValueError(f"old_logprobs must be a list of {len(logprobs)} tensors with the shapes of logprobs")
+        old = {f"old_logprobs[{i}]": o for i, o in enumerate(old_logprobs)}  # finite, [R_i] as logprobs[i]
+        check_arguments("token_mean_policy_loss", {name: Tensor(str(t.numel())) for name, t in zip(old, logprobs)},
+                        old)
     lp = torch.cat(list(logprobs))
     old = lp.detach() if old_logprobs is None else torch.cat(list(old_logprobs)).to(lp)
     adv = torch.repeat_interleave(advantages.to(lp), torch.tensor([t.numel() for t in logprobs],

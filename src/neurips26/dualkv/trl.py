@@ -34,6 +34,8 @@ from typing import Any
 import torch
 from trl import GRPOTrainer
 
+from neurips26.constraints import Choice, check_arguments
+
 from .hf import ATTENTION_NAME, enable_dualkv, packed_completion_logps
 
 __all__ = ["DualKVGRPOTrainer", "packed_completion_logps"]
@@ -51,8 +53,8 @@ class DualKVGRPOTrainer(GRPOTrainer):
     """
 
     def __init__(self, *args: Any, dualkv_backend: str = "auto", **kwargs: Any) -> None:
-        if dualkv_backend not in ("auto", "torch", "triton"):
-            raise ValueError(f"dualkv_backend must be 'auto', 'torch' or 'triton', got {dualkv_backend!r}")
+        check_arguments("DualKVGRPOTrainer", {"dualkv_backend": Choice("auto", "torch", "triton")},
+                        {"dualkv_backend": dualkv_backend})
         super().__init__(*args, **kwargs)
         self.dualkv_backend = dualkv_backend
         self._dualkv_warned = False

@@ -12,11 +12,13 @@ which scores every response both ways and compares the per-token log-probs.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
+
+from neurips26.constraints import Callable as CallableArg
+from neurips26.constraints import Real, validate
 
 from .packing import Group, pack_shared_prompt, response_logprobs
 
@@ -42,6 +44,7 @@ class EquivalenceReport:
 
 
 @torch.no_grad()
+@validate(packed_logits=CallableArg(), sequence_logits=CallableArg(), atol=Real(0, closed="neither"))
 def verify_equivalence(packed_logits: Callable[..., torch.Tensor],
                        sequence_logits: Callable[[torch.Tensor], torch.Tensor], groups: Sequence[Group], *,
                        atol: float = 1e-4) -> EquivalenceReport:
@@ -54,11 +57,6 @@ def verify_equivalence(packed_logits: Callable[..., torch.Tensor],
         groups: prompt groups as for :func:`pack_shared_prompt`.
         atol: tolerance in nats (1e-4 suits fp32; use ~5e-2 for bf16 models).
     """
-    if isinstance(atol, bool) or not isinstance(atol, int | float) or not math.isfinite(atol) or not atol > 0:
-        raise ValueError(f"atol must be a finite number > 0, got {atol!r}")
-    for name, fn in (("packed_logits", packed_logits), ("sequence_logits", sequence_logits)):
-        if not callable(fn):
-            raise TypeError(f"{name} must be a callable returning logits, got {type(fn).__name__}")
     batch = pack_shared_prompt(groups)
     packed = response_logprobs(packed_logits(batch), batch)
     diffs = []

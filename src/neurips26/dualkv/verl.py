@@ -94,11 +94,10 @@ def forward_micro_batch(model: torch.nn.Module, micro_batch: Mapping[str, torch.
     return entropies, logps
 
 
+@validate(backend=Choice("auto", "torch", "triton"))
 def dualkv_forward_micro_batch(*, backend: str = "auto") -> Callable[..., tuple[torch.Tensor | None, torch.Tensor]]:
     """A replacement for ``DataParallelPPOActor._forward_micro_batch`` (bind it with ``types.MethodType``): it
     scores ``self.actor_module`` with :func:`forward_micro_batch`."""
-    if backend not in ("auto", "torch", "triton"):
-        raise ValueError(f"backend must be 'auto', 'torch' or 'triton', got {backend!r}")
 
     def _forward_micro_batch(self: Any, micro_batch: Mapping[str, torch.Tensor], temperature: float,
                              calculate_entropy: bool = False, **_: Any):
