@@ -25,7 +25,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from neurips26.constraints import Bool, Choice, Int, Optional, Real, check_arguments
+from neurips26.constraints import Bool, Choice, Instance, Int, Optional, Real, check_arguments
+from neurips26.constraints import Callable as CallableC
 from neurips26.constraints import Tensor as TensorOf
 
 from .crystal import crystallize, ridge_fit, ridge_predict, weighted_moments
@@ -66,12 +67,11 @@ class Crystal:
 
 
 def _resolve_encoder(encoder: Any) -> Encoder:
+    """``encoder.embed`` of a module that has one, else the callable ``(x, edge_index) -> [n, h]`` itself."""
+    check_arguments("EMC", {"encoder": CallableC()}, {"encoder": encoder})
     if isinstance(encoder, nn.Module) and hasattr(encoder, "embed"):
         return encoder.embed
-    if callable(encoder):
-        return encoder
-    raise TypeError(f"encoder: expected a callable (x, edge_index) -> [n, h] or a module with .embed, "
-                    f"got {type(encoder).__name__}")
+    return encoder
 
 
 def _accepts_edge_weight(encoder: Any, fn: Callable) -> bool:
@@ -183,9 +183,8 @@ class EMC:
         finally:
             if module is not None and was_training:
                 module.train()
-        if not isinstance(z, Tensor) or z.dim() != 2 or z.shape[0] != x.shape[0]:
-            raise ValueError(f"encoder: expected embeddings [{x.shape[0]}, h], got "
-                             f"{getattr(z, 'shape', type(z).__name__)}")
+        # one embedding per node (finiteness below, with a hint)
+        check_arguments("EMC", {"encoder output": TensorOf(f"{x.shape[0]} _", finite=False)}, {"encoder output": z})
         z = z.float()
         if not bool(torch.isfinite(z).all()):
             raise ValueError(f"{name}.x: the encoder's embeddings are not finite (features too large, e.g. "
@@ -389,13 +388,14 @@ class EMC:
 
     def load_state_dict(self, state: dict[str, Any]) -> EMC:
         """Restore what :meth:`state_dict` returned (checked first: format, class count, rank, shapes)."""
-        if not isinstance(state, dict) or state.get("format") != self._FORMAT:
-            raise ValueError(f"state: expected an EMC state_dict (format {self._FORMAT}), got "
-                             f"{type(state).__name__} format {getattr(state, 'get', lambda k: None)('format')!r}")
+        where = "EMC.load_state_dict"
+        check_arguments(where, {"state": Instance(dict, "dict (an EMC state_dict)")}, {"state": state})
+        check_arguments(where, {"state['format']": Choice(self._FORMAT)}, {"state['format']": state.get("format")})
         self._validate_params()
-        for key, mine in (("n_classes", self.n_classes), ("rank", self.rank)):
-            if state.get(key) != mine:
-                raise ValueError(f"state: {key} is {state.get(key)!r}, this EMC has {key}={mine!r}")
+        # the saved class count and rank must be this EMC's
+        check_arguments(where, {f"state[{key!r}]": Int(mine, mine) for key, mine in
+                                (("n_classes", self.n_classes), ("rank", self.rank))},
+                        {f"state[{key!r}]": state.get(key) for key in ("n_classes", "rank")})
         try:
             h = int(state["state"].shape[0])
             bank = [Crystal(**c) for c in state["bank"]]

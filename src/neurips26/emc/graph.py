@@ -18,6 +18,8 @@ from torch import Tensor
 from neurips26.constraints import Tensor as TensorOf
 from neurips26.constraints import check_arguments
 
+from ._validate import NonEmpty
+
 __all__ = ["LabelAccessError", "UnlabeledGraph", "unpack_graph"]
 
 
@@ -140,16 +142,13 @@ def unpack_graph(graph: Any, edge_index: Tensor | None = None, *, in_dim: int | 
             ei, weight = _from_adj_t(adj_t, name)
         elif isinstance(ei, Tensor) and ei.dim() == 2:
             weight = _edge_weight_of(graph, int(ei.shape[1]), name)
-    # features: [n, d], finite (integer features are converted to float); edges: an integer [2, E]
-    check_arguments("", {f"{name}.x": TensorOf("N D"), f"{name}.edge_index": TensorOf(finite=False)},
+    # features: [n >= 1, d] (d = the source model's in_dim when given), finite (integer features are converted
+    # to float); edges: an integer [2, E]
+    features = NonEmpty(TensorOf("N D" if in_dim is None else f"N {in_dim}"))
+    check_arguments("", {f"{name}.x": features, f"{name}.edge_index": TensorOf(finite=False)},
                     {f"{name}.x": x, f"{name}.edge_index": ei})
-    if x.shape[0] == 0:
-        raise ValueError(f"{name}: empty graph (0 nodes); a target domain needs at least one node")
     if not x.is_floating_point():
         x = x.float()
-    if in_dim is not None and x.shape[1] != in_dim:
-        raise ValueError(f"{name}.x: feature dimension {x.shape[1]} differs from the source model's "
-                         f"{in_dim}")
     n = int(x.shape[0])
     ei = _edge_index_from(ei, n)
     check_arguments("", {f"{name}.edge_index": TensorOf("2 E", dtype="integer")}, {f"{name}.edge_index": ei})
