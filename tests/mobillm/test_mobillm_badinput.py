@@ -83,8 +83,8 @@ def test_device_step_refuses_bad_batches(case, llama):
 
 QUANT = [
     BadInput("bits-2", args=(torch.randn(2, 3), 2), names="quant_bits"),
-    BadInput("nan", args=(torch.tensor([[1.0, math.nan]]), 8), names="non-finite"),
-    BadInput("inf", args=(torch.tensor([[1.0, math.inf]]), 4), names="non-finite"),
+    BadInput("nan", args=(torch.tensor([[1.0, math.nan]]), 8), names="finite values"),
+    BadInput("inf", args=(torch.tensor([[1.0, math.inf]]), 4), names="finite values"),
     BadInput("int-tensor", args=(torch.ones(2, 3, dtype=torch.long), 8), names="x"),
 ]
 
@@ -120,7 +120,7 @@ def test_server_receive_refuses_bad_payloads(batch, llama):
                  names="labels"),
         BadInput("unknown-bits", args=(_payload(batch, llama, quant_bits=6),), names="quant_bits"),
         BadInput("not-a-payload", args=({"acts": 1},), names="ActivationPayload"),
-        BadInput("non-finite", args=(p_nan,), names="non-finite"),
+        BadInput("non-finite", args=(p_nan,), names="finite values"),
     ]
     for case in cases:
         server = _server()

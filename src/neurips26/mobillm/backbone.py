@@ -26,6 +26,8 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from neurips26.constraints import Choice, Int, Optional, validate
+
 __all__ = ["BackboneOutput", "HiddenStates", "backbone_flops", "block_parameters"]
 
 
@@ -77,8 +79,8 @@ class HiddenStates(nn.Module):
         kind = _kind(model)
         inner = model.encoder if kind == "minilm" else model
         n = len(inner.layers)
-        if depth is not None and (isinstance(depth, bool) or not isinstance(depth, int) or not 1 <= depth <= n):
-            raise ValueError(f"depth must be an int in [1, {n}] (the model has {n} blocks), got {depth!r}")
+        Optional(Int(low=1, high=n)).check(depth, "depth", f"HiddenStates (the model has {n} blocks)")
+        depth = None if depth is None else int(depth)
         self.kind = "bert" if kind == "minilm" else kind
         self.full_depth = n
         self.depth = n if depth is None else depth
@@ -93,11 +95,10 @@ class HiddenStates(nn.Module):
         cfg = self.model.config
         return int(cfg.d_model if self.kind == "llama" else cfg.hidden_size)
 
+    @validate(output_hidden_states=Choice(True))  # this wrapper exists to return them
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None, *,
                 output_hidden_states: bool = True) -> BackboneOutput:
         """``input_ids [B, T]``, ``attention_mask [B, T]`` -> :class:`BackboneOutput` (``L + 1`` states)."""
-        if not output_hidden_states:
-            raise ValueError("output_hidden_states must be True (this wrapper exists to return them)")
         captured: list[torch.Tensor] = []
         first = self.model.embed_tokens if self.kind == "llama" else self.model.embed_norm
         handles = [first.register_forward_hook(lambda _m, _i, out: captured.append(out))]

@@ -28,6 +28,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import Choice, Int, Real, validate
+from neurips26.nn.parallel import data_parallel
+
 from .backbone import HiddenStates
 from .device import DeviceClient, select_positions
 from .side import FeatureAligner, SideNetwork, side_step_flops
@@ -37,6 +40,11 @@ __all__ = ["FedAsyncLoRABaseline", "FedAvgLoRABaseline", "LoRAClassifier", "Sync
            "device_features", "evaluate_side", "local_only", "lora_trainable_nbytes", "weighted_state_mean"]
 
 _LORA_TARGETS = {"llama": ["q_proj", "v_proj"], "bert": ["query", "value"]}
+#: ``distributed=`` of the baselines' local training: DDP under torchrun, not FSDP (a round exchanges and
+#: averages full weight tensors: ``trainable_state``, ``load_trainable``, ``state_dict`` of deep copies)
+DISTRIBUTED = ("auto", "off", "ddp")
+_RUN = {"time_budget_s": Real(low=0.0, closed="neither", allow_inf=True), "lr": Real(low=0.0, closed="neither"),
+        "distributed": Choice(*DISTRIBUTED)}
 
 
 class LoRAClassifier(nn.Module):
@@ -48,15 +56,12 @@ class LoRAClassifier(nn.Module):
         rank, alpha: LoRA rank and scaling.  n_classes: head outputs.  seed: head initialisation.
     """
 
+    @validate(positions=Choice("pivot", "mean"), rank=Int(low=1))
     def __init__(self, backbone: nn.Module, *, depth: int | None = None, positions: str = "mean", rank: int = 8,
                  alpha: float = 16.0, n_classes: int = 2, seed: int = 0) -> None:
         super().__init__()
         from peft import LoraConfig, inject_adapter_in_model
 
-        if positions not in ("pivot", "mean"):
-            raise ValueError(f"positions must be 'pivot' or 'mean' for the LoRA classifier, got {positions!r}")
-        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-            raise ValueError(f"rank must be an int >= 1, got {rank!r}")
         probe = HiddenStates(backbone, depth=depth)  # validates the model kind and depth
         inner = copy.deepcopy(getattr(backbone, "encoder", backbone))
         inner.requires_grad_(False)
@@ -154,10 +159,11 @@ class _LoRATrainer:
     """Shared local training of the two LoRA baselines: one model whose trainable part is swapped per device."""
 
     def __init__(self, backbone: nn.Module, *, depth, positions, rank, alpha, n_classes, lr, local_epochs,
-                 batch_size, seed) -> None:
+                 batch_size, seed, distributed="auto") -> None:
         self.model = LoRAClassifier(backbone, depth=depth, positions=positions, rank=rank, alpha=alpha,
                                     n_classes=n_classes, seed=seed)
         self.lr, self.local_epochs, self.batch_size, self.seed = lr, local_epochs, batch_size, seed
+        self.dp = data_parallel(self.model, _lora_loss, distributed=distributed)
 
     def train_local(self, state: Mapping[str, torch.Tensor], data: Mapping[str, torch.Tensor], key: int
                     ) -> tuple[dict[str, torch.Tensor], float]:
@@ -170,7 +176,7 @@ class _LoRATrainer:
         flops = 0.0
         for _ in range(self.local_epochs):
             for ids, mask, y in _batches(data, self.batch_size, g):
-                loss = F.cross_entropy(self.model(ids, mask), y.to(self.model.head.weight.device))
+                loss = self.dp(*self.dp.shard(ids, mask, y))  # this rank's rows; one process: the whole batch
                 opt.zero_grad(set_to_none=True)
                 loss.backward()
                 opt.step()
@@ -178,12 +184,8 @@ class _LoRATrainer:
         return self.model.trainable_state(), flops
 
 
-def _check_run_args(time_budget_s: float, fraction: float, lr: float) -> None:
-    for name, v in (("time_budget_s", time_budget_s), ("lr", lr)):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-            raise ValueError(f"{name} must be a finite number > 0, got {v!r}")
-    if not (isinstance(fraction, int | float) and 0 < fraction <= 1):
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
+def _lora_loss(model: LoRAClassifier, ids: torch.Tensor, mask: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(model(ids, mask), y.to(model.head.weight.device))
 
 
 class FedAvgLoRABaseline:
@@ -198,24 +200,24 @@ class FedAvgLoRABaseline:
         fraction: devices sampled per round (at least one).  local_epochs, batch_size, lr: local training.
         rank, alpha: LoRA.  depth, positions: as :class:`LoRAClassifier`.  seed: sampling and training seed.
         eval_every: evaluate after every this many rounds (and after the last); rows are written only then.
+        distributed: the local training under ``torchrun``: ``"auto"`` (DDP with more than one process, else one
+            process, bit-identical), ``"off"`` or ``"ddp"`` (:func:`neurips26.nn.parallel.data_parallel`; not FSDP,
+            rounds exchange full weights). Every rank runs the same rounds; each local batch's rows are split
+            ``rank::world`` (``batch_size`` and every device's sample count must divide by the world size).
     """
 
+    @validate(rounds=Int(low=1), eval_every=Int(low=1), fraction=Real(low=0.0, high=1.0, closed="right"), **_RUN)
     def __init__(self, backbone: nn.Module, client_data: Sequence[Mapping[str, torch.Tensor]],
                  profiles: Sequence[DeviceProfile], eval_data: Mapping[str, torch.Tensor], *, rounds: int = 5,
                  time_budget_s: float = math.inf, fraction: float = 0.5, local_epochs: int = 1, batch_size: int = 16,
                  lr: float = 1e-3, rank: int = 8, alpha: float = 16.0, depth: int | None = None,
                  positions: str = "mean", n_classes: int = 2, seed: int = 0,
-                 progress: Callable | None = None, eval_every: int = 1) -> None:
+                 progress: Callable | None = None, eval_every: int = 1, distributed: str = "auto") -> None:
         _check_clients_data(client_data, profiles)
-        if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-            raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
-        if isinstance(eval_every, bool) or not isinstance(eval_every, int) or eval_every < 1:
-            raise ValueError(f"eval_every must be an int >= 1, got {eval_every!r}")
         self.eval_every = eval_every
-        _check_run_args(1.0 if time_budget_s == math.inf else time_budget_s, fraction, lr)
         self.trainer = _LoRATrainer(backbone, depth=depth, positions=positions, rank=rank, alpha=alpha,
                                     n_classes=n_classes, lr=lr, local_epochs=local_epochs, batch_size=batch_size,
-                                    seed=seed)
+                                    seed=seed, distributed=distributed)
         self.client_data, self.profiles, self.eval_data = list(client_data), list(profiles), eval_data
         self.rounds, self.time_budget_s, self.fraction, self.seed = rounds, float(time_budget_s), fraction, seed
         self.progress = progress or (lambda it, **_: it)
@@ -275,21 +277,17 @@ class FedAsyncLoRABaseline:
     ``eval_every``: merges between evaluations.
     """
 
+    @validate(max_updates=Int(low=1), mix=Real(low=0.0, high=1.0, closed="right"), **_RUN)
     def __init__(self, backbone: nn.Module, client_data: Sequence[Mapping[str, torch.Tensor]],
                  profiles: Sequence[DeviceProfile], eval_data: Mapping[str, torch.Tensor], *, max_updates: int = 20,
                  time_budget_s: float = math.inf, mix: float = 0.6, local_epochs: int = 1, batch_size: int = 16,
                  lr: float = 1e-3, rank: int = 8, alpha: float = 16.0, depth: int | None = None,
                  positions: str = "mean", n_classes: int = 2, seed: int = 0, eval_every: int = 4,
-                 progress: Callable | None = None) -> None:
+                 progress: Callable | None = None, distributed: str = "auto") -> None:
         _check_clients_data(client_data, profiles)
-        if isinstance(max_updates, bool) or not isinstance(max_updates, int) or max_updates < 1:
-            raise ValueError(f"max_updates must be an int >= 1, got {max_updates!r}")
-        if not (isinstance(mix, int | float) and 0 < mix <= 1):
-            raise ValueError(f"mix must be in (0, 1], got {mix!r}")
-        _check_run_args(1.0 if time_budget_s == math.inf else time_budget_s, 1.0, lr)
         self.trainer = _LoRATrainer(backbone, depth=depth, positions=positions, rank=rank, alpha=alpha,
                                     n_classes=n_classes, lr=lr, local_epochs=local_epochs, batch_size=batch_size,
-                                    seed=seed)
+                                    seed=seed, distributed=distributed)
         self.client_data, self.profiles, self.eval_data = list(client_data), list(profiles), eval_data
         self.max_updates, self.time_budget_s = max_updates, float(time_budget_s)
         self.mix, self.eval_every = mix, eval_every
@@ -374,8 +372,24 @@ def device_features(c: DeviceClient) -> tuple[torch.Tensor, torch.Tensor]:
     return torch.cat(feats), torch.cat(labels)
 
 
+class _SidePair(nn.Module):
+    """A device's aligner + side network as one module (for DDP); ``forward(x) -> logits``."""
+
+    def __init__(self, aligner: FeatureAligner, side: SideNetwork) -> None:
+        super().__init__()
+        self.aligner, self.side = aligner, side
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.side(self.aligner(x))
+
+
+def _side_loss(pair: _SidePair, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return F.cross_entropy(pair(x), y)
+
+
 def _train_side_local(aligner: FeatureAligner, side: SideNetwork, x: torch.Tensor, y: torch.Tensor, *, epochs: int,
-                      batch_size: int, lr: float, g: torch.Generator) -> float:
+                      batch_size: int, lr: float, g: torch.Generator, distributed: str = "auto") -> float:
+    dp = data_parallel(_SidePair(aligner, side), _side_loss, distributed=distributed)
     params = list(aligner.parameters()) + list(side.parameters())
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     aligner.train()
@@ -385,7 +399,7 @@ def _train_side_local(aligner: FeatureAligner, side: SideNetwork, x: torch.Tenso
         order = torch.randperm(x.shape[0], generator=g)
         for i in range(0, x.shape[0], batch_size):
             idx = order[i:i + batch_size]
-            loss = F.cross_entropy(side(aligner(x[idx])), y[idx])
+            loss = dp(*dp.shard(x[idx], y[idx]))  # this rank's rows; one process: the whole batch
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
@@ -401,20 +415,22 @@ class SyncSideTuningBaseline:
         profiles: per device.  side_fn, aligner_fn: ``side_fn() -> SideNetwork``, ``aligner_fn(type) ->
             FeatureAligner`` (the same initial weights every call).
         test: ``{type: (features, labels)}`` for :func:`evaluate_side`.
-        rounds, time_budget_s, fraction, local_epochs, batch_size, lr, seed: as in FedAvg.
+        rounds, time_budget_s, fraction, local_epochs, batch_size, lr, seed, distributed: as in FedAvg (the
+            on-device side-network training is what runs data-parallel).
     """
 
+    @validate(fraction=Real(low=0.0, high=1.0, closed="right"), **_RUN)
     def __init__(self, clients: Sequence[DeviceClient], profiles: Sequence[DeviceProfile],
                  side_fn: Callable[[], SideNetwork], aligner_fn: Callable[[str], FeatureAligner],
                  test: Mapping[str, tuple[torch.Tensor, torch.Tensor]], *, rounds: int = 10,
                  time_budget_s: float = math.inf, fraction: float = 0.5, local_epochs: int = 2, batch_size: int = 16,
-                 lr: float = 3e-3, seed: int = 0) -> None:
+                 lr: float = 3e-3, seed: int = 0, distributed: str = "auto") -> None:
         if not clients or not all(isinstance(c, DeviceClient) and c.data is not None for c in clients):
             raise TypeError("clients must be a non-empty list of DeviceClient with data")
         if len(profiles) != len(clients):
             raise ValueError(f"profiles must hold one DeviceProfile per client ({len(clients)}), got {len(profiles)}")
-        _check_run_args(1.0 if time_budget_s == math.inf else time_budget_s, fraction, lr)
         self.clients, self.profiles, self.test = list(clients), list(profiles), test
+        self.distributed = distributed
         self.side_fn, self.aligner_fn = side_fn, aligner_fn
         self.rounds, self.time_budget_s, self.fraction = rounds, float(time_budget_s), fraction
         self.local_epochs, self.batch_size, self.lr, self.seed = local_epochs, batch_size, lr, seed
@@ -451,7 +467,7 @@ class SyncSideTuningBaseline:
                 s_local, a_local = copy.deepcopy(side), copy.deepcopy(aligners[c.backbone_type])
                 g = torch.Generator().manual_seed(self.seed * 1_000_003 + r * 10_007 + j)
                 f = _train_side_local(a_local, s_local, x, y, epochs=self.local_epochs, batch_size=self.batch_size,
-                                      lr=self.lr, g=g)
+                                      lr=self.lr, g=g, distributed=self.distributed)
                 flops_train += f
                 p, nb = self.profiles[j], nbytes(c.backbone_type)
                 times.append(p.down_s(nb) + p.compute_s(f + c.flops - f0) + p.up_s(nb))
@@ -474,18 +490,22 @@ class SyncSideTuningBaseline:
         return pd.DataFrame(rows)
 
 
+@validate(distributed=Choice(*DISTRIBUTED))
 def local_only(clients: Sequence[DeviceClient], side_fn: Callable[[], SideNetwork],
                aligner_fn: Callable[[str], FeatureAligner], test: Mapping[str, tuple[torch.Tensor, torch.Tensor]], *,
-               epochs: int = 10, batch_size: int = 16, lr: float = 3e-3, seed: int = 0) -> dict[str, float]:
+               epochs: int = 10, batch_size: int = 16, lr: float = 3e-3, seed: int = 0,
+               distributed: str = "auto") -> dict[str, float]:
     """Each device trains its own aligner + side network on its own data only; returns the mean and min test
-    accuracy over devices and the mean device FLOPs (no communication at all)."""
+    accuracy over devices and the mean device FLOPs (no communication at all). ``distributed``: as
+    :class:`SyncSideTuningBaseline`'s (each device's training runs data-parallel under torchrun)."""
     accs, flops = [], []
     for c in clients:
         c0 = c.flops
         x, y = device_features(c)
         side, aligner = side_fn(), aligner_fn(c.backbone_type)
         g = torch.Generator().manual_seed(seed * 1_000_003 + c.device_id)
-        f = _train_side_local(aligner, side, x, y, epochs=epochs, batch_size=batch_size, lr=lr, g=g)
+        f = _train_side_local(aligner, side, x, y, epochs=epochs, batch_size=batch_size, lr=lr, g=g,
+                              distributed=distributed)
         accs.append(evaluate_side({c.backbone_type: aligner}, side, {c.backbone_type: test[c.backbone_type]}))
         flops.append(f + c.flops - c0)
     return {"accuracy_mean": float(np.mean(accs)), "accuracy_min": float(np.min(accs)),

@@ -21,6 +21,8 @@ from typing import Any
 
 import torch
 
+from neurips26.constraints import Choice, Instance, Int, check_arguments, validate
+
 from .side import INITS, NORMS, FeatureAligner, SideNetwork
 
 __all__ = ["CONFIG_NAME", "WEIGHTS_NAME", "SideTuningConfig", "load_side_model", "save_side_model"]
@@ -30,9 +32,10 @@ WEIGHTS_NAME = "side_model.safetensors"
 _BLOCKS = ("mlp", "transformer")
 
 
-def _need_int(name: str, v: Any, lo: int = 1) -> None:
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-        raise ValueError(f"SideTuningConfig: {name} must be an int >= {lo}, got {v!r}")
+_FIELDS = {"d_side": Int(low=1), "n_layers": Int(low=1), "n_heads": Int(low=1), "n_classes": Int(low=2),
+           "window": Int(low=0), "block": Choice(*_BLOCKS), "norm": Choice(*NORMS), "init": Choice(*INITS),
+           "backbones": Instance(dict)}
+_SPEC = {"spec": Instance(dict), "n_layers": Int(low=1), "d_model": Int(low=1)}
 
 
 @dataclass
@@ -62,32 +65,20 @@ class SideTuningConfig:
     inference_mode: bool = False
 
     def __post_init__(self) -> None:
-        for name in ("d_side", "n_layers", "n_heads"):
-            _need_int(name, getattr(self, name))
-        _need_int("n_classes", self.n_classes, 2)
-        _need_int("window", self.window, 0)
-        if self.block not in _BLOCKS:
-            raise ValueError(f"SideTuningConfig: block must be one of {_BLOCKS}, got {self.block!r}")
-        if self.norm not in NORMS:
-            raise ValueError(f"SideTuningConfig: norm must be one of {NORMS}, got {self.norm!r}")
-        if self.init not in INITS:
-            raise ValueError(f"SideTuningConfig: init must be one of {INITS}, got {self.init!r}")
-        if not isinstance(self.backbones, dict):
-            raise TypeError(f"SideTuningConfig: backbones must be a dict, got {type(self.backbones).__name__}")
+        check_arguments("SideTuningConfig", _FIELDS, {name: getattr(self, name) for name in _FIELDS})
         for name, spec in self.backbones.items():
-            if not isinstance(name, str) or not isinstance(spec, dict):
-                raise TypeError(f"SideTuningConfig: backbones[{name!r}] must be a dict, got {spec!r}")
-            for key in ("n_layers", "d_model"):
-                _need_int(f"backbones[{name!r}][{key!r}]", spec.get(key))
+            Instance(str).check(name, "a backbones key", "SideTuningConfig")
+            where = f"SideTuningConfig: backbones[{name!r}]"
+            check_arguments(where, _SPEC, {"spec": spec, **({k: spec.get(k) for k in ("n_layers", "d_model")}
+                                                              if isinstance(spec, dict) else {})})
 
     # ------------------------------------------------------------------ PEFT-shaped I/O
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
+    @validate(data=Instance(dict))
     def from_dict(cls, data: dict[str, Any]) -> SideTuningConfig:
-        if not isinstance(data, dict):
-            raise TypeError(f"SideTuningConfig.from_dict: expected a dict, got {type(data).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - known)
         if unknown:
@@ -135,14 +126,12 @@ def _flat_state(side: SideNetwork, aligners: dict[str, FeatureAligner]) -> dict[
             for k, v in out.items()}
 
 
+@validate(side=Instance(SideNetwork))
 def save_side_model(directory: str | os.PathLike, side: SideNetwork, aligners: dict[str, FeatureAligner],
                     config: SideTuningConfig) -> Path:
     """Write ``config`` and the weights and buffers of ``side`` and every aligner (safetensors) into
     ``directory``. The modules must match the config (checked first: nothing is written otherwise)."""
-    if not isinstance(config, SideTuningConfig):
-        raise TypeError(f"config must be a SideTuningConfig, got {type(config).__name__}")
-    if not isinstance(side, SideNetwork):
-        raise TypeError(f"side must be a SideNetwork, got {type(side).__name__}")
+    Instance(SideTuningConfig).check(config, "config", "save_side_model")
     if not isinstance(aligners, dict) or set(aligners) != set(config.backbones):
         raise ValueError(f"aligners must have exactly the config's backbone types {sorted(config.backbones)}, got "
                          f"{sorted(aligners) if isinstance(aligners, dict) else aligners!r}")

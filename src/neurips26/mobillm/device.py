@@ -20,8 +20,10 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.constraints import AnyOf, Choice, Instance, Int, Optional, Tensor, check_arguments, validate
+
 from .backbone import HiddenStates
-from .payload import ActivationPayload, _check_bits, quantize_absmax
+from .payload import _BITS, ActivationPayload, quantize_absmax
 
 __all__ = ["POSITIONS", "DeviceClient", "FeatureMemo", "select_positions"]
 
@@ -61,24 +63,26 @@ class FeatureMemo:
         self._store[key] = value
 
 
+def _int_tensor(spec: str) -> AnyOf:
+    """An integer (or bool) tensor of shape ``spec``: any tensor that is not floating point."""
+    return AnyOf(Tensor(spec, dtype="integer"), Tensor(spec, dtype="bool"))
+
+
+_BATCH = {"input_ids": _int_tensor("B T"), "attention_mask": _int_tensor("B T"), "labels": _int_tensor("B"),
+          "sample_ids": Optional(Tensor("B", finite=False))}
+
+
 def _check_batch(batch: object, *, need_ids: bool) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    if not isinstance(batch, Mapping):
-        raise TypeError(f"batch must be a dict with input_ids, attention_mask, labels, got {type(batch).__name__}")
+    Instance(Mapping, "dict with input_ids, attention_mask, labels").check(batch, "batch", "DeviceClient")
     for key in ("input_ids", "labels"):
         if key not in batch:
             raise ValueError(f"batch lacks {key!r} (needs input_ids, attention_mask, labels)")
     if batch.get("attention_mask") is None:
         raise ValueError("batch lacks 'attention_mask' [B, T] (1 = real token, right padding): the pivot and "
                          "mean positions need it")
+    # input_ids and attention_mask [B, T], labels and sample_ids [B]: integer tensors, B and T agreeing
+    check_arguments("DeviceClient: batch", _BATCH, batch)
     ids, mask, labels = batch["input_ids"], batch["attention_mask"], batch["labels"]
-    for name, t in (("input_ids", ids), ("attention_mask", mask), ("labels", labels)):
-        if not isinstance(t, torch.Tensor) or t.is_floating_point():
-            raise TypeError(f"batch[{name!r}] must be an integer tensor, got {getattr(t, 'dtype', type(t).__name__)}")
-    if ids.dim() != 2 or mask.shape != ids.shape:
-        raise ValueError(f"batch['input_ids'] and batch['attention_mask'] must both be [B, T], got "
-                         f"{tuple(ids.shape)} and {tuple(mask.shape)}")
-    if labels.shape != (ids.shape[0],):
-        raise ValueError(f"batch['labels'] must be [B] = [{ids.shape[0]}], got {tuple(labels.shape)}")
     if ((mask != 0) & (mask != 1)).any() or (mask.sum(1) < 1).any():
         raise ValueError("batch['attention_mask'] must be 0/1 with at least one real token per row")
     # right padding: once a row's mask drops to 0 it stays 0
@@ -89,9 +93,6 @@ def _check_batch(batch: object, *, need_ids: bool) -> tuple[torch.Tensor, torch.
         if need_ids:
             raise ValueError("batch lacks 'sample_ids' [B], which a FeatureMemo needs")
         sample_ids = torch.arange(ids.shape[0])
-    elif not isinstance(sample_ids, torch.Tensor) or sample_ids.shape != (ids.shape[0],):
-        got = getattr(sample_ids, "shape", sample_ids)
-        raise ValueError(f"batch['sample_ids'] must be an int tensor [B], got {got}")
     return ids, mask.long(), labels.long(), sample_ids.long()
 
 
@@ -114,15 +115,14 @@ class DeviceClient:
         memo: optional :class:`FeatureMemo` (simulation shortcut; FLOPs are still counted).
     """
 
+    @validate(backbone=Instance(nn.Module, "torch.nn.Module"), positions=Choice(*POSITIONS), quant_bits=_BITS,
+              batch_size=Int(low=1), device_id=Int(low=0), outliers=Int(low=0), passes=Optional(Int(low=1)),
+              memo=Optional(Instance(FeatureMemo)))
     def __init__(self, backbone: nn.Module, layers: Sequence[int], positions: str = "pivot", quant_bits: int = 8,
                  batch_size: int = 16, backbone_type: str | None = None, device_id: int = 0, *, outliers: int = 0,
                  data: Mapping[str, torch.Tensor] | None = None, passes: int | None = 1, seed: int = 0,
                  memo: FeatureMemo | None = None) -> None:
-        if not isinstance(backbone, nn.Module):
-            raise TypeError(f"backbone must be a torch.nn.Module, got {type(backbone).__name__}")
-        if positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
-        self.quant_bits = _check_bits(quant_bits)
+        self.quant_bits = quant_bits
         n_states = self._n_states(backbone)
         if isinstance(layers, str | bytes) or not isinstance(layers, Sequence) or not layers:
             raise ValueError(f"layers must be a non-empty list of ints, got {layers!r}")
@@ -132,17 +132,10 @@ class DeviceClient:
             if n_states is not None and not 0 <= i < n_states:
                 raise ValueError(f"layers index {i} out of range: the backbone gives {n_states} hidden states "
                                  f"(0 = embeddings .. {n_states - 1})")
-        for name, v, lo in (("batch_size", batch_size, 1), ("device_id", device_id, 0), ("outliers", outliers, 0)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-                raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
         if outliers and quant_bits not in (4, 8):
             raise ValueError(f"outliers needs quant_bits 4 or 8, got quant_bits={quant_bits}")
-        if passes is not None and (isinstance(passes, bool) or not isinstance(passes, int) or passes < 1):
-            raise ValueError(f"passes must be a positive int or None, got {passes!r}")
         if data is not None:
             _check_batch(data, need_ids=False)
-        if memo is not None and not isinstance(memo, FeatureMemo):
-            raise TypeError(f"memo must be a FeatureMemo, got {type(memo).__name__}")
         self.backbone = backbone.eval().requires_grad_(False)
         self.layers = [int(i) for i in layers]
         self.positions, self.batch_size, self.device_id = positions, batch_size, device_id

@@ -23,6 +23,8 @@ from typing import Any
 
 import torch
 
+from neurips26.constraints import Int, Optional, validate
+
 from .device import DeviceClient
 from .payload import ActivationPayload
 from .side import SideTuningServer
@@ -97,6 +99,7 @@ def make_client_app(client_fn: Callable[[int], DeviceClient],
     return app
 
 
+@validate(max_updates=Optional(Int(low=1)))
 def make_server_app(server: SideTuningServer, *, max_updates: int | None = None, poll_s: float = 0.02,
                     min_nodes: int = 1, wait_s: float = 120.0,
                     on_update: Callable[[dict[str, Any]], None] | None = None) -> ServerApp:
@@ -106,9 +109,6 @@ def make_server_app(server: SideTuningServer, *, max_updates: int | None = None,
     stops early; ``on_update(row)`` is called after each update. The app first waits (up to ``wait_s``) until
     ``min_nodes`` nodes are connected; nodes that connect later are not queried.
     """
-    if max_updates is not None and (isinstance(max_updates, bool) or not isinstance(max_updates, int)
-                                    or max_updates < 1):
-        raise ValueError(f"max_updates must be a positive int or None, got {max_updates!r}")
     app = ServerApp()
     server.flower_log = []
     server.flower_failures = []
@@ -159,6 +159,7 @@ def make_server_app(server: SideTuningServer, *, max_updates: int | None = None,
     return app
 
 
+@validate(n_devices=Int(low=1), max_updates=Optional(Int(low=1)))
 def run_flower_simulation(server: SideTuningServer, client_fn: Callable[[int], DeviceClient], n_devices: int, *,
                           profile_fn: Callable[[int], DeviceProfile] | None = None, max_updates: int | None = None,
                           num_cpus: int = 2, client_cpus: float = 1.0, quiet: bool = True) -> SideTuningServer:
@@ -166,8 +167,6 @@ def run_flower_simulation(server: SideTuningServer, client_fn: Callable[[int], D
     with ``flower_log``). Raises ``RuntimeError`` if any node failed or nothing arrived."""
     from flwr.simulation import run_simulation
 
-    if isinstance(n_devices, bool) or not isinstance(n_devices, int) or n_devices < 1:
-        raise ValueError(f"n_devices must be a positive int, got {n_devices!r}")
     backend_config = {"client_resources": {"num_cpus": client_cpus, "num_gpus": 0.0},
                       "init_args": {"num_cpus": num_cpus, "include_dashboard": False, "logging_level": "error",
                                     "log_to_driver": False}}

@@ -14,9 +14,12 @@ import os
 import torch
 import torch.nn.functional as F
 
+from neurips26.constraints import Choice, validate
+
 __all__ = ["device_job", "make_backbone"]
 
 
+@validate(name=Choice("minilm", "tiny"))
 def make_backbone(name: str):
     """``(model, hidden_states_backbone, layers)`` for ``"minilm"`` (all-MiniLM-L6-v2) or ``"tiny"`` (random Llama)."""
     from .backbone import HiddenStates
@@ -26,15 +29,14 @@ def make_backbone(name: str):
 
         model, _ = load_minilm()
         return model, HiddenStates(model), [2, 4, 6]
-    if name == "tiny":
-        from neurips26.nn import Llama, LlamaConfig
+    from neurips26.nn import Llama, LlamaConfig  # "tiny"
 
-        torch.manual_seed(0)
-        model = Llama(LlamaConfig(vocab_size=256, d_model=64, n_layers=4, n_heads=4)).eval()
-        return model, HiddenStates(model), [2, 3, 4]
-    raise ValueError(f"backbone must be 'minilm' or 'tiny', got {name!r}")
+    torch.manual_seed(0)
+    model = Llama(LlamaConfig(vocab_size=256, d_model=64, n_layers=4, n_heads=4)).eval()
+    return model, HiddenStates(model), [2, 3, 4]
 
 
+@validate(kind=Choice("load", "forward", "load-lora", "lora"), backbone=Choice("minilm", "tiny"))
 def device_job(kind: str, backbone: str = "minilm", batch: str = "16", tokens: str = "32", steps: str = "3") -> None:
     """One device's work: ``kind`` in ``{"load", "forward", "lora"}`` (see the module docstring)."""
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
@@ -66,5 +68,3 @@ def device_job(kind: str, backbone: str = "minilm", batch: str = "16", tokens: s
             opt.zero_grad()
             loss.backward()
             opt.step()
-        return
-    raise ValueError(f"kind must be 'load', 'forward', 'load-lora' or 'lora', got {kind!r}")

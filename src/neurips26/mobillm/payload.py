@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from neurips26.constraints import Choice, Tensor, validate
+
 __all__ = ["QUANT_BITS", "ActivationPayload", "dequantize_absmax", "payload_nbytes", "quantize_absmax"]
 
 QUANT_BITS = (4, 8, 16, 32)
@@ -33,9 +35,11 @@ SCALE_BYTES = 4  # float32, one per vector
 OUTLIER_BYTES = 4  # int16 index + fp16 value
 
 
-def _check_bits(quant_bits: object) -> int:
-    if isinstance(quant_bits, bool) or not isinstance(quant_bits, int) or quant_bits not in QUANT_BITS:
-        raise ValueError(f"quant_bits must be one of {QUANT_BITS}, got {quant_bits!r}")
+_BITS = Choice(*QUANT_BITS)  # a bool is never a width (True is not 1)
+
+
+def _check_bits(quant_bits: object, where: str = "") -> int:
+    _BITS.check(quant_bits, "quant_bits", where)
     return quant_bits
 
 
@@ -53,6 +57,7 @@ def _unpack4(packed: torch.Tensor, n: int) -> torch.Tensor:
     return flat.to(torch.int16).sub(8).to(torch.int8)
 
 
+@validate(x=Tensor(dtype="float"))
 def quantize_absmax(x: torch.Tensor, bits: int, *, outliers: int = 0) -> dict[str, torch.Tensor]:
     r"""Quantise the last dimension of ``x [..., d]`` per vector.
 
@@ -60,11 +65,7 @@ def quantize_absmax(x: torch.Tensor, bits: int, *, outliers: int = 0) -> dict[st
     and for ``outliers=k > 0`` also ``outlier_idx`` (int16 ``[..., k]``) and ``outlier_val`` (fp16 ``[..., k]``).
     For 16/32 bits: ``values`` in fp16/float32 only.
     """
-    bits = _check_bits(bits)
-    if not isinstance(x, torch.Tensor) or not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got {type(x).__name__}")
-    if not torch.isfinite(x).all():
-        raise ValueError("x holds non-finite values (NaN/inf); refusing to quantise")
+    bits = _check_bits(bits, "quantize_absmax")
     if bits == 16:
         return {"values": x.detach().to(torch.float16)}
     if bits == 32:
@@ -89,7 +90,7 @@ def quantize_absmax(x: torch.Tensor, bits: int, *, outliers: int = 0) -> dict[st
 
 def dequantize_absmax(parts: dict[str, torch.Tensor], bits: int, shape: tuple[int, ...]) -> torch.Tensor:
     r"""Inverse of :func:`quantize_absmax`: $\hat h = s\,c$ (plus the exact outliers), float32 ``shape``."""
-    bits = _check_bits(bits)
+    bits = _check_bits(bits, "dequantize_absmax")
     if bits in (16, 32):
         return parts["values"].to(torch.float32).reshape(shape)
     n = math.prod(shape)
@@ -103,7 +104,7 @@ def dequantize_absmax(parts: dict[str, torch.Tensor], bits: int, shape: tuple[in
 def payload_nbytes(n_samples: int, n_vectors: int, width: int, bits: int, *, outliers: int = 0,
                    mask_tokens: int = 0) -> int:
     """Bytes of a payload from the formula in the module docstring (``n_vectors`` = all vectors sent)."""
-    bits = _check_bits(bits)
+    bits = _check_bits(bits, "payload_nbytes")
     total = math.ceil(n_vectors * width * bits / 8)
     if bits in (4, 8):
         total += SCALE_BYTES * n_vectors + OUTLIER_BYTES * n_vectors * outliers

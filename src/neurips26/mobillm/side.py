@@ -32,10 +32,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import AnyOf, Bool, Choice, Instance, Int, Optional, Real, Tensor, check_arguments, validate
 from neurips26.nn.layers import PreNormBlock
-from neurips26.nn.train import TrainingGuard
+from neurips26.nn.parallel import DISTRIBUTED, data_parallel
 
-from .payload import QUANT_BITS, ActivationPayload
+from .payload import _BITS, ActivationPayload
 
 __all__ = ["NORMS", "FeatureAligner", "SideModel", "SideNetwork", "SideTuningServer", "side_step_flops"]
 
@@ -43,17 +44,31 @@ NORMS = ("running", "layer", "none")
 INITS = ("pca", "random")
 
 
-def _pos_int(name: str, v: object, lo: int = 1) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-        raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
-    return v
+_POSITIVE, _NONNEG = Real(low=0.0, closed="neither"), Real(low=0.0)
+_FEATURES = Tensor("B K ... D", ndim=(3, 4))  # [B, K, (T,) d]: K and D bound to the module's sizes
+_FEATURES_ANY = Tensor("B K ... D", ndim=(3, 4), finite=False)
+_LABELS = AnyOf(Tensor("B", dtype="integer"), Tensor("B", dtype="bool"))  # not floating point
 
 
-def _pos_float(name: str, v: object, *, allow_zero: bool = False) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0 or (v == 0
-                                                                                                  and not allow_zero):
-        raise ValueError(f"{name} must be a finite number {'>=' if allow_zero else '>'} 0, got {v!r}")
-    return float(v)
+def _check_features(h: object, name: str, where: str, k: int, d: int, *, finite: bool = True) -> None:
+    """``h`` must be a ``[B, k, (T,) d]`` tensor (of finite values when ``finite``): the declared shape with the
+    module's own sizes bound to ``K`` and ``D``."""
+    sizes = {"K": (k, "the module"), "D": (d, "the module")}
+    (_FEATURES if finite else _FEATURES_ANY).check(h, name, where, sizes)
+
+
+
+def _full(p: torch.Tensor) -> torch.Tensor:
+    """A parameter as one full tensor: itself, or (under FSDP2, outside a forward) its gathered ``DTensor``."""
+    return p.full_tensor() if hasattr(p, "full_tensor") else p
+
+
+def _store(p: torch.Tensor, full: torch.Tensor) -> None:
+    """Write ``full`` back into parameter ``p`` (a no-op when :func:`_full` returned ``p`` itself)."""
+    if full is not p:
+        from torch.distributed.tensor import distribute_tensor
+
+        p.copy_(distribute_tensor(full, p.device_mesh, p.placements))
 
 
 class FeatureAligner(nn.Module):
@@ -72,20 +87,14 @@ class FeatureAligner(nn.Module):
             arrival, :meth:`pca_init_`; rows beyond that batch's rank keep their random init) or ``"random"``.
     """
 
+    @validate(n_backbone_layers=Int(low=1), d_backbone=Int(low=1), n_side_layers=Int(low=1), d_side=Int(low=1),
+              window=Int(low=0), norm=Choice(*NORMS), momentum=Real(low=0.0, high=1.0, closed="right"),
+              init=Choice(*INITS))
     def __init__(self, n_backbone_layers: int, d_backbone: int, n_side_layers: int, d_side: int, window: int = 2,
                  norm: str = "running", *, momentum: float = 0.01, init: str = "pca") -> None:
         super().__init__()
-        k = _pos_int("n_backbone_layers", n_backbone_layers)
-        self.d_backbone = _pos_int("d_backbone", d_backbone)
-        ls = _pos_int("n_side_layers", n_side_layers)
-        self.d_side = _pos_int("d_side", d_side)
-        self.window = _pos_int("window", window, 0)
-        if norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
-        if not (isinstance(momentum, float | int) and 0 < momentum <= 1):
-            raise ValueError(f"momentum must be in (0, 1], got {momentum!r}")
-        if init not in INITS:
-            raise ValueError(f"init must be one of {INITS}, got {init!r}")
+        k, d_backbone, ls, d_side = int(n_backbone_layers), int(d_backbone), int(n_side_layers), int(d_side)
+        self.d_backbone, self.d_side, self.window = d_backbone, d_side, int(window)
         self.init = init
         self.n_backbone_layers, self.n_side_layers, self.norm, self.momentum = k, ls, norm, float(momentum)
         # c_l = round(l K / L_s) (1-based), the backbone layer at the side layer's relative depth
@@ -116,11 +125,7 @@ class FeatureAligner(nn.Module):
         centres them. Returns $r$ (0 when already initialised). Idempotent: only the first call acts."""
         if bool(self.initialised):
             return 0
-        if h.dim() not in (3, 4) or h.shape[1] != self.n_backbone_layers or h.shape[-1] != self.d_backbone:
-            raise ValueError(f"features must be [B, {self.n_backbone_layers}, (T,) {self.d_backbone}], "
-                             f"got {tuple(h.shape)}")
-        if not torch.isfinite(h).all():
-            raise ValueError("features hold non-finite values (NaN/inf); refusing them")
+        _check_features(h, "features", "FeatureAligner.pca_init_", self.n_backbone_layers, self.d_backbone)
         flat = h.transpose(0, 1).reshape(self.n_backbone_layers, -1, self.d_backbone)  # [K, N, d]
         if self.norm == "running":
             mu, var = flat.mean(1, keepdim=True), flat.var(1, unbiased=False, keepdim=True)
@@ -136,16 +141,19 @@ class FeatureAligner(nn.Module):
             r = int(min(self.d_side, int((sv > 1e-6 * sv[0].clamp(min=1e-12)).sum())))
             if r == 0:
                 continue
-            scale = proj.weight[:r].norm(dim=1, keepdim=True)
-            proj.weight[:r] = vh[:r] * scale
-            proj.bias[:r] = -(proj.weight[:r] @ center)
+            weight, bias = _full(proj.weight), _full(proj.bias)  # the parameters themselves, unless FSDP-sharded
+            scale = weight[:r].norm(dim=1, keepdim=True)
+            weight[:r] = vh[:r] * scale
+            bias[:r] = -(weight[:r] @ center)
+            _store(proj.weight, weight)
+            _store(proj.bias, bias)
             rank = max(rank, r)
         self.initialised.fill_(True)
         return rank
 
     def mixing_weights(self) -> torch.Tensor:
         """``[L_s, K]``: $\\mathrm{softmax}(\\beta_l)$ over the window (zero outside)."""
-        return torch.softmax(self.beta.masked_fill(~self.window_mask, -math.inf), dim=-1)
+        return torch.softmax(_full(self.beta).masked_fill(~self.window_mask, -math.inf), dim=-1)
 
     def _normalise(self, h: torch.Tensor) -> torch.Tensor:
         if self.norm == "none":
@@ -153,7 +161,7 @@ class FeatureAligner(nn.Module):
         if self.norm == "layer":
             return F.layer_norm(h, h.shape[-1:])
         flat = h.transpose(0, 1).reshape(self.n_backbone_layers, -1, self.d_backbone)  # [K, N, d]
-        if self.training:
+        if self.training and flat.shape[1] > 0:  # an empty batch (a rank without rows) moves no statistics
             with torch.no_grad():
                 n = int(self.batches_seen) + 1
                 rate = max(1.0 / n, self.momentum)
@@ -167,12 +175,8 @@ class FeatureAligner(nn.Module):
 
     def forward(self, h: torch.Tensor) -> torch.Tensor:
         """``h [B, K, d_b]`` or ``[B, K, T, d_b]`` -> ``z [B, L_s, d_s]`` or ``[B, L_s, T, d_s]``."""
-        if h.dim() not in (3, 4) or h.shape[1] != self.n_backbone_layers or h.shape[-1] != self.d_backbone:
-            raise ValueError(f"features must be [B, {self.n_backbone_layers}, (T,) {self.d_backbone}], "
-                             f"got {tuple(h.shape)}")
-        # checked before the running statistics move: one NaN would poison every later output
-        if not torch.isfinite(h).all():
-            raise ValueError("features hold non-finite values (NaN/inf); refusing them")
+        # checked (finite values too) before the running statistics move: one NaN would poison every later output
+        _check_features(h, "features", "FeatureAligner.forward", self.n_backbone_layers, self.d_backbone)
         hn = self._normalise(h)
         w = self.mixing_weights()  # [L_s, K]
         zs = []
@@ -216,17 +220,16 @@ class SideNetwork(nn.Module):
         n_heads: attention heads of transformer blocks.
     """
 
+    @validate(d_side=Int(low=1), n_layers=Int(low=1), n_classes=Int(low=2), block=Choice("mlp", "transformer"),
+              gate_T=_POSITIVE)
     def __init__(self, d_side: int = 64, n_layers: int = 3, n_classes: int = 2, block: str = "mlp",
                  gate_T: float = 0.1, *, n_heads: int = 4) -> None:
         super().__init__()
-        self.d_side = _pos_int("d_side", d_side)
-        self.n_layers = _pos_int("n_layers", n_layers)
-        self.n_classes = _pos_int("n_classes", n_classes, 2)
-        if block not in ("mlp", "transformer"):
-            raise ValueError(f"block must be 'mlp' or 'transformer', got {block!r}")
+        d_side, n_layers, n_classes = int(d_side), int(n_layers), int(n_classes)
+        self.d_side, self.n_layers, self.n_classes = d_side, n_layers, n_classes
         if block == "transformer" and d_side % n_heads:
             raise ValueError(f"d_side ({d_side}) must be divisible by n_heads ({n_heads}) for transformer blocks")
-        self.block, self.gate_T = block, _pos_float("gate_T", gate_T)
+        self.block, self.gate_T = block, float(gate_T)
         make = (lambda: _MLPBlock(d_side)) if block == "mlp" else (lambda: _TransformerBlock(d_side, n_heads))
         self.blocks = nn.ModuleList(make() for _ in range(n_layers))
         self.alpha = nn.Parameter(torch.zeros(n_layers))  # mu_l = sigmoid(alpha_l / T) = 0.5 at the start
@@ -239,8 +242,7 @@ class SideNetwork(nn.Module):
 
     def forward(self, z: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
         """``z [B, L_s, d_s]`` or ``[B, L_s, T, d_s]`` (with ``mask [B, T]``) -> logits ``[B, n_classes]``."""
-        if z.dim() not in (3, 4) or z.shape[1] != self.n_layers or z.shape[-1] != self.d_side:
-            raise ValueError(f"side inputs must be [B, {self.n_layers}, (T,) {self.d_side}], got {tuple(z.shape)}")
+        _check_features(z, "side inputs", "SideNetwork.forward", self.n_layers, self.d_side, finite=False)
         tokens = z if z.dim() == 4 else z.unsqueeze(2)  # [B, L_s, T, d_s]
         mu = self.gates()
         s = tokens[:, 0]
@@ -295,6 +297,35 @@ class SideModel(nn.Module):
         return self.side(self.aligner(features), mask)
 
 
+class _ServerNet(nn.Module):
+    """The server's trainable modules (``side``, ``aligner_0``, ...: the parameter order of the optimiser) with
+    the side-tuning loss as ``forward(groups)``, so that DDP's forward and FSDP's gathers cover the whole loss."""
+
+    def __init__(self, side: SideNetwork, aligners: dict[str, FeatureAligner], named: dict[str, FeatureAligner],
+                 moment_weight: float) -> None:
+        super().__init__()
+        self.side = side
+        for name, a in named.items():
+            self.add_module(name, a)
+        self._by_type, self.moment_weight = aligners, moment_weight
+
+    def forward(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> torch.Tensor:
+        logits, ys, zs = [], [], []
+        for btype, x, y, mask in groups:
+            z = self._by_type[btype](x)
+            logits.append(self.side(z, mask))
+            ys.append(y)
+            zs.append((z, y, mask))
+        loss = F.cross_entropy(torch.cat(logits), torch.cat(ys))
+        if self.moment_weight > 0 and len(groups) > 1:
+            loss = loss + self.moment_weight * _moment_loss(zs)
+        return loss
+
+
+def _server_loss(net: _ServerNet, groups: list) -> torch.Tensor:
+    return net(groups)
+
+
 class SideTuningServer:
     r"""Trains the side network and the aligners, one optimiser step per arrival (no rounds, no barrier).
 
@@ -315,6 +346,15 @@ class SideTuningServer:
             together, $\lambda \cdot \mathrm{mean}_{c, (b, b')} (\lVert \mu_{b,c} - \mu_{b',c} \rVert^2 +
             \lVert \sigma^2_{b,c} - \sigma^2_{b',c} \rVert^2) / d_s$. 0 turns it off.
         weight_decay: AdamW's.
+        distributed: ``"auto"`` (data-parallel when ``torchrun`` started more than one process, else one
+            process: bit-identical to ``"off"``), ``"off"``, ``"ddp"`` or ``"fsdp"`` (see
+            :func:`neurips26.nn.parallel.data_parallel`). Every rank must receive the same payloads in the same
+            order (run the same simulation); each step's rows are split ``rank::world`` across the ranks (the
+            step's batch must divide by the world size) and the gradients averaged, so the weights equal one
+            process's on the whole batch when the loss has no batch statistics: ``norm="layer"`` or ``"none"``
+            aligners and ``moment_weight=0`` (the running normalisation and the moment term see each rank's
+            rows; DDP keeps rank 0's running statistics). The PCA init uses the whole first arrival on every
+            rank. Under FSDP gather the weights with :func:`neurips26.nn.train.full_state_dict`.
 
     Every update runs under :class:`neurips26.nn.train.TrainingGuard`: a payload is validated completely before
     anything moves, and a step that fails (a non-finite loss, an error in the forward) leaves the weights,
@@ -322,29 +362,28 @@ class SideTuningServer:
     they were.
     """
 
+    @validate(side=Instance(SideNetwork), lr=_POSITIVE, cache=Bool(), replay_ratio=_NONNEG,
+              replay_batch=Optional(Int(low=1)), seed=Int(), step_time_s=_NONNEG, weight_decay=_NONNEG,
+              moment_weight=_NONNEG, distributed=Choice(*DISTRIBUTED))
     def __init__(self, side: SideNetwork, aligners: Mapping[str, FeatureAligner], lr: float = 1e-3,
                  cache: bool = True, replay_ratio: float = 1.0, *, replay_batch: int | None = None, seed: int = 0,
-                 step_time_s: float = 0.005, weight_decay: float = 0.0, moment_weight: float = 0.0) -> None:
-        if not isinstance(side, SideNetwork):
-            raise TypeError(f"side must be a SideNetwork, got {type(side).__name__}")
-        if not isinstance(aligners, Mapping) or not aligners:
-            raise ValueError("aligners must be a non-empty dict {backbone_type: FeatureAligner}")
+                 step_time_s: float = 0.005, weight_decay: float = 0.0, moment_weight: float = 0.0,
+                 distributed: str = "auto") -> None:
+        if not isinstance(aligners, Mapping) or not aligners \
+                or not all(isinstance(a, FeatureAligner) for a in aligners.values()):
+            raise ValueError(f"SideTuningServer: aligners must be a non-empty dict {{backbone_type: FeatureAligner}}, "
+                             f"got {aligners!r}")
         for name, a in aligners.items():
-            if not isinstance(a, FeatureAligner):
-                raise TypeError(f"aligners[{name!r}] must be a FeatureAligner, got {type(a).__name__}")
             if a.d_side != side.d_side or a.n_side_layers != side.n_layers:
                 raise ValueError(f"aligners[{name!r}] maps to {a.n_side_layers} x {a.d_side}, the side network "
                                  f"has {side.n_layers} x {side.d_side}")
-        _pos_float("lr", lr)
-        _pos_float("replay_ratio", replay_ratio, allow_zero=True)
-        _pos_float("step_time_s", step_time_s, allow_zero=True)
-        self.moment_weight = _pos_float("moment_weight", moment_weight, allow_zero=True)
-        _pos_float("weight_decay", weight_decay, allow_zero=True)
-        if replay_batch is not None:
-            _pos_int("replay_batch", replay_batch)
+        self.moment_weight = float(moment_weight)
         self.side, self.aligners = side, dict(aligners)
         named = {f"aligner_{i}": a for i, a in enumerate(self.aligners.values())}
-        self.trainable = nn.ModuleDict({"side": side, **named})
+        self.trainable = _ServerNet(side, self.aligners, named, self.moment_weight)
+        # data-parallel under torchrun (before the optimiser: FSDP swaps the parameters); one process: unchanged
+        self._dp = data_parallel(self.trainable, _server_loss, distributed=distributed,
+                                 fsdp_units=(SideNetwork, FeatureAligner), find_unused_parameters=True)
         self.optimizer = torch.optim.AdamW(self.trainable.parameters(), lr=float(lr), weight_decay=weight_decay)
         self.cache_enabled, self.replay_ratio, self.replay_batch = bool(cache), float(replay_ratio), replay_batch
         self.step_time_s = float(step_time_s)
@@ -357,9 +396,7 @@ class SideTuningServer:
         self.server_flops = 0.0
 
     # ------------------------------------------------------------------ validation
-    def _check_payload(self, payload: object) -> None:
-        if not isinstance(payload, ActivationPayload):
-            raise TypeError(f"payload must be an ActivationPayload, got {type(payload).__name__}")
+    def _check_payload(self, payload: ActivationPayload) -> None:
         if payload.backbone_type not in self.aligners:
             raise ValueError(f"payload backbone_type {payload.backbone_type!r} is unknown: the server has aligners "
                              f"for {sorted(self.aligners)}")
@@ -367,50 +404,56 @@ class SideTuningServer:
         if payload.width != a.d_backbone or payload.n_layers != a.n_backbone_layers:
             raise ValueError(f"payload of type {payload.backbone_type!r} has {payload.n_layers} layers of width "
                              f"{payload.width}; its aligner expects {a.n_backbone_layers} x {a.d_backbone}")
-        if payload.quant_bits not in QUANT_BITS:
-            raise ValueError(f"payload quant_bits must be one of {QUANT_BITS}, got {payload.quant_bits!r}")
-        if payload.labels.shape != (payload.batch_size,) or payload.labels.is_floating_point():
-            raise ValueError(f"payload labels must be an int tensor [{payload.batch_size}], got "
-                             f"{payload.labels.dtype} {tuple(payload.labels.shape)}")
-        if not torch.isfinite(payload.dequantize()).all():
-            raise ValueError("payload holds non-finite activations (NaN/inf); refusing to train on it")
+        where = "SideTuningServer.receive"
+        _BITS.check(payload.quant_bits, "payload quant_bits", where)
+        # activations [B, K, (T,) d] of finite values; labels [B] not floating; an "all" payload's token_mask [B, T]
+        # (else the side network fails mid-step)
+        mask = payload.token_mask
+        check_arguments(where, {"payload activations": Tensor("B K T D" if mask is not None else "B ..."),
+                                "payload labels": _LABELS, "payload token_mask": Optional(Tensor("B T", finite=False))},
+                        {"payload activations": payload.dequantize(), "payload labels": payload.labels,
+                         "payload token_mask": mask})
         if (payload.labels < 0).any() or (payload.labels >= self.side.n_classes).any():
             raise ValueError(f"payload labels must lie in [0, {self.side.n_classes}), got "
                              f"{payload.labels.min().item()}..{payload.labels.max().item()}")
-        mask = payload.token_mask
-        if mask is not None:
-            # "all" payloads carry [B, K, T, d]; the mask must be [B, T] (else the side net fails mid-step)
-            feats = payload.dequantize()
-            if feats.dim() != 4 or tuple(mask.shape) != (payload.batch_size, feats.shape[2]):
-                raise ValueError(f"payload token_mask must be [{payload.batch_size}, T] matching activations "
-                                 f"{tuple(feats.shape)}, got {tuple(mask.shape)}")
         key = (payload.device_id, payload.seq)
         if key in self._seen:
             raise ValueError(f"payload (device_id={key[0]}, seq={key[1]}) was already processed")
 
     # ------------------------------------------------------------------ training
     def _loss(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> torch.Tensor:
-        logits, ys, zs = [], [], []
+        return self.trainable(groups)
+
+    def _shard(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]
+               ) -> list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]:
+        """This rank's rows of a step's groups: row ``i`` of the step (counted across its groups, in order) goes to
+        rank ``i mod world``, so every rank holds ``B / world`` rows and the row-mean loss averages to the
+        one-process loss. One process: the groups themselves."""
+        dp = self._dp
+        if dp.world_size == 1:
+            return groups
+        rows = dp.shard(list(range(sum(x.shape[0] for _, x, _, _ in groups))))  # this rank's global row indices
+        out, offset = [], 0
         for btype, x, y, mask in groups:
-            z = self.aligners[btype](x)
-            logits.append(self.side(z, mask))
-            ys.append(y)
-            zs.append((z, y, mask))
-        loss = F.cross_entropy(torch.cat(logits), torch.cat(ys))
-        if self.moment_weight > 0 and len(groups) > 1:
-            loss = loss + self.moment_weight * _moment_loss(zs)
-        return loss
+            mine = [i - offset for i in rows if offset <= i < offset + x.shape[0]]
+            offset += x.shape[0]
+            # DDP: a type without rows on this rank sits the step out (find_unused_parameters); FSDP: every rank
+            # runs every unit (its all-gather is a collective), a type without rows on an empty batch
+            if mine or dp.mode == "fsdp":
+                out.append((btype, x[mine], y[mine], None if mask is None else mask[mine]))
+        return out
 
     def _step(self, groups: list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]) -> float:
         # all-or-nothing: weights, optimiser state, buffers (running statistics, PCA flag) and modes come back
         # if anything in the step raises, including a non-finite loss (checked before the backward)
-        with TrainingGuard(self.trainable, self.optimizer, where="SideTuningServer", what="the side-tuning loss",
-                           hint="check the payloads or lower lr") as guard:
+        with self._dp.guard(self.trainable, self.optimizer, where="SideTuningServer", what="the side-tuning loss",
+                            hint="check the payloads or lower lr") as guard:
             self.trainable.train()
             for btype, x, _, _ in groups:
                 if not bool(self.aligners[btype].initialised):
-                    self.aligners[btype].pca_init_(x)  # the spec's PCA init, from this type's first arrival
-            loss = self._loss(groups)
+                    # the spec's PCA init, from this type's first arrival (the whole batch, on every rank)
+                    self.aligners[btype].pca_init_(x)
+            loss = self._dp(self._shard(groups))
             guard.check_loss(loss, step=self.steps)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -418,7 +461,7 @@ class SideTuningServer:
         self.steps += 1
         for btype, x, _, _ in groups:
             self.server_flops += side_step_flops(self.side, self.aligners[btype], x.shape[0])
-        return float(loss.detach())
+        return self._dp.mean(float(loss.detach()))
 
     def _replay_groups(self, n: int) -> list[tuple[str, torch.Tensor, torch.Tensor, torch.Tensor | None]]:
         """``n`` cached samples, each from a device drawn uniformly (per-device balanced), grouped by type."""
@@ -451,6 +494,7 @@ class SideTuningServer:
             return None
         return self._step(self._replay_groups(n or self.replay_batch or 16))
 
+    @validate(payload=Instance(ActivationPayload))
     def receive(self, payload: ActivationPayload) -> dict[str, float]:
         """One asynchronous update on an arriving payload (plus its replay steps); returns metrics:
         ``loss``, ``replay_steps``, ``replay_loss``, ``server_steps`` (this call), ``wall_s``."""
@@ -481,13 +525,12 @@ class SideTuningServer:
 
     # ------------------------------------------------------------------ inference
     @torch.no_grad()
+    @validate(features=Tensor(finite=False))
     def predict_logits(self, features: torch.Tensor, backbone_type: str, mask: torch.Tensor | None = None
                        ) -> torch.Tensor:
         """Logits ``[B, n_classes]`` for features ``[B, K, (T,) d_b]`` of ``backbone_type`` (eval mode)."""
         if backbone_type not in self.aligners:
             raise ValueError(f"backbone_type {backbone_type!r} is unknown: the server has {sorted(self.aligners)}")
-        if not isinstance(features, torch.Tensor):
-            raise TypeError(f"features must be a torch.Tensor, got {type(features).__name__}")
         modes = {n: m.training for n, m in self.trainable.named_modules()}
         self.trainable.eval()
         try:

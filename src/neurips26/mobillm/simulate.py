@@ -17,10 +17,16 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from neurips26.constraints import Callable as CallableC
+from neurips26.constraints import Instance, Int, Real, check_arguments, validate
+
 from .device import DeviceClient
 from .side import SideTuningServer
 
 __all__ = ["DeviceProfile", "AsyncSimulator", "time_to_target"]
+
+
+_POSITIVE = Real(low=0.0, closed="neither")
 
 
 @dataclass(frozen=True)
@@ -32,10 +38,8 @@ class DeviceProfile:
     down_bps: float
 
     def __post_init__(self) -> None:
-        for name in ("flops_per_s", "up_bps", "down_bps"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v <= 0:
-                raise ValueError(f"DeviceProfile.{name} must be a finite number > 0, got {v!r}")
+        check_arguments("DeviceProfile", dict.fromkeys(("flops_per_s", "up_bps", "down_bps"), _POSITIVE),
+                        {"flops_per_s": self.flops_per_s, "up_bps": self.up_bps, "down_bps": self.down_bps})
 
     def compute_s(self, flops: float) -> float:
         return flops / self.flops_per_s
@@ -47,12 +51,10 @@ class DeviceProfile:
         return 8.0 * nbytes / self.down_bps
 
 
+@validate(target=Real())  # finite: a NaN target would read as "never reached" (NaN compares False)
 def time_to_target(curve, target: float) -> dict[str, float]:
     """The first row of an accuracy curve (``time_s``, ``accuracy``, ``bytes_up``, ``bytes_down``,
     ``device_flops``) with ``accuracy >= target``; all ``nan`` when never reached."""
-    if isinstance(target, bool) or not isinstance(target, int | float) or not math.isfinite(target):
-        # a NaN target would read as "never reached" (NaN compares False): refuse it instead
-        raise ValueError(f"target must be a finite number, got {target!r}")
     hit = curve[curve["accuracy"] >= target]
     if hit.empty:
         return {"time_s": math.nan, "bytes": math.nan, "device_flops": math.nan}
@@ -76,11 +78,11 @@ class AsyncSimulator:
             (default off: training traffic only, uploads; with server-assisted inference nothing is downloaded).
     """
 
+    @validate(server=Instance(SideTuningServer), eval_fn=CallableC(), time_budget_s=_POSITIVE, eval_every=Int(low=1),
+              idle_replay_steps=Int(low=0))
     def __init__(self, server: SideTuningServer, clients: Sequence[DeviceClient], profiles: Sequence[DeviceProfile],
                  eval_fn: Callable[[SideTuningServer], float], time_budget_s: float, *, eval_every: int = 10,
                  idle_replay_steps: int = 0, deploy_download: bool = False) -> None:
-        if not isinstance(server, SideTuningServer):
-            raise TypeError(f"server must be a SideTuningServer, got {type(server).__name__}")
         if not clients or not all(isinstance(c, DeviceClient) for c in clients):
             raise TypeError("clients must be a non-empty list of DeviceClient")
         if len(profiles) != len(clients) or not all(isinstance(p, DeviceProfile) for p in profiles):
@@ -91,14 +93,6 @@ class AsyncSimulator:
         missing = sorted({c.backbone_type for c in clients} - set(server.aligners))
         if missing:
             raise ValueError(f"clients have backbone types {missing} the server has no aligner for")
-        if not callable(eval_fn):
-            raise TypeError(f"eval_fn must be callable, got {type(eval_fn).__name__}")
-        if isinstance(time_budget_s, bool) or not isinstance(time_budget_s, int | float) \
-                or not math.isfinite(time_budget_s) or time_budget_s <= 0:
-            raise ValueError(f"time_budget_s must be a finite number > 0, got {time_budget_s!r}")
-        for name, v in (("eval_every", eval_every), ("idle_replay_steps", idle_replay_steps)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < (1 if name == "eval_every" else 0):
-                raise ValueError(f"{name} must be an int >= {1 if name == 'eval_every' else 0}, got {v!r}")
         self.server, self.clients, self.profiles, self.eval_fn = server, list(clients), list(profiles), eval_fn
         self.time_budget_s, self.eval_every = float(time_budget_s), eval_every
         self.idle_replay_steps, self.deploy_download = idle_replay_steps, deploy_download

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from neurips26.constraints import Int, Real, validate
+
 from .simulate import DeviceProfile
 
 __all__ = ["comedy_tragedy_passages", "dirichlet_partition", "encode_texts", "genre_passages", "make_profiles",
@@ -43,6 +45,8 @@ def _spoken_words(text: str) -> list[str]:
     return words
 
 
+@validate(n_train=Int(low=1), n_test=Int(low=1), words=Int(low=1), test_plays_per_class=Int(low=1),
+          n_val=Int(low=0), val_plays_per_class=Int(low=1))
 def genre_passages(*, classes: Sequence[Sequence[str]] = (("comedy",), ("tragedy",)), n_train: int, n_test: int,
                    words: int = 24, test_plays_per_class: int = 3, n_val: int = 0, val_plays_per_class: int = 1,
                    seed: int = 0) -> dict[str, object]:
@@ -62,11 +66,6 @@ def genre_passages(*, classes: Sequence[Sequence[str]] = (("comedy",), ("tragedy
     flat = [g for c in classes for g in c]
     if len(classes) < 2 or len(set(flat)) != len(flat):
         raise ValueError(f"classes must be at least two disjoint tuples of groups, got {classes!r}")
-    for name, v, lo in (("n_train", n_train, 1), ("n_test", n_test, 1), ("words", words, 1),
-                        ("test_plays_per_class", test_plays_per_class, 1), ("n_val", n_val, 0),
-                        ("val_plays_per_class", val_plays_per_class, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
-            raise ValueError(f"{name} must be an int >= {lo}, got {v!r}")
     plays = load_shakespeare_plays()
     rng = np.random.default_rng(seed)
     split: dict[str, list[tuple[str, int]]] = {"train": [], "test": [], "val": []}
@@ -111,6 +110,7 @@ def shuffle_windows(text: str, window: int, rng: np.random.Generator) -> str:
     return " ".join(words)
 
 
+@validate(window=Int(low=2))
 def word_order_passages(*, n_train: int, n_test: int, n_val: int = 0, words: int = 32, window: int = 4,
                         test_plays_per_group: int = 3, seed: int = 0) -> dict[str, object]:
     """Word-order acceptability (a CoLA-like task): is a passage Shakespeare's own (0) or the same kind of
@@ -123,8 +123,6 @@ def word_order_passages(*, n_train: int, n_test: int, n_val: int = 0, words: int
     the text alone, so it is learnable from frozen features (a centralised logistic probe on mean-pooled
     MiniLM-3 features reaches 0.89-0.92 at 24-32 words; the comedy/tragedy label of protocols 1-3 about 0.52).
     """
-    if isinstance(window, bool) or not isinstance(window, int) or window < 2:
-        raise ValueError(f"window must be an int >= 2, got {window!r}")
     base = genre_passages(classes=(("comedy",), ("history",), ("tragedy",)), n_train=n_train, n_test=n_test,
                           n_val=n_val, words=words, test_plays_per_class=test_plays_per_group, seed=seed)
     rng = np.random.default_rng([seed, 7])
@@ -196,15 +194,12 @@ def subset(data: dict[str, torch.Tensor], idx: np.ndarray | torch.Tensor) -> dic
     return {k: v[idx] for k, v in data.items()}
 
 
+@validate(n_devices=Int(low=1), alpha=Real(low=0.0, closed="neither", allow_inf=True))
 def dirichlet_partition(labels: np.ndarray | torch.Tensor, n_devices: int, alpha: float, *, seed: int = 0,
                         min_size: int = 4) -> list[np.ndarray]:
     """Indices per device with Dirichlet(``alpha``) label skew; redrawn (seeded) until every device has at least
     ``min_size`` samples."""
     y = np.asarray(labels)
-    if not (isinstance(n_devices, int) and n_devices >= 1):
-        raise ValueError(f"n_devices must be an int >= 1, got {n_devices!r}")
-    if not (isinstance(alpha, int | float) and alpha > 0):
-        raise ValueError(f"alpha must be > 0, got {alpha!r}")
     if min_size * n_devices > len(y):
         raise ValueError(f"{len(y)} samples cannot give {n_devices} devices {min_size} each")
     rng = np.random.default_rng(seed)
