@@ -19,6 +19,7 @@ from sklearn.utils.validation import check_is_fitted
 from neurips26.constraints import Choice, Instance, Int, Real, check_arguments
 
 from ._validation import (
+    check_columns,
     check_indices,
     check_matrix,
     check_vector,
@@ -186,8 +187,7 @@ def k_medoids(D: np.ndarray, k: int, *, max_passes: int = 20) -> tuple[np.ndarra
     """
     D = check_matrix(D, name="D")
     n = D.shape[0]
-    if D.shape != (n, n):
-        raise ValueError(f"D must be a square matrix, got shape {D.shape}")
+    check_columns(D, "D", (n, "a square matrix"))
     check_arguments("k_medoids", {"k": Int(low=1, high=n), "max_passes": Int(low=0)},
                     {"k": k, "max_passes": max_passes})
     k, max_passes = int(k), int(max_passes)

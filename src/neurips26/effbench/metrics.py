@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.stats import kendalltau, spearmanr
 
-from neurips26.constraints import AnyOf, ArrayLike, Instance, Int, Optional, Real, validate
+from neurips26.constraints import AnyOf, ArrayLike, Instance, Int, Optional, Real, check_arguments, validate
 
 _RNG = Optional(AnyOf(Int(), Instance(np.random.Generator, "numpy Generator")))  # None, an int seed, a Generator
 _SCORES = ArrayLike(ndim=1)  # a finite 1-D array of numbers
@@ -25,8 +25,7 @@ def binned_split(acc, n_source: int, *, bins: int = 10,
         ``(source_idx, target_idx)``, both sorted.
     """
     acc = np.asarray(acc, dtype=np.float64)
-    if n_source >= acc.size:
-        raise ValueError(f"n_source must be between 1 and {acc.size - 1} (models - 1), got {n_source}")
+    check_arguments("binned_split", {"n_source": Int(high=acc.size - 1)}, {"n_source": n_source})  # a target left
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     edges = np.linspace(acc.min(), acc.max(), bins + 1)
     which = np.clip(np.searchsorted(edges, acc, side="right") - 1, 0, bins - 1)
