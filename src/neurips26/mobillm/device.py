@@ -16,11 +16,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 
-import numpy as np
 import torch
 from torch import nn
 
-from neurips26.constraints import AnyOf, Choice, Instance, Int, Optional, Tensor, check_arguments, validate
+from neurips26.constraints import AnyOf, ArrayLike, Choice, Instance, Int, Optional, Tensor, check_arguments, validate
 
 from .backbone import HiddenStates
 from .payload import _BITS, ActivationPayload, quantize_absmax
@@ -115,7 +114,8 @@ class DeviceClient:
         memo: optional :class:`FeatureMemo` (simulation shortcut; FLOPs are still counted).
     """
 
-    @validate(backbone=Instance(nn.Module, "torch.nn.Module"), positions=Choice(*POSITIONS), quant_bits=_BITS,
+    @validate(backbone=Instance(nn.Module, "torch.nn.Module"), layers=ArrayLike(ndim=1, dtype="integer"),
+              positions=Choice(*POSITIONS), quant_bits=_BITS,
               batch_size=Int(low=1), device_id=Int(low=0), outliers=Int(low=0), passes=Optional(Int(low=1)),
               memo=Optional(Instance(FeatureMemo)))
     def __init__(self, backbone: nn.Module, layers: Sequence[int], positions: str = "pivot", quant_bits: int = 8,
@@ -124,11 +124,7 @@ class DeviceClient:
                  memo: FeatureMemo | None = None) -> None:
         self.quant_bits = quant_bits
         n_states = self._n_states(backbone)
-        if isinstance(layers, str | bytes) or not isinstance(layers, Sequence) or not layers:
-            raise ValueError(f"layers must be a non-empty list of ints, got {layers!r}")
         for i in layers:
-            if isinstance(i, bool) or not isinstance(i, int | np.integer):
-                raise TypeError(f"layers must hold ints, got {i!r}")
             if n_states is not None and not 0 <= i < n_states:
                 raise ValueError(f"layers index {i} out of range: the backbone gives {n_states} hidden states "
                                  f"(0 = embeddings .. {n_states - 1})")

@@ -524,13 +524,16 @@ class SideTuningServer:
         return sum(x.shape[0] for entries in self.cache.values() for _, x, _, _ in entries)
 
     # ------------------------------------------------------------------ inference
+    def _check_type(self, backbone_type: object, where: str) -> None:
+        """``backbone_type`` must be one the server has an aligner for."""
+        Choice(*sorted(self.aligners)).check(backbone_type, "backbone_type", where)
+
     @torch.no_grad()
     @validate(features=Tensor(finite=False))
     def predict_logits(self, features: torch.Tensor, backbone_type: str, mask: torch.Tensor | None = None
                        ) -> torch.Tensor:
         """Logits ``[B, n_classes]`` for features ``[B, K, (T,) d_b]`` of ``backbone_type`` (eval mode)."""
-        if backbone_type not in self.aligners:
-            raise ValueError(f"backbone_type {backbone_type!r} is unknown: the server has {sorted(self.aligners)}")
+        self._check_type(backbone_type, "SideTuningServer.predict_logits")
         modes = {n: m.training for n, m in self.trainable.named_modules()}
         self.trainable.eval()
         try:
@@ -541,8 +544,7 @@ class SideTuningServer:
 
     def export(self, backbone_type: str) -> SideModel:
         """A copy of ``backbone_type``'s aligner + the side network, for on-device inference (eval mode)."""
-        if backbone_type not in self.aligners:
-            raise ValueError(f"backbone_type {backbone_type!r} is unknown: the server has {sorted(self.aligners)}")
+        self._check_type(backbone_type, "SideTuningServer.export")
         return SideModel(copy.deepcopy(self.aligners[backbone_type]), copy.deepcopy(self.side)).eval()
 
     def download_nbytes(self, backbone_type: str) -> int:
