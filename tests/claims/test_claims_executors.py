@@ -3,7 +3,9 @@
 load); a worker that dies costs its own paper, never the run."""
 
 import json
+import os
 import re
+from pathlib import Path
 
 import pytest
 
@@ -146,3 +148,36 @@ def test_gpu_scale_on_a_cluster_without_gpus_refuses_instead_of_waiting(tmp_path
                          executor="ray", jobs=2)
     assert [run.status for run in runs] == ["refused", "refused"]
     assert all(run.record["refusal"] for run in runs)
+
+
+@pytest.mark.parametrize("executor", ["local", "ray"])
+def test_seed_tasks_decide_as_a_sequential_run(tmp_path, one_thread, executor):
+    """A paper that declares its seeds independent runs each seed as its own task (local pool, Ray); the record
+    holds each claim decided once on the merged evidence: the claims a sequential run on all seeds decides."""
+    from _executor_workers import PAPER, toy_loader
+    from neurips26.claims.runner import measure_claims
+    from neurips26.claims.spec import CheckContext
+
+    run_dir = tmp_path / "split"
+    run_dir.mkdir()
+    if executor == "ray":  # a cluster whose workers can import the toy paper (tests/ on their path)
+        ray = pytest.importorskip("ray")
+        tests = str(Path(__file__).parents[1])
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 runtime_env={"env_vars": {"PYTHONPATH": os.pathsep.join([tests, os.environ.get("PYTHONPATH", "")])}})
+    try:
+        (run,) = _fan_out([lookup("wlia")], scale="quick", run_dir=run_dir, n_seeds=3, executor=executor, jobs=2,
+                          loader=toy_loader)
+    finally:
+        if executor == "ray":
+            ray.shutdown()
+    assert run.status == "ok", run.record.get("error")
+    record = json.loads((run_dir / "wlia.json").read_text())
+    assert record["seed_tasks"] == 3 and record["seeds"] == [0, 1, 2]
+    ctx = CheckContext(scale="quick", seeds=[0, 1, 2], device="cpu", out_dir=tmp_path, show_progress=False,
+                       log=lambda msg: None)
+    sequential = measure_claims(PAPER, ctx)
+    strip = lambda claims: [{k: v for k, v in c.items() if k != "traceback"} for c in claims]  # noqa: E731
+    assert strip(record["claims"])[:3] == strip(sequential)[:3]  # C4 breaks the declaration on purpose
+    assert strip(record["claims"])[4] == strip(sequential)[4]
+    assert "SeedMergeError" in record["claims"][3]["error"]

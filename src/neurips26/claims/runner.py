@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import traceback
@@ -28,6 +29,16 @@ from .records import (
     write_json_atomic,
 )
 from .registry import load_paper
+from .seeds import (
+    Failure,
+    Measured,
+    SeedMeasurements,
+    SeedMergeError,
+    _merge_details,
+    measure_claim,
+    measure_seed,
+    merge_seeds,
+)
 from .spec import (
     SCALE_BUDGET_S,
     SCALES,
@@ -106,17 +117,15 @@ def _claim_record(claim: Claim, evidence: Evidence | None, verdict: Verdict, *,
     return record
 
 
-def _failed_claim(claim: Claim, exc: BaseException, evidence: Evidence | None = None,
+def _failed_claim(claim: Claim, failure: Failure, evidence: Evidence | None = None,
                   preconditions: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The record of a claim whose measurement raised: skipped for absent data, else inconclusive."""
-    if _is_data_miss(exc):
-        fix = getattr(exc, "fix", None)
-        reason = f"data not available: {exc}"
-        return _claim_record(claim, evidence, Verdict("skipped", reason), preconditions=preconditions, fix=fix)
-    text = f"{type(exc).__name__}: {exc}"
-    tb = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
-    return _claim_record(claim, evidence, Verdict("inconclusive", f"the measurement failed: {text}"),
-                         preconditions=preconditions, error=text, traceback_text=tb)
+    if failure.data_miss:
+        reason = f"data not available: {failure.message}"
+        return _claim_record(claim, evidence, Verdict("skipped", reason), preconditions=preconditions,
+                             fix=failure.fix)
+    return _claim_record(claim, evidence, Verdict("inconclusive", f"the measurement failed: {failure.text}"),
+                         preconditions=preconditions, error=failure.text, traceback_text=failure.traceback)
 
 
 def _is_data_miss(exc: BaseException) -> bool:
@@ -164,42 +173,55 @@ def _qualify(claim: Claim, evidence: Evidence, verdict: Verdict, preconditions: 
     return verdict
 
 
-def _evaluate_claim(claim: Claim, ctx: CheckContext) -> dict[str, Any]:
-    """Measure one claim and its preconditions and decide it; every exception stays inside this claim."""
+def _not_run_here(claim: Claim, ctx: CheckContext) -> dict[str, Any] | None:
+    """The record of a claim that this scale does not measure, or None when it is measured."""
     # smoke exists to exercise every claim's pipeline (CI runs it), so it measures claims that are decided
     # only at larger scales too, and leaves them inconclusive (GPU-only claims excepted: they need CUDA).
     exercised = ctx.scale == "smoke" and set(claim.scales) != {"gpu"}
     if ctx.scale not in claim.scales and not exercised:
         return _claim_record(claim, None, Verdict(
             "inconclusive", f"not decided at scale {ctx.scale!r} (decided at {', '.join(claim.scales)})"))
+    return None
+
+
+def decide_measured(claim: Claim, measured: Measured, ctx: CheckContext) -> dict[str, Any]:
+    """Decide one claim from its measurements (:func:`~neurips26.claims.seeds.measure_claim`, on one seed list
+    or merged from seed tasks); every exception of a rule stays inside this claim."""
+    if measured.final is not None:
+        return measured.final
     preconditions = []
-    for pre in claim.preconditions:
-        try:
-            evidence = _measure(pre.measure, f"{claim.id} precondition {pre.name!r}", ctx)
-            preconditions.append(_precondition_record(pre, evidence, pre.rule(evidence)))
-        except Exception as exc:
-            if _is_data_miss(exc):
-                return _failed_claim(claim, exc, preconditions=preconditions)
-            ctx.log(f"{claim.id} precondition {pre.name!r}: {type(exc).__name__}: {exc}")
-            preconditions.append(_precondition_record(pre, None, None, f"{type(exc).__name__}: {exc}"))
-    try:
-        evidence = _measure(claim.measure, claim.id, ctx)
-    except Exception as exc:
-        ctx.log(f"{claim.id}: {type(exc).__name__}: {exc}")
-        return _failed_claim(claim, exc, preconditions=preconditions)
+    for pre, (evidence, failure) in zip(claim.preconditions, measured.preconditions, strict=False):
+        if failure is not None and failure.data_miss:
+            return _failed_claim(claim, failure, preconditions=preconditions)
+        if failure is None:
+            try:
+                preconditions.append(_precondition_record(pre, evidence, pre.rule(evidence)))
+                continue
+            except Exception as exc:
+                failure = Failure.of(exc)
+                ctx.log(f"{claim.id} precondition {pre.name!r}: {failure.text}")
+        preconditions.append(_precondition_record(pre, None, None, failure.text))
+    if measured.failure is not None:
+        return _failed_claim(claim, measured.failure, preconditions=preconditions)
+    evidence = measured.evidence
     if evidence.n == 0:
         return _claim_record(claim, evidence, Verdict("inconclusive", "no evidence produced by this run"),
                              preconditions=preconditions)
     try:
         verdict = claim.decide(evidence)
     except Exception as exc:  # a broken rule costs this claim only
-        return _failed_claim(claim, exc, evidence, preconditions)
+        return _failed_claim(claim, Failure.of(exc), evidence, preconditions)
     verdict = _qualify(claim, evidence, verdict, preconditions, ctx)
     record = _claim_record(claim, evidence, verdict, preconditions=preconditions)
     if ctx.scale not in claim.scales:
         record["verdict"] = "inconclusive"
         record["reason"] = f"smoke run: measured to exercise the pipeline; decided at {', '.join(claim.scales)}"
     return record
+
+
+def _evaluate_claim(claim: Claim, ctx: CheckContext) -> dict[str, Any]:
+    """Measure one claim and its preconditions and decide it; every exception stays inside this claim."""
+    return decide_measured(claim, measure_claim(claim, ctx), ctx)
 
 
 def measure_claims(paper: Paper, ctx: CheckContext) -> list[dict[str, Any]]:
@@ -246,6 +268,48 @@ def _record_head(entry: CatalogEntry, scale: str, started: str) -> dict[str, Any
             "budget_clock": "wall" if scale == "gpu" else "cpu"}
 
 
+def _begin(entry: CatalogEntry, scale: str, n_seeds: int | None, record: dict[str, Any],
+           loader: Any = load_paper) -> Paper:
+    """Load the paper and fill the record's provenance (sources, budget, seeds, versions); raises
+    :class:`ScaleRefused` when the paper or this machine cannot run ``scale``."""
+    record["git"] = git_commit(entry.slug)
+    record["source_sha256"] = source_digest(entry.slug)
+    paper = loader(entry.slug)
+    record["budget_s"] = paper.budget_s(scale)
+    if scale == "full" and paper.full_budget_reason:
+        record["budget_reason"] = paper.full_budget_reason
+    seeds_n = n_seeds if n_seeds is not None else paper.default_seeds.get(scale, 1)
+    record["seeds"] = list(range(seeds_n))
+    record["device"] = device_description()
+    record["versions"] = library_versions()
+    if scale not in paper.scales:
+        raise ScaleRefused(f"{entry.slug} does not support scale {scale!r} (supports {paper.scales})")
+    if scale == "gpu":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ScaleRefused("scale 'gpu' needs a CUDA device and none is available here")
+    return paper
+
+
+def _context(entry: CatalogEntry, scale: str, seeds: list[int], out_dir: Path, show_progress: bool) -> CheckContext:
+    return CheckContext(scale=scale, seeds=seeds, device="cuda" if scale == "gpu" else "cpu", out_dir=out_dir,
+                        show_progress=show_progress, log=lambda msg: _tqdm_log(f"[{entry.slug}] {msg}"))
+
+
+def _finish(entry: CatalogEntry, record: dict[str, Any], status: str, scale: str, run_dir: Path, t0: float,
+            cpu_s: float) -> PaperRun:
+    """Close the record (status, clocks, load, budget) and write it atomically as ``run_dir/<slug>.json``."""
+    record["status"] = status
+    record["duration_s"] = round(monotonic() - t0, 3)
+    record["cpu_s"] = round(cpu_s, 3)
+    record["load"]["end"] = load_average()
+    spent = record["duration_s"] if scale == "gpu" else record["cpu_s"]
+    record["over_budget"] = spent > record["budget_s"]
+    path = write_json_atomic(run_dir / f"{entry.slug}.json", record)
+    return PaperRun(entry=entry, status=status, record=record, path=path)
+
+
 def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | None,
               show_progress: bool = True) -> PaperRun:
     """Run one paper's check and write ``run_dir/<slug>.json``. Never raises for a failed check:
@@ -256,26 +320,8 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
     record.update({"load": {"start": load_average()}, "machine": machine_description()})
     status = "ok"
     try:
-        record["git"] = git_commit(entry.slug)
-        record["source_sha256"] = source_digest(entry.slug)
-        paper = load_paper(entry.slug)
-        record["budget_s"] = paper.budget_s(scale)
-        if scale == "full" and paper.full_budget_reason:
-            record["budget_reason"] = paper.full_budget_reason
-        seeds_n = n_seeds if n_seeds is not None else paper.default_seeds.get(scale, 1)
-        record["seeds"] = list(range(seeds_n))
-        record["device"] = device_description()
-        record["versions"] = library_versions()
-        if scale not in paper.scales:
-            raise ScaleRefused(f"{entry.slug} does not support scale {scale!r} (supports {paper.scales})")
-        if scale == "gpu":
-            import torch
-
-            if not torch.cuda.is_available():
-                raise ScaleRefused("scale 'gpu' needs a CUDA device and none is available here")
-        ctx = CheckContext(scale=scale, seeds=record["seeds"], device="cuda" if scale == "gpu" else "cpu",
-                           out_dir=run_dir / entry.slug, show_progress=show_progress,
-                           log=lambda msg: _tqdm_log(f"[{entry.slug}] {msg}"))
+        paper = _begin(entry, scale, n_seeds, record)
+        ctx = _context(entry, scale, record["seeds"], run_dir / entry.slug, show_progress)
         record["claims"] = measure_claims(paper, ctx)
         record["tally"] = tally(record["claims"])
         record["tuning"] = ctx.tuning
@@ -289,14 +335,80 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
         status = "error"
         record["error"] = f"{type(exc).__name__}: {exc}"
         record["traceback"] = traceback.format_exc()
-    record["status"] = status
-    record["duration_s"] = round(monotonic() - t0, 3)
-    record["cpu_s"] = round(cpu_seconds() - cpu0, 3)
-    record["load"]["end"] = load_average()
-    spent = record["duration_s"] if scale == "gpu" else record["cpu_s"]
-    record["over_budget"] = spent > record["budget_s"]
-    path = write_json_atomic(run_dir / f"{entry.slug}.json", record)
-    return PaperRun(entry=entry, status=status, record=record, path=path)
+    return _finish(entry, record, status, scale, run_dir, t0, cpu_seconds() - cpu0)
+
+
+# ------------------------------------------------------------------------------------------ seeds as tasks
+def _seed_split(entry: CatalogEntry, scale: str, n_seeds: int | None, loader: Any = load_paper) -> list[int] | None:
+    """The seeds to run as separate tasks when the paper declares them independent (and there are several),
+    else None (the paper runs as one task; a paper that fails to load does so too and records why)."""
+    try:
+        paper = loader(entry.slug)
+    except Exception:
+        return None
+    n = n_seeds if n_seeds is not None else paper.default_seeds.get(scale, 1)
+    if not paper.independent_seeds or n < 2 or scale not in paper.scales:
+        return None
+    return list(range(n))
+
+
+def _measure_seed_in_worker(entry: CatalogEntry, scale: str, run_dir: Path, seed: int, threads: int,
+                            loader: Any = load_paper) -> SeedMeasurements:
+    """One seed of one paper in a worker (local pool or Ray task): every claim measured, nothing decided."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    configure_threads()
+    cpu0 = cpu_seconds()
+    paper = loader(entry.slug)
+    if scale == "gpu":
+        import torch
+
+        if not torch.cuda.is_available():
+            raise ScaleRefused("scale 'gpu' needs a CUDA device and none is available here")
+    ctx = _context(entry, scale, [seed], run_dir / entry.slug / f"seed{seed}", False)
+    out = measure_seed(paper, ctx)
+    out.seed, out.cpu_s = seed, cpu_seconds() - cpu0
+    return out
+
+
+def _merge_side_products(parts: list[SeedMeasurements], run_dir: Path) -> dict[str, Any]:
+    """Metrics, notes, plots and tuning records of the seed tasks, as one record's (seed order)."""
+    try:
+        metrics = _merge_details([p.metrics for p in parts], "metrics")
+    except SeedMergeError:  # free-form metrics that differ per seed: kept per seed, not merged
+        metrics = {f"seed {p.seed}": p.metrics for p in parts}
+    return {"tuning": [t for p in parts for t in p.tuning], "metrics": metrics,
+            "notes": list(dict.fromkeys(n for p in parts for n in p.notes)),
+            "plots": _relative_plots([q for p in parts for q in p.plots], run_dir)}
+
+
+def assemble_seeded(entry: CatalogEntry, scale: str, run_dir: Path, n_seeds: int | None,
+                    parts: list[SeedMeasurements | BaseException], started: str, t0: float,
+                    loader: Any = load_paper) -> PaperRun:
+    """The record of a paper run as seed tasks: each claim decided once on the seeds' merged evidence (the
+    decision of a sequential run on the same measurements), ``seed_tasks`` naming how many tasks ran."""
+    record = _record_head(entry, scale, started)
+    record.update({"load": {"start": load_average()}, "machine": machine_description()})
+    status, cpu = "ok", sum(p.cpu_s for p in parts if isinstance(p, SeedMeasurements))
+    try:
+        paper = _begin(entry, scale, n_seeds, record, loader)
+        record["seed_tasks"] = len(parts)
+        lost = next((p for p in parts if isinstance(p, BaseException)), None)
+        if lost is not None:
+            raise lost
+        ctx = _context(entry, scale, record["seeds"], run_dir / entry.slug, False)
+        ctx.tuning.extend(t for p in parts for t in p.tuning)  # what _qualify reads (equal tuning recorded)
+        record["claims"] = [decide_measured(claim, merge_seeds(claim, [p.claims[i] for p in parts]), ctx)
+                            for i, claim in enumerate(paper.claims)]
+        record["tally"] = tally(record["claims"])
+        record.update(_merge_side_products(parts, run_dir))
+    except ScaleRefused as refusal:
+        status = "refused"
+        record["refusal"] = str(refusal)
+    except Exception as exc:
+        status = "error"
+        record["error"] = f"{type(exc).__name__}: {exc}"
+        record["traceback"] = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return _finish(entry, record, status, scale, run_dir, t0, cpu)
 
 
 EXECUTORS: tuple[str, ...] = ("sequential", "local", "ray")
@@ -353,29 +465,56 @@ def _longest_first(entries: list[CatalogEntry], scale: str) -> list[int]:
     return sorted(range(len(entries)), key=lambda i: (minutes[i] is None, -(minutes[i] or 0.0), i))
 
 
-def _gather(entries: list[CatalogEntry], args: list[tuple], submit: Any, result_of: Any, *, scale: str,
-            run_dir: Path, executor: str) -> list[PaperRun]:
-    """Submit each paper's task (``submit(*args[i])`` -> a handle) longest first, then collect the runs
-    (``result_of(handle)``) in entry order; a task whose worker died becomes that paper's error record."""
-    handles = {i: submit(*args[i]) for i in _longest_first(entries, scale)}
+def _gather(entries: list[CatalogEntry], units: list[tuple[int, Any, tuple]], submit: Any, result_of: Any, *,
+            scale: str, run_dir: Path, n_seeds: int | None, executor: str, loader: Any = load_paper) -> list[PaperRun]:
+    """Submit every task (``submit(fn, *args)`` -> a handle), the papers that took longest first, then collect
+    them (``result_of(handle)``) in entry order. A unit is ``(entry index, fn, args)``: a whole paper
+    (:func:`_run_paper_in_worker`, returns its :class:`PaperRun`) or one seed of a paper that declares its seeds
+    independent (:func:`_measure_seed_in_worker`, returns its measurements; the driver decides the claims).
+    A task whose worker died becomes that paper's error record."""
+    order = {i: rank for rank, i in enumerate(_longest_first(entries, scale))}
+    started = {i: (utc_now(), monotonic()) for i in range(len(entries))}
+    handles = [(i, fn, submit(fn, *args)) for i, fn, args in sorted(units, key=lambda u: order[u[0]])]
     runs = []
     for i, entry in enumerate(entries):
-        try:
-            runs.append(result_of(handles[i]))
-        except Exception as exc:
-            runs.append(_lost_worker_run(entry, scale, run_dir, executor, exc))
+        mine = [(fn, h) for j, fn, h in handles if j == i]
+        if mine[0][0] is not _measure_seed_in_worker:
+            try:
+                runs.append(result_of(mine[0][1]))
+            except Exception as exc:
+                runs.append(_lost_worker_run(entry, scale, run_dir, executor, exc))
+            continue
+        parts: list[SeedMeasurements | BaseException] = []
+        for _, handle in mine:
+            try:
+                parts.append(result_of(handle))
+            except Exception as exc:  # ScaleRefused, or the worker died: the paper's record says so
+                parts.append(exc)
+        runs.append(assemble_seeded(entry, scale, run_dir, n_seeds, parts, *started[i], loader=loader))
     return runs
 
 
 def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds: int | None, executor: str,
-             jobs: int, worker: Any = None) -> list[PaperRun]:
-    """Run the papers as independent tasks; records land in the same run folder, returned in entry order.
+             jobs: int, worker: Any = None, loader: Any = None) -> list[PaperRun]:
+    """Run the papers as independent tasks, and the seeds of a paper that declares them independent
+    (``Paper(independent_seeds=True)``) as tasks of their own; records land in the same run folder, returned
+    in entry order.
 
     A worker that dies costs its own paper (an error record saying so), never the run. ``worker`` replaces
-    :func:`_run_paper_in_worker` (tests; it must be importable by the workers)."""
+    :func:`_run_paper_in_worker` (tests; it must be importable by the workers); ``loader(slug) -> Paper``
+    replaces :func:`~neurips26.claims.registry.load_paper` for seed tasks (tests: a synthetic paper)."""
     worker = worker or _run_paper_in_worker
+    loader = loader or load_paper
     threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "2")) // jobs)
-    args = [(entry, scale, run_dir, n_seeds, threads) for entry in entries]
+    units: list[tuple[int, Any, tuple]] = []
+    for i, entry in enumerate(entries):
+        seeds = _seed_split(entry, scale, n_seeds, loader) if worker is _run_paper_in_worker else None
+        if seeds is None:
+            units.append((i, worker, (entry, scale, run_dir, n_seeds, threads)))
+        else:
+            units.extend((i, _measure_seed_in_worker, (entry, scale, run_dir, s, threads, loader)) for s in seeds)
+    gather = functools.partial(_gather, entries, units, scale=scale, run_dir=run_dir, n_seeds=n_seeds,
+                               executor=executor, loader=loader)
     if executor == "local":
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
@@ -383,8 +522,7 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
         # spawn, not fork: a forked torch with live OpenMP threads can deadlock in the child
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
             # BrokenProcessPool when the pool lost a worker
-            return _gather(entries, args, lambda *a: pool.submit(worker, *a), lambda future: future.result(),
-                           scale=scale, run_dir=run_dir, executor=executor)
+            return gather(pool.submit, lambda future: future.result())
     try:
         import ray
     except ImportError as err:
@@ -400,9 +538,9 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
         # At scale gpu each task holds a whole GPU (Ray hides the GPUs from tasks that ask for none); on a
         # cluster without GPUs the tasks run anyway and each paper refuses the scale with its reason.
         gpus = 1 if scale == "gpu" and ray.cluster_resources().get("GPU", 0) >= 1 else 0
-        task = ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(worker)
+        remote = {fn: ray.remote(num_cpus=1, num_gpus=gpus, max_retries=0)(fn) for _, fn, _ in units}
         # WorkerCrashedError, RayTaskError, ... when a task's worker died
-        runs = _gather(entries, args, task.remote, ray.get, scale=scale, run_dir=run_dir, executor=executor)
+        runs = gather(lambda fn, *args: remote[fn].remote(*args), ray.get)
         for run in runs:
             # on a multi-node cluster the worker wrote to its own node's disk: the driver's run folder gets the
             # record too (where the folder is shared, the worker's file is already there)

@@ -386,6 +386,9 @@ class Paper:
         scales: scales the check supports; ``gpu`` additionally requires CUDA.
         full_budget_cpu_s, full_budget_reason: a full budget above the default 1800 CPU-seconds (at most
             3 CPU-hours), with the reason (e.g. a pre-training claim that needs a model past the unigram level).
+        independent_seeds: every measurement on seeds ``[s0, s1, ...]`` is the concatenation, in seed order, of
+            the same measurement on each seed alone (see :mod:`neurips26.claims.seeds`); with a parallel executor
+            each seed then runs as its own task and the record is the one a sequential run writes.
     """
 
     id: str
@@ -399,6 +402,7 @@ class Paper:
     scales: tuple[str, ...] = SCALES
     full_budget_cpu_s: int | None = None
     full_budget_reason: str = ""
+    independent_seeds: bool = False
 
     def budget_s(self, scale: str) -> int:
         """The budget of ``scale`` (CPU seconds; wall seconds on ``gpu``)."""
@@ -415,6 +419,8 @@ class Paper:
             if budget > SCALE_BUDGET_S["full"] and not self.full_budget_reason.strip():
                 raise ValueError(f"{self.slug}: a full budget above {SCALE_BUDGET_S['full']} CPU-s needs "
                                  "full_budget_reason")
+        if not isinstance(self.independent_seeds, bool):
+            raise TypeError(f"{self.slug}: independent_seeds must be a bool, got {self.independent_seeds!r}")
         ids = [claim.id for claim in self.claims]
         if len(set(ids)) != len(ids):
             raise ValueError(f"{self.slug}: claim ids must be unique, got {ids}")
