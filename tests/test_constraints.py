@@ -193,6 +193,24 @@ def test_named_dimensions_bind_across_the_arguments_of_one_call():
         Tensor("N N").check(torch.zeros(2, 3), "m", "g", {})
 
 
+def test_arrays_name_their_dimensions_too():
+    """ArrayLike("X X") / ("X Y"): the same binding as Tensor, on anything np.asarray reads, across arguments
+    (mixed with tensors too)."""
+    rules = {"A": ArrayLike("X X"), "B": ArrayLike("X Y", dtype="float"), "c": Optional(ArrayLike("Y")),
+             "t": Tensor("Y")}
+    check_arguments("game", rules, {"A": np.eye(3), "B": [[1.0, 2.0]] * 3, "c": None, "t": torch.zeros(2)})
+    with pytest.raises(ValueError, match=r"game: A must be an array \[X, X\] of finite values with X = 2"):
+        check_arguments("game", rules, {"A": np.zeros((2, 3))})
+    with pytest.raises(ValueError, match=r"c must be None or an array \[Y\] .*with Y = 2 \(from B\)"):
+        check_arguments("game", rules, {"A": np.eye(3), "B": np.zeros((3, 2)), "c": [1.0, 2.0, 3.0]})
+    with pytest.raises(ValueError, match=r"t must be .* Y = 2 \(from B\)"):
+        check_arguments("game", rules, {"A": np.eye(3), "B": np.zeros((3, 2)), "t": torch.zeros(5)})
+    with pytest.raises(ValueError, match="finite"):
+        check_arguments("game", rules, {"A": np.full((2, 2), np.nan)})
+    with pytest.raises(TypeError, match="spec must be a string"):
+        ArrayLike(2)
+
+
 def test_check_arguments_is_the_imperative_form():
     rules = {"a": Tensor("N"), "b": Tensor("N"), "k": Int(low=0)}
     check_arguments("h", rules, {"a": torch.zeros(3), "b": torch.zeros(3), "k": 0})

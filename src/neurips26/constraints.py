@@ -491,6 +491,8 @@ class ArrayLike(_Shaped):
     """Anything ``np.asarray`` turns into a numeric array (an ndarray, a list of numbers, a tensor on the CPU).
 
     Args:
+        spec: named dimensions as in :class:`Tensor` (``"N D"``, ``"D D"``, ``"... 3"``), bound across the
+            arguments of one call; ``None``: any shape (then ``ndim`` may restrict the rank).
         ndim: the number of dimensions, or a tuple of allowed numbers (``None``: any).
         dtype: a kind (``"float"``, ``"integer"``, ``"bool"``, ``"numeric"``) or a numpy dtype (or a tuple);
             ``None``: any numeric or bool array (not strings, not objects).
@@ -499,12 +501,16 @@ class ArrayLike(_Shaped):
 
     noun = "array"
 
-    def __init__(self, ndim: int | tuple[int, ...] | None = None, dtype: Any = None, finite: bool = True) -> None:
+    def __init__(self, spec: str | None = None, ndim: int | tuple[int, ...] | None = None, dtype: Any = None,
+                 finite: bool = True) -> None:
         if isinstance(dtype, str) and dtype not in _KINDS:
             raise ValueError(f"ArrayLike: dtype must be one of {tuple(_KINDS)} or a numpy dtype, got {dtype!r}")
         if dtype is not None and not isinstance(dtype, str):
             dtype = tuple(np.dtype(d) for d in dtype) if isinstance(dtype, tuple) else np.dtype(dtype)
-        super().__init__(None, ndim, dtype, finite)
+        if spec is not None and not isinstance(spec, str):
+            raise TypeError(f"ArrayLike: spec must be a string of dimension names (or None), got {spec!r}; pass "
+                            "the number of dimensions as ndim=")
+        super().__init__(spec, ndim, dtype, finite)
 
     def _dtype_ok(self, arr: np.ndarray) -> bool:
         kind = arr.dtype.kind

@@ -21,9 +21,9 @@ from .llama import (
     sdpa_attention,
 )
 from .minilm import BertConfig, BertEncoder, MiniLM, load_minilm
+from .parallel import DataParallel, data_parallel
 from .smollm2 import load_gguf_llama, load_smollm2
 from .tokenizer import BPETokenizer, default_cache_dir, train_bpe_tokenizer
-from .parallel import DataParallel, data_parallel
 from .train import (
     NonFiniteLossError,
     StepRecord,
@@ -36,10 +36,10 @@ from .train import (
     train_lm,
 )
 
-__all__ = ["AdaLNZeroBlock", "Attention", "BPETokenizer", "BertConfig", "BertEncoder", "Block", "DataParallel", "Llama", "LlamaConfig",
-           "MiniLM", "NonFiniteLossError", "PreNormBlock", "RMSNorm", "StepRecord", "SwiGLU", "TextCorpus",
-           "TokenWindows", "TrainResult", "TrainingGuard", "apply_rope", "data_parallel", "default_cache_dir", "eval_windows",
-           "interpreter_active", "load_gguf_llama", "load_minilm", "load_smollm2", "load_text_corpus", "lr_at",
-           "lr_lambda", "modulate", "next_token_loss", "patchify", "repeat_kv", "resolve_backend", "rope_cos_sin",
-           "sdpa_attention", "seeded_batches", "split_text", "train_bpe_tokenizer", "train_lm", "triton_available",
-           "unpatchify"]
+__all__ = ["AdaLNZeroBlock", "Attention", "BPETokenizer", "BertConfig", "BertEncoder", "Block", "DataParallel",
+           "Llama", "LlamaConfig", "MiniLM", "NonFiniteLossError", "PreNormBlock", "RMSNorm", "StepRecord", "SwiGLU",
+           "TextCorpus", "TokenWindows", "TrainResult", "TrainingGuard", "apply_rope", "data_parallel",
+           "default_cache_dir", "eval_windows", "interpreter_active", "load_gguf_llama", "load_minilm",
+           "load_smollm2", "load_text_corpus", "lr_at", "lr_lambda", "modulate", "next_token_loss", "patchify",
+           "repeat_kv", "resolve_backend", "rope_cos_sin", "sdpa_attention", "seeded_batches", "split_text",
+           "train_bpe_tokenizer", "train_lm", "triton_available", "unpatchify"]

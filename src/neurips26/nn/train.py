@@ -44,8 +44,9 @@ from .. import constraints as cons
 from ..constraints import Bool, Choice, Instance, Int, Optional, Real, validate
 from .parallel import DISTRIBUTED, DataParallel, data_parallel, world
 
-__all__ = ["DISTRIBUTED", "SCHEDULES", "DataParallel", "NonFiniteLossError", "StepRecord", "TrainResult", "TrainingGuard",
-           "data_parallel", "full_state_dict", "lr_at", "lr_lambda", "next_token_loss", "seeded_batches", "train_lm"]
+__all__ = ["DISTRIBUTED", "SCHEDULES", "DataParallel", "NonFiniteLossError", "StepRecord", "TrainResult",
+           "TrainingGuard", "data_parallel", "full_state_dict", "lr_at", "lr_lambda", "next_token_loss",
+           "seeded_batches", "train_lm"]
 
 Schedule = Literal["cosine", "wsd", "constant"]
 SCHEDULES: tuple[str, ...] = ("cosine", "wsd", "constant")
@@ -487,7 +488,8 @@ def _loop(dp: DataParallel, opt: torch.optim.Optimizer, source: Callable[[int], 
             break
 
 
-def _one_step(dp: DataParallel, opt: torch.optim.Optimizer, source: Callable[[int], Batch], scaler: Any, guard: TrainingGuard, *, step: int, steps: int, lr: float, schedule: str, warmup_steps: int,
+def _one_step(dp: DataParallel, opt: torch.optim.Optimizer, source: Callable[[int], Batch], scaler: Any,
+              guard: TrainingGuard, *, step: int, steps: int, lr: float, schedule: str, warmup_steps: int,
               decay_fraction: float, min_lr_ratio: float, cosine_over_warmup: bool, grad_clip: float | None,
               device: torch.device, autocast_dtype: torch.dtype | None, accum: int, params: list) -> StepRecord:
     eta = _lr(lr, step, steps, schedule, warmup_steps, decay_fraction, min_lr_ratio, cosine_over_warmup)
