@@ -269,12 +269,12 @@ def _record_head(entry: CatalogEntry, scale: str, started: str) -> dict[str, Any
 
 
 def _begin(entry: CatalogEntry, scale: str, n_seeds: int | None, record: dict[str, Any],
-           loader: Any = load_paper) -> Paper:
+           loader: Any = None) -> Paper:
     """Load the paper and fill the record's provenance (sources, budget, seeds, versions); raises
     :class:`ScaleRefused` when the paper or this machine cannot run ``scale``."""
     record["git"] = git_commit(entry.slug)
     record["source_sha256"] = source_digest(entry.slug)
-    paper = loader(entry.slug)
+    paper = (loader or load_paper)(entry.slug)
     record["budget_s"] = paper.budget_s(scale)
     if scale == "full" and paper.full_budget_reason:
         record["budget_reason"] = paper.full_budget_reason
@@ -339,11 +339,11 @@ def run_paper(entry: CatalogEntry, *, scale: str, run_dir: Path, n_seeds: int | 
 
 
 # ------------------------------------------------------------------------------------------ seeds as tasks
-def _seed_split(entry: CatalogEntry, scale: str, n_seeds: int | None, loader: Any = load_paper) -> list[int] | None:
+def _seed_split(entry: CatalogEntry, scale: str, n_seeds: int | None, loader: Any = None) -> list[int] | None:
     """The seeds to run as separate tasks when the paper declares them independent (and there are several),
     else None (the paper runs as one task; a paper that fails to load does so too and records why)."""
     try:
-        paper = loader(entry.slug)
+        paper = (loader or load_paper)(entry.slug)
     except Exception:
         return None
     n = n_seeds if n_seeds is not None else paper.default_seeds.get(scale, 1)
@@ -353,12 +353,12 @@ def _seed_split(entry: CatalogEntry, scale: str, n_seeds: int | None, loader: An
 
 
 def _measure_seed_in_worker(entry: CatalogEntry, scale: str, run_dir: Path, seed: int, threads: int,
-                            loader: Any = load_paper) -> SeedMeasurements:
+                            loader: Any = None) -> SeedMeasurements:
     """One seed of one paper in a worker (local pool or Ray task): every claim measured, nothing decided."""
     os.environ["OMP_NUM_THREADS"] = str(threads)
     configure_threads()
     cpu0 = cpu_seconds()
-    paper = loader(entry.slug)
+    paper = (loader or load_paper)(entry.slug)
     if scale == "gpu":
         import torch
 
@@ -383,7 +383,7 @@ def _merge_side_products(parts: list[SeedMeasurements], run_dir: Path) -> dict[s
 
 def assemble_seeded(entry: CatalogEntry, scale: str, run_dir: Path, n_seeds: int | None,
                     parts: list[SeedMeasurements | BaseException], started: str, t0: float,
-                    loader: Any = load_paper) -> PaperRun:
+                    loader: Any = None) -> PaperRun:
     """The record of a paper run as seed tasks: each claim decided once on the seeds' merged evidence (the
     decision of a sequential run on the same measurements), ``seed_tasks`` naming how many tasks ran."""
     record = _record_head(entry, scale, started)
@@ -466,7 +466,7 @@ def _longest_first(entries: list[CatalogEntry], scale: str) -> list[int]:
 
 
 def _gather(entries: list[CatalogEntry], units: list[tuple[int, Any, tuple]], submit: Any, result_of: Any, *,
-            scale: str, run_dir: Path, n_seeds: int | None, executor: str, loader: Any = load_paper) -> list[PaperRun]:
+            scale: str, run_dir: Path, n_seeds: int | None, executor: str, loader: Any = None) -> list[PaperRun]:
     """Submit every task (``submit(fn, *args)`` -> a handle), the papers that took longest first, then collect
     them (``result_of(handle)``) in entry order. A unit is ``(entry index, fn, args)``: a whole paper
     (:func:`_run_paper_in_worker`, returns its :class:`PaperRun`) or one seed of a paper that declares its seeds
@@ -504,7 +504,6 @@ def _fan_out(entries: list[CatalogEntry], *, scale: str, run_dir: Path, n_seeds:
     :func:`_run_paper_in_worker` (tests; it must be importable by the workers); ``loader(slug) -> Paper``
     replaces :func:`~neurips26.claims.registry.load_paper` for seed tasks (tests: a synthetic paper)."""
     worker = worker or _run_paper_in_worker
-    loader = loader or load_paper
     threads = max(1, int(os.environ.get("OMP_NUM_THREADS", "2")) // jobs)
     units: list[tuple[int, Any, tuple]] = []
     for i, entry in enumerate(entries):
