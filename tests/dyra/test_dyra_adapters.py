@@ -66,10 +66,10 @@ def test_forward_refuses_nan_anywhere_even_in_a_pad():
     mask = torch.ones(2, 9, dtype=torch.bool)
     mask[0, 7:] = False
     x[0, 8, 3] = float("nan")  # a masked pad
-    with pytest.raises(ValueError, match="x must be finite"):
+    with pytest.raises(ValueError, match="x must be .*finite"):
         d(x, mask)
     x[0, 8, 3] = float("inf")
-    with pytest.raises(ValueError, match="x must be finite"):
+    with pytest.raises(ValueError, match="x must be .*finite"):
         d(x)
 
 

@@ -116,7 +116,7 @@ def test_bad_arguments(kwargs, match):
 
 def test_bad_input_tensor():
     s = StructuredLinear.from_linear(_layer(), "svd", 0.25)
-    with pytest.raises(ValueError, match=r"\(\.\.\., 32\)"):
+    with pytest.raises(ValueError, match=r"\[\.\.\., 32\]"):
         s(torch.randn(4, 31, dtype=torch.float64))
     with pytest.raises(ValueError, match="finite"):
         s(torch.full((4, 32), float("inf"), dtype=torch.float64))

@@ -25,7 +25,8 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._checks import check_module
+from ..constraints import Choice, Instance, Optional, check_arguments, validate
+from ._checks import MODULE
 from .correction import DyRALinear, StaticResidualCorrection
 from .structured import StructuredLinear
 from .swap import DyRAModules, _install_mask_hooks, apply_dyra, replace_linears
@@ -66,9 +67,8 @@ class DyRAConfig:
                 raise TypeError(f"target_modules must be a list of layer names (str) or None, got "
                                 f"{self.target_modules!r}")
             self.target_modules = list(self.target_modules)
-        if self.residual_dtype not in _DTYPES:
-            raise ValueError(f"residual_dtype must be one of {sorted(_DTYPES)}, got {self.residual_dtype!r}")
-
+        check_arguments("DyRAConfig", {"residual_dtype": Choice(*sorted(_DTYPES))},
+                        {"residual_dtype": self.residual_dtype})
     def matches(self, name: str, module: nn.Module) -> bool:
         """Whether layer ``name`` is targeted."""
         if not isinstance(module, nn.Linear):
@@ -81,9 +81,8 @@ class DyRAConfig:
         return asdict(self)
 
     @classmethod
+    @validate(d=Instance(dict, "a dict (a DyRA config)"))
     def from_dict(cls, d: dict[str, Any]) -> DyRAConfig:
-        if not isinstance(d, dict):
-            raise TypeError(f"a DyRA config must be a dict, got {type(d).__name__}")
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
         if unknown:
@@ -91,14 +90,12 @@ class DyRAConfig:
         return cls(**d)
 
 
+@validate(model=MODULE, config=Instance(DyRAConfig, "a DyRAConfig"))
 def get_dyra_model(model: nn.Module, config: DyRAConfig,
                    calib_inputs: dict[str, torch.Tensor] | None = None) -> DyRAModules:
     """Swap the linears ``config`` targets for :class:`DyRALinear` in place (``peft.get_peft_model``'s role);
     returns ``name -> DyRALinear``. ``calib_inputs`` as in :func:`apply_dyra` (whitened SVD, static fallback).
     The model is unchanged when it raises."""
-    check_module(model)
-    if not isinstance(config, DyRAConfig):
-        raise TypeError(f"config must be a DyRAConfig, got {type(config).__name__}")
     if any(isinstance(m, DyRALinear) for m in model.modules()):
         raise ValueError("model already holds DyRALinear layers (apply DyRA once; merge_and_unload to undo)")
     return apply_dyra(model, config.matches, config.flop_budget, structure=config.structure,
@@ -109,8 +106,8 @@ def get_dyra_model(model: nn.Module, config: DyRAConfig,
                       seed=config.seed, residual_dtype=_DTYPES[config.residual_dtype])
 
 
-def _dyra_layers(model: nn.Module) -> dict[str, DyRALinear]:
-    check_module(model)
+def _dyra_layers(model: nn.Module, where: str) -> dict[str, DyRALinear]:
+    check_arguments(where, {"model": MODULE}, {"model": model})
     layers = {name: m for name, m in model.named_modules() if isinstance(m, DyRALinear)}
     if not layers:
         raise ValueError("model holds no DyRALinear layer (use get_dyra_model first)")
@@ -119,8 +116,8 @@ def _dyra_layers(model: nn.Module) -> dict[str, DyRALinear]:
 
 def dyra_state_dict(model: nn.Module) -> dict[str, torch.Tensor]:
     """Every DyRA layer's tensors (structured factors, E, fallback), keyed ``<layer>.<tensor>``."""
-    return {f"{name}.{k}": v.detach().contiguous() for name, mod in _dyra_layers(model).items()
-            for k, v in mod.state_dict().items()}
+    return {f"{name}.{k}": v.detach().contiguous()
+            for name, mod in _dyra_layers(model, "dyra_state_dict").items() for k, v in mod.state_dict().items()}
 
 
 def _layer_meta(mod: DyRALinear) -> dict[str, Any]:
@@ -140,14 +137,13 @@ def _layer_meta(mod: DyRALinear) -> dict[str, Any]:
     return meta
 
 
+@validate(model=MODULE, config=Optional(Instance(DyRAConfig, "a DyRAConfig")))
 def save_dyra(model: nn.Module, directory: str | Path, config: DyRAConfig | None = None) -> Path:
     """Write ``dyra.safetensors`` (every DyRA layer's tensors) and ``dyra_config.json`` (``config`` plus each
     layer's shapes and settings) into ``directory`` (created). Returns the directory."""
     from safetensors.torch import save_file
 
-    layers = _dyra_layers(model)
-    if config is not None and not isinstance(config, DyRAConfig):
-        raise TypeError(f"config must be a DyRAConfig or None, got {type(config).__name__}")
+    layers = _dyra_layers(model, "save_dyra")
     cfg = DyRAConfig.from_dict({**(config or DyRAConfig()).to_dict(), "layers": {}})
     cfg.layers = {name: _layer_meta(mod) for name, mod in layers.items()}
     out = Path(directory)
@@ -164,13 +160,13 @@ def _structured(meta: dict, tensors: dict[str, torch.Tensor], prefix: str, n: in
                             blocks=meta["blocks"])
 
 
+@validate(model=MODULE)
 def load_dyra(model: nn.Module, directory: str | Path) -> DyRAModules:
     """Put a saved DyRA state back onto the base ``model`` (the one it was computed from): every saved layer's
     ``nn.Linear`` is swapped for its DyRA layer, tensors as saved. All layers are rebuilt and checked (names,
     shapes) before the first swap, so an error leaves the model unchanged. Returns ``name -> DyRALinear``."""
     from safetensors.torch import load_file
 
-    check_module(model)
     d = Path(directory)
     if not (d / CONFIG_NAME).is_file() or not (d / WEIGHTS_NAME).is_file():
         raise FileNotFoundError(f"directory must hold {CONFIG_NAME} and {WEIGHTS_NAME} (from save_dyra), got {d}")
@@ -205,14 +201,14 @@ def load_dyra(model: nn.Module, directory: str | Path) -> DyRAModules:
 
 def merge(model: nn.Module) -> nn.Module:
     """:meth:`DyRALinear.merge` on every DyRA layer (each applies $W_s + E$); returns the model."""
-    for mod in _dyra_layers(model).values():
+    for mod in _dyra_layers(model, "merge").values():
         mod.merge()
     return model
 
 
 def unmerge(model: nn.Module) -> nn.Module:
     """:meth:`DyRALinear.unmerge` on every DyRA layer; returns the model."""
-    for mod in _dyra_layers(model).values():
+    for mod in _dyra_layers(model, "unmerge").values():
         mod.unmerge()
     return model
 
@@ -220,7 +216,7 @@ def unmerge(model: nn.Module) -> nn.Module:
 def merge_and_unload(model: nn.Module) -> nn.Module:
     """Replace every DyRA layer by a plain ``nn.Linear`` holding $W_s + E$ (the base model back, up to E's
     dtype); the mask hooks of a :class:`DyRAModules` stay harmless (they only touch DyRA layers). Returns it."""
-    layers = _dyra_layers(model)
+    layers = _dyra_layers(model, "merge_and_unload")
     replace = {name: mod.to_linear() for name, mod in layers.items()}
     for name, lin in replace.items():
         parent_name, _, leaf = name.rpartition(".")

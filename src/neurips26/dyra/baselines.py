@@ -15,7 +15,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_input, check_int, check_linear
+from ..constraints import Tensor, check_arguments, validate
+from ._checks import POS_INT, check_linear, features
 from .correction import DyRALinear, StaticResidualCorrection
 from .structured import StructuredLinear
 
@@ -54,11 +55,9 @@ def output_low_rank(lin: nn.Linear, rank: int, **kw) -> DyRALinear:
     return DyRALinear(lin, StructuredLinear.zeros(lin), rank=rank, **kw)
 
 
+@validate(Y=Tensor("N M", finite=False), k=POS_INT)
 def best_rank_k(Y: torch.Tensor, k: int) -> torch.Tensor:
     """Eckart–Young: the best rank-k approximation of Y (N, m) in Frobenius norm (float64 SVD)."""
-    if not isinstance(Y, torch.Tensor) or Y.dim() != 2:
-        raise ValueError(f"Y must be a 2-D tensor, got {getattr(Y, 'shape', type(Y).__name__)}")
-    check_int("k", k, 1)
     U, S, Vh = torch.linalg.svd(Y.to(torch.float64), full_matrices=False)
     return ((U[:, :k] * S[:k]) @ Vh[:k]).to(Y.dtype)
 
@@ -73,7 +72,7 @@ def relative_output_error(y_hat: torch.Tensor, y: torch.Tensor) -> float:
 
 def layer_outputs(lin: nn.Linear, x: torch.Tensor) -> torch.Tensor:
     """Dense outputs (validated), for error measurements."""
-    check_linear(lin)
-    check_input(x, lin.in_features)
+    check_linear(lin, where="layer_outputs")
+    check_arguments("layer_outputs", {"x": features(lin.in_features)}, {"x": x})
     with torch.no_grad():
         return lin(x)

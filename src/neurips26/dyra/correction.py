@@ -36,16 +36,8 @@ import math
 import torch
 from torch import nn
 
-from ._checks import (
-    check_bool,
-    check_choice,
-    check_input,
-    check_input_shape,
-    check_int,
-    check_linear,
-    check_mask,
-    check_tensor,
-)
+from ..constraints import Bool, Callable, Choice, Instance, Optional, Tensor, check_arguments, validate
+from ._checks import FLOAT_DTYPE, NONNEG_INT, POS_INT, check_gram, check_linear, check_mask, features
 from .structured import StructuredLinear
 
 GROUPS = ("batch", "sample")
@@ -54,20 +46,21 @@ _CHUNK = 256  # Ω rows are drawn 256 at a time; chunk c comes from a generator 
 
 
 # ---------------------------------------------------------------------------------- FLOP formulas
+@validate(m=POS_INT, l=POS_INT)
 def qr_flops(m: int, l: int) -> float:
     r"""Householder thin QR of an m×ℓ matrix: $2m\ell^2 - \tfrac23\ell^3$ (Golub–Van Loan), $\ell \le m$."""
-    check_int("m", m, 1)
-    check_int("l", l, 1)
     l = min(l, m)
     return 2.0 * m * l * l - 2.0 * l ** 3 / 3.0
 
 
+@validate(l=POS_INT)
 def small_svd_flops(l: int) -> float:
     r"""SVD of the ℓ×ℓ triangular factor with its left vectors: $22\ell^3$ (Golub–Van Loan's R-SVD count)."""
-    check_int("l", l, 1)
     return 22.0 * l ** 3
 
 
+@validate(m=POS_INT, n=POS_INT, rank=POS_INT, oversample=NONNEG_INT, power_iters=NONNEG_INT, n_tokens=POS_INT,
+          sketch=Choice(*SKETCHES))
 def dyra_extra_flops(m: int, n: int, rank: int, oversample: int, power_iters: int, n_tokens: int,
                      sketch: str = "gaussian") -> float:
     r"""FLOPs per token that DyRA adds to the structured path, for a group of N = ``n_tokens`` tokens.
@@ -77,12 +70,6 @@ def dyra_extra_flops(m: int, n: int, rank: int, oversample: int, power_iters: in
     SVD $22\ell'^3$; $Q = Q_Z U_k$: $2m\ell' k$; $G = E^\top Q$: $2mnk$. Per token: $B = XG$: $2nk$,
     $BQ^\top$: $2km$, the add: $m$. Returns (group terms)/N + per-token terms.
     """
-    for name, v in (("m", m), ("n", n), ("rank", rank)):
-        check_int(name, v, 1)
-    check_int("oversample", oversample, 0)
-    check_int("power_iters", power_iters, 0)
-    check_int("n_tokens", n_tokens, 1)
-    check_choice("sketch", sketch, SKETCHES)
     k, l, N = rank, rank + oversample, n_tokens
     lq = min(l, m)
     group = 2.0 * n * N * l if sketch == "gaussian" else 0.0
@@ -92,26 +79,22 @@ def dyra_extra_flops(m: int, n: int, rank: int, oversample: int, power_iters: in
     return group / N + 2.0 * n * k + 2.0 * k * m + m
 
 
+@validate(m=POS_INT, n=POS_INT, rank=POS_INT)
 def static_extra_flops(m: int, n: int, rank: int) -> float:
     """FLOPs per token of a static rank-k correction: $2nk + 2km + m$."""
-    for name, v in (("m", m), ("n", n), ("rank", rank)):
-        check_int(name, v, 1)
     return 2.0 * n * rank + 2.0 * rank * m + m
 
 
+@validate(m=POS_INT, n=POS_INT, bias=Bool())
 def dense_flops(m: int, n: int, bias: bool = True) -> float:
     """FLOPs per token of ``nn.Linear``: $2mn$ (+ m for the bias)."""
-    check_int("m", m, 1)
-    check_int("n", n, 1)
-    check_bool("bias", bias)
     return 2.0 * m * n + (m if bias else 0)
 
 
 # ---------------------------------------------------------------------------------- reference
-def _check_rank(name: str, k: object, m: int, n: int) -> int:
-    if isinstance(k, bool) or not isinstance(k, int):
-        raise TypeError(f"{name} must be an int, got {k!r}")
-    if not 1 <= k < min(m, n):
+def _check_rank(name: str, k: int, m: int, n: int) -> int:
+    """The upper bound of a correction rank (its type and k >= 1 are declared): k < min(m, n)."""
+    if k >= min(m, n):
         raise ValueError(f"{name} must be in [1, min(m, n) = {min(m, n)}), got {k}")
     return k
 
@@ -120,6 +103,9 @@ def _qr_dtype(dtype: torch.dtype) -> torch.dtype:
     return torch.float64 if dtype == torch.float64 else torch.float32
 
 
+@validate(X=Tensor("N D", dtype="float"), Ws_apply=Callable(), E=Tensor("M D"), k=POS_INT, p=NONNEG_INT,
+          q=NONNEG_INT, generator=Optional(Instance(torch.Generator, "a torch.Generator")),
+          omega=Optional(Tensor("N L", dtype="float")))
 def dyra_matmul(X: torch.Tensor, Ws_apply, E: torch.Tensor, k: int, p: int = 8, q: int = 0,
                 generator: torch.Generator | None = None, omega: torch.Tensor | None = None) -> torch.Tensor:
     r"""Reference DyRA product for one group: $W_s(X) + R Q Q^\top$, $R = X E^\top$.
@@ -134,28 +120,13 @@ def dyra_matmul(X: torch.Tensor, Ws_apply, E: torch.Tensor, k: int, p: int = 8, 
     Returns:
         (N, m) in X's dtype; the QR/SVD of the m×(k+p) sketch runs in ≥ fp32.
     """
-    if not isinstance(E, torch.Tensor) or E.dim() != 2:
-        raise ValueError(f"E must be a 2-D tensor (m, n), got {getattr(E, 'shape', type(E).__name__)}")
     m, n = E.shape
-    check_input(X, n, "X")
-    if X.dim() != 2:
-        raise ValueError(f"X must be (N, {n}), got {tuple(X.shape)}")
-    if not torch.isfinite(E).all():
-        raise ValueError("E must be finite")
-    if not callable(Ws_apply):
-        raise TypeError(f"Ws_apply must be callable, got {type(Ws_apply).__name__}")
     k = _check_rank("k", k, m, n)
-    check_int("p", p, 0)
-    check_int("q", q, 0)
     N, l = X.shape[0], k + p
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
     if omega is None:
         omega = torch.randn(N, l, generator=generator, dtype=X.dtype, device=X.device)
-    else:
-        check_tensor("omega", omega)
-        if omega.shape != (N, l):
-            raise ValueError(f"omega must have shape ({N}, {l}), got {tuple(omega.shape)}")
+    elif omega.shape[1] != l:
+        raise ValueError(f"omega must have shape ({N}, {l}), got {tuple(omega.shape)}")
     wdt = _qr_dtype(X.dtype)
     Xw, Ew = X.to(wdt), E.to(wdt)
     R = Xw @ Ew.T                                   # (N, m) residual output
@@ -170,6 +141,9 @@ def dyra_matmul(X: torch.Tensor, Ws_apply, E: torch.Tensor, k: int, p: int = 8, 
 
 
 # ---------------------------------------------------------------------------------- static
+_STRUCTURED = Instance(StructuredLinear, "a StructuredLinear")
+
+
 class StaticResidualCorrection(nn.Module):
     r"""Structured path + a fixed rank-k correction: $\hat Y = W_s(X) + X (E^\top Q) Q^\top$.
 
@@ -178,15 +152,14 @@ class StaticResidualCorrection(nn.Module):
     Costs $2nk + 2km + m$ FLOPs per token more than the structured path; not adaptive.
     """
 
+    @validate(structured=_STRUCTURED, rank=POS_INT)
     def __init__(self, dense: nn.Linear, structured: StructuredLinear, rank: int, calib_gram: torch.Tensor) -> None:
         super().__init__()
-        check_linear(dense, "dense")
+        check_linear(dense, "dense", "StaticResidualCorrection")
         _check_pair(dense, structured)
         m, n = dense.out_features, dense.in_features
         self.rank = _check_rank("rank", rank, m, n)
-        from ._checks import check_gram
-
-        G = check_gram(calib_gram, n)
+        G = check_gram(calib_gram, n, where="StaticResidualCorrection")
         E = dense.weight.detach().to(torch.float64) - structured.weight().to(torch.float64)
         if m <= n:                                              # eigh of the m×m E G Eᵀ (ascending)
             Q = torch.linalg.eigh(E @ G @ E.T).eigenvectors[:, -rank:].flip(1)   # (m, k), top-k
@@ -200,14 +173,11 @@ class StaticResidualCorrection(nn.Module):
         self.register_buffer("G", (E.T @ Q).to(dt))             # (n, k) = Eᵀ Q
 
     @classmethod
+    @validate(structured=_STRUCTURED, Q=Tensor("M K", dtype="float"), G=Tensor("N K", dtype="float"))
     def from_factors(cls, structured: StructuredLinear, Q: torch.Tensor, G: torch.Tensor) -> StaticResidualCorrection:
         r"""Rebuild from saved factors: Q (m, k) and $G = E^\top Q$ (n, k) (see :func:`~.adapters.load_dyra`)."""
-        if not isinstance(structured, StructuredLinear):
-            raise TypeError(f"structured must be a StructuredLinear, got {type(structured).__name__}")
         m, n = structured.out_features, structured.in_features
-        check_tensor("Q", Q, 2)
-        check_tensor("G", G, 2)
-        if Q.shape[0] != m or G.shape[0] != n or Q.shape[1] != G.shape[1]:
+        if Q.shape[0] != m or G.shape[0] != n:
             raise ValueError(f"Q must be ({m}, k) and G ({n}, k), got {tuple(Q.shape)} and {tuple(G.shape)}")
         self = cls.__new__(cls)
         nn.Module.__init__(self)
@@ -219,23 +189,22 @@ class StaticResidualCorrection(nn.Module):
 
     def correction(self, x: torch.Tensor) -> torch.Tensor:
         """(..., n) -> (..., m): $(x G) Q^\\top$."""
-        return self._correction(check_input(x, self.in_features))
+        check_arguments("StaticResidualCorrection.correction", {"x": features(self.in_features)}, {"x": x})
+        return self._correction(x)
 
     def _correction(self, x: torch.Tensor) -> torch.Tensor:
         """:meth:`correction` on checked x."""
         return (x @ self.G.to(x.dtype)) @ self.Q.to(x.dtype).T
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input(x, self.in_features)
+        check_arguments("StaticResidualCorrection.forward", {"x": features(self.in_features)}, {"x": x})
         return self.structured._fast_apply(x) + self._correction(x)
 
     def flops_per_token(self, n_tokens: int | None = None) -> float:
         return self.structured.flops_per_token() + static_extra_flops(self.out_features, self.in_features, self.rank)
 
 
-def _check_pair(dense: nn.Linear, structured: object) -> None:
-    if not isinstance(structured, StructuredLinear):
-        raise TypeError(f"structured must be a StructuredLinear, got {type(structured).__name__}")
+def _check_pair(dense: nn.Linear, structured: StructuredLinear) -> None:
     if (structured.out_features, structured.in_features) != (dense.out_features, dense.in_features):
         raise ValueError(f"structured and dense must have the same shape (out x in): structured is "
                          f"{structured.out_features}x{structured.in_features}, dense is "
@@ -262,24 +231,20 @@ class DyRALinear(nn.Module):
     (True = real token), used when ``forward`` gets no ``mask``.
     """
 
+    @validate(structured=_STRUCTURED, rank=POS_INT, oversample=NONNEG_INT, power_iters=NONNEG_INT,
+              group=Choice(*GROUPS), sketch=Choice(*SKETCHES), seed=NONNEG_INT, residual_dtype=FLOAT_DTYPE,
+              fallback=Optional(Instance(StaticResidualCorrection, "a StaticResidualCorrection")))
     def __init__(self, dense: nn.Linear, structured: StructuredLinear, rank: int = 32, oversample: int = 8,
                  power_iters: int = 0, group: str = "batch", sketch: str = "gaussian", seed: int = 0,
                  residual_dtype: torch.dtype = torch.bfloat16,
                  fallback: StaticResidualCorrection | None = None) -> None:
         super().__init__()
-        check_linear(dense, "dense")
+        check_linear(dense, "dense", "DyRALinear")
         _check_pair(dense, structured)
         m, n = dense.out_features, dense.in_features
         self.rank = _check_rank("rank", rank, m, n)
-        self.oversample = check_int("oversample", oversample, 0)
-        self.power_iters = check_int("power_iters", power_iters, 0)
-        self.group = check_choice("group", group, GROUPS)
-        self.sketch = check_choice("sketch", sketch, SKETCHES)
-        self.seed = check_int("seed", seed, 0)
-        if not isinstance(residual_dtype, torch.dtype) or not residual_dtype.is_floating_point:
-            raise TypeError(f"residual_dtype must be a floating torch.dtype, got {residual_dtype!r}")
-        if fallback is not None and not isinstance(fallback, StaticResidualCorrection):
-            raise TypeError(f"fallback must be a StaticResidualCorrection or None, got {type(fallback).__name__}")
+        self.oversample, self.power_iters, self.group, self.sketch = oversample, power_iters, group, sketch
+        self.seed = seed
         self.in_features, self.out_features = n, m
         self.structured, self.fallback = structured, fallback
         E = dense.weight.detach().to(torch.float64) - structured.weight().to(torch.float64)
@@ -327,7 +292,7 @@ class DyRALinear(nn.Module):
         When :meth:`merge` was called, the exact dense product $x (W_s + E)^\top + b$ instead."""
         mask = self._checked(x, mask, finite=False)
         if self.merged:
-            check_input(x, self.in_features)
+            check_arguments("DyRALinear.forward", {"x": features(self.in_features)}, {"x": x})
             return torch.nn.functional.linear(x, self._merged_weight.to(x.dtype), self.structured.bias.to(x.dtype)
                                               if self.structured.bias is not None else None)
         y = self.structured._fast_apply(x)
@@ -377,15 +342,12 @@ class DyRALinear(nn.Module):
     def _checked(self, x: torch.Tensor, mask: torch.Tensor | None, finite: bool = True) -> torch.Tensor | None:
         """Check x (finiteness too unless ``finite=False``: :meth:`forward` decides it on B) and mask (default:
         ``self.token_mask`` when its shape fits); the mask as bool."""
-        if finite:
-            check_input(x, self.in_features)
-        else:
-            check_input_shape(x, self.in_features)
+        check_arguments("DyRALinear", {"x": features(self.in_features, finite)}, {"x": x})
         if mask is None and self.token_mask is not None and tuple(self.token_mask.shape) == tuple(x.shape[:-1]):
             mask = self.token_mask
         if mask is None:
             return None
-        return check_mask(mask, tuple(x.shape[:-1])).to(device=x.device).bool()
+        return check_mask(mask, tuple(x.shape[:-1]), where="DyRALinear").to(device=x.device).bool()
 
     def _grouped(self, x: torch.Tensor, mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
         n = self.in_features
@@ -464,7 +426,7 @@ class DyRALinear(nn.Module):
         return B, Q, small, xg, key, table
 
     def _refuse_non_finite(self, x: torch.Tensor) -> None:
-        check_input(x, self.in_features)                            # names the NaN/inf in x
+        check_arguments("DyRALinear.forward", {"x": features(self.in_features)}, {"x": x})  # names the NaN/inf
         raise ValueError(f"x is finite but DyRA's sketch overflowed in {self.E.dtype} (|x| too large for "
                          f"residual_dtype); use residual_dtype=torch.float32")
 

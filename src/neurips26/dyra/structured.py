@@ -27,29 +27,21 @@ import math
 import torch
 from torch import nn
 
-from ._checks import (
-    check_choice,
-    check_fraction,
-    check_gram,
-    check_input,
-    check_int,
-    check_linear,
-    check_number,
-    check_tensor,
-)
+from ..constraints import Choice, Optional, Real, Tensor, check_arguments, validate
+from ._checks import FRACTION, LINEAR, NONNEG_INT, POS_INT, check_gram, check_linear, features
 
 STRUCTURES = ("svd", "whitened_svd", "blockdiag", "monarch")
 #: Gram damping λ: $G + \lambda\cdot\mathrm{mean}(\mathrm{diag}\,G)\,I$ before Cholesky (spec: λ ≈ 1e-2).
 DAMPING = 1e-2
 
 
+@validate(m=POS_INT, n=POS_INT, rank_ratio=FRACTION)
 def svd_rank(m: int, n: int, rank_ratio: float) -> int:
     r"""Rank whose factors cost ``rank_ratio`` of dense: $r = \max(1, \lfloor \rho\,mn/(m+n)\rfloor)$."""
-    check_int("m", m, 1)
-    check_int("n", n, 1)
-    return max(1, math.floor(check_fraction("rank_ratio", rank_ratio) * m * n / (m + n)))
+    return max(1, math.floor(float(rank_ratio) * m * n / (m + n)))
 
 
+@validate(gram=Tensor("N N"), damping=Real(low=0.0, closed="neither"))
 def damped_cholesky(gram: torch.Tensor, damping: float = DAMPING) -> torch.Tensor:
     r"""Lower-triangular L with $L L^\top = G + \lambda\,\mathrm{mean}(\mathrm{diag}\,G)\,I$, float64.
 
@@ -58,10 +50,7 @@ def damped_cholesky(gram: torch.Tensor, damping: float = DAMPING) -> torch.Tenso
     eigenvalues floored at the damping is used: $L = V \max(\Lambda, \epsilon)^{1/2}$ (not triangular, but
     $L L^\top$ is the floored Gram, which is all the whitening needs).
     """
-    if not isinstance(gram, torch.Tensor) or gram.dim() != 2:
-        raise ValueError(f"gram must be a square 2-D tensor, got {getattr(gram, 'shape', type(gram).__name__)}")
-    g = check_gram(gram, gram.shape[0], "gram")
-    check_number("damping", damping, 0.0, strict=True)
+    g = check_gram(gram, gram.shape[0], "gram", "damped_cholesky")
     eye = torch.eye(g.shape[0], dtype=g.dtype)
     base = float(torch.diagonal(g).mean())
     lam = damping
@@ -82,23 +71,16 @@ class StructuredLinear(nn.Module):
     block for Monarch, ``None`` for block-diagonal), ``blocks`` b.
     """
 
+    @validate(structure=Choice(*STRUCTURES, "zero"), in_features=POS_INT, out_features=POS_INT,
+              rank=Optional(NONNEG_INT), blocks=POS_INT)
     def __init__(self, structure: str, in_features: int, out_features: int, factors: dict[str, torch.Tensor],
                  bias: torch.Tensor | None, *, rank: int | None = None, blocks: int = 1) -> None:
-        check_choice("structure", structure, STRUCTURES + ("zero",))
-        check_int("in_features", in_features, 1)
-        check_int("out_features", out_features, 1)
-        check_int("blocks", blocks, 1)
-        if rank is not None:
-            check_int("rank", rank, 0)
         if not isinstance(factors, dict) or not all(isinstance(k, str) and isinstance(t, torch.Tensor)
                                                     for k, t in factors.items()):
             raise TypeError(f"factors must be a dict name -> tensor, got {type(factors).__name__}")
-        for name, t in factors.items():
-            check_tensor(f"factors[{name!r}]", t)
-        if bias is not None:
-            check_tensor("bias", bias, 1)
-            if bias.shape[0] != out_features:
-                raise ValueError(f"bias must have shape ({out_features},), got {tuple(bias.shape)}")
+        check_arguments("StructuredLinear", {f"factors[{name!r}]": Tensor(dtype="float") for name in factors}
+                        | {"bias": Optional(Tensor(f"{out_features}", dtype="float"))},
+                        {f"factors[{name!r}]": t for name, t in factors.items()} | {"bias": bias})
         super().__init__()
         self.structure, self.in_features, self.out_features = structure, in_features, out_features
         self.rank, self.blocks = rank, blocks
@@ -108,27 +90,22 @@ class StructuredLinear(nn.Module):
 
     # ------------------------------------------------------------------------------ constructors
     @classmethod
+    @validate(A=Tensor("M R", dtype="float"), B=Tensor("R N", dtype="float"),
+              bias=Optional(Tensor("M", dtype="float")), structure=Choice("svd", "whitened_svd"))
     def low_rank(cls, A: torch.Tensor, B: torch.Tensor, bias: torch.Tensor | None = None,
                  structure: str = "svd") -> StructuredLinear:
         r"""$W_s = A B$ from factors A (m×r), B (r×n)."""
-        check_tensor("A", A, 2)
-        check_tensor("B", B, 2)
-        if A.shape[1] != B.shape[0]:
-            raise ValueError(f"A (m, r) and B (r, n) must share r, got {tuple(A.shape)} and {tuple(B.shape)}")
-        if bias is not None:
-            check_tensor("bias", bias, 1)
-            if bias.shape[0] != A.shape[0]:
-                raise ValueError(f"bias must have shape ({A.shape[0]},), got {tuple(bias.shape)}")
-        check_choice("structure", structure, ("svd", "whitened_svd"))
         return cls(structure, B.shape[1], A.shape[0], {"A": A, "B": B}, bias, rank=A.shape[1])
 
     @classmethod
     def zeros(cls, lin: nn.Linear) -> StructuredLinear:
         """$W_s = 0$ (keeps the bias): the base of the pure output-low-rank ablation."""
-        check_linear(lin)
+        check_linear(lin, where="StructuredLinear.zeros")
         return cls("zero", lin.in_features, lin.out_features, {}, lin.bias, rank=0)
 
     @classmethod
+    @validate(lin=LINEAR, structure=Choice(*STRUCTURES), rank_ratio=FRACTION, blocks=POS_INT,
+              calib_gram=Optional(Tensor("N N")), rank=Optional(POS_INT), svd_method=Choice("linalg", "lowrank"))
     def from_linear(cls, lin: nn.Linear, structure: str = "svd", rank_ratio: float = 0.25, blocks: int = 4,
                     calib_gram: torch.Tensor | None = None, *, rank: int | None = None,
                     svd_method: str = "linalg") -> StructuredLinear:
@@ -144,19 +121,15 @@ class StructuredLinear(nn.Module):
             svd_method: ``"linalg"`` (``torch.linalg.svd``) or ``"lowrank"`` (``torch.svd_lowrank``,
                 randomized, 4 power iterations), for ``"svd"``.
         """
-        check_linear(lin)
-        check_choice("structure", structure, STRUCTURES)
-        check_choice("svd_method", svd_method, ("linalg", "lowrank"))
+        check_linear(lin, where="StructuredLinear.from_linear")
         m, n = lin.out_features, lin.in_features
         W = lin.weight.detach().to(torch.float64)
-        if structure in ("blockdiag", "monarch"):
-            check_int("blocks", blocks, 1)
-            if m % blocks or n % blocks:
-                raise ValueError(f"blocks must divide both dimensions ({m}, {n}), got {blocks}")
+        if structure in ("blockdiag", "monarch") and (m % blocks or n % blocks):
+            raise ValueError(f"blocks must divide both dimensions ({m}, {n}), got {blocks}")
         if structure == "whitened_svd" and calib_gram is None:
             raise ValueError("structure='whitened_svd' needs calib_gram (X_cal^T X_cal, shape (n, n))")
         if calib_gram is not None:
-            check_gram(calib_gram, n)
+            check_gram(calib_gram, n, where="StructuredLinear.from_linear")
         dtype, bias = lin.weight.dtype, lin.bias
         if structure == "blockdiag":
             m1, n1 = m // blocks, n // blocks
@@ -164,7 +137,7 @@ class StructuredLinear(nn.Module):
             return cls("blockdiag", n, m, {"D": D.to(dtype)}, bias, rank=None, blocks=blocks)
         if structure == "monarch":
             return cls._monarch(W, blocks, rank_ratio, rank, dtype, bias)
-        r = svd_rank(m, n, rank_ratio) if rank is None else check_int("rank", rank, 1, min(m, n))
+        r = svd_rank(m, n, rank_ratio) if rank is None else rank
         if r >= min(m, n):
             raise ValueError(f"rank_ratio {rank_ratio} gives rank {r} >= min(m, n) = {min(m, n)}: no saving")
         if structure == "svd":
@@ -192,9 +165,9 @@ class StructuredLinear(nn.Module):
         m, n = W.shape
         m1, n1 = m // b, n // b
         if rank is None:
-            s = max(1, math.floor(check_fraction("rank_ratio", rank_ratio) * m * n / (b * (m + n))))
+            s = max(1, math.floor(float(rank_ratio) * m * n / (b * (m + n))))
         else:
-            s = check_int("rank", rank, 1)
+            s = rank
         if s > min(m1, n1) or 2 * b * s * (m + n) >= 2 * m * n:
             raise ValueError(f"monarch per-block rank {s} with {b} blocks gives no saving for ({m}, {n})")
         # block (i, j) = W[i·m1:(i+1)·m1, j·n1:(j+1)·n1] ≈ L_ij R_ji (rank s, truncated SVD per block)
@@ -207,7 +180,7 @@ class StructuredLinear(nn.Module):
     # ------------------------------------------------------------------------------ apply
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``x (..., n) -> (..., m)``."""
-        check_input(x, self.in_features)
+        check_arguments("StructuredLinear.forward", {"x": features(self.in_features)}, {"x": x})
         return self._fast_apply(x)
 
     def _fast_apply(self, x: torch.Tensor) -> torch.Tensor:

@@ -18,16 +18,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from ._checks import (
-    check_bool,
-    check_callable,
-    check_choice,
-    check_fraction,
-    check_int,
-    check_module,
-    check_number,
-    check_tensor,
-)
+from .. import constraints as c
+from ..constraints import Bool, Choice, Instance, Optional, Real, Tensor, check_arguments, validate
+from ._checks import FRACTION, MODULE, NONNEG_INT, POS_INT
 from .correction import (
     DyRALinear,
     StaticResidualCorrection,
@@ -38,6 +31,7 @@ from .correction import (
 from .structured import STRUCTURES, StructuredLinear
 
 LinearFilter = Callable[[str, nn.Module], bool]
+_APPLY_STRUCTURES = tuple(s for s in STRUCTURES if s != "blockdiag")
 
 
 def _all_linears(name: str, module: nn.Module) -> bool:
@@ -66,35 +60,30 @@ def _factor_unit(m: int, n: int, structure: str, blocks: int) -> float:
     return 2.0 * (m + n) * (blocks if structure == "monarch" else 1)
 
 
+@validate(m=POS_INT, n=POS_INT, flop_budget=FRACTION, structure=Choice(*STRUCTURES), blocks=POS_INT, extra=Real(),
+          bias=Bool())
 def budget_rank(m: int, n: int, flop_budget: float, *, structure: str = "svd", blocks: int = 4,
                 extra: float = 0.0, bias: bool = True) -> int:
     r"""Largest structured rank whose cost plus ``extra`` FLOPs/token fits ``flop_budget`` of dense:
     $r = \lfloor (\beta F_{dense} - m - \text{extra}) / (2(m+n)) \rfloor$ (×b for Monarch). May be ≤ 0 when the
     budget cannot hold ``extra``."""
-    check_int("m", m, 1)
-    check_int("n", n, 1)
-    check_fraction("flop_budget", flop_budget)
-    check_choice("structure", structure, STRUCTURES)
-    check_int("blocks", blocks, 1)
-    check_number("extra", extra)
-    check_bool("bias", bias)
     room = flop_budget * dense_flops(m, n, bias) - (m if bias else 0) - extra
     return math.floor(room / _factor_unit(m, n, structure, blocks))
 
 
+@validate(correction_rank=POS_INT)
 def dyra_budget_rank(m: int, n: int, flop_budget: float, correction_rank: int, *, oversample: int = 8,
                      power_iters: int = 0, n_tokens: int = 1024, sketch: str = "gaussian",
                      structure: str = "svd", blocks: int = 4, bias: bool = True) -> int:
     """Structured rank left for DyRA(k = ``correction_rank``) at group size ``n_tokens`` within the budget."""
-    check_int("correction_rank", correction_rank, 1)
     extra = dyra_extra_flops(m, n, correction_rank, oversample, power_iters, n_tokens, sketch) - m
     return budget_rank(m, n, flop_budget, structure=structure, blocks=blocks, extra=extra, bias=bias)
 
 
+@validate(correction_rank=POS_INT)
 def static_budget_rank(m: int, n: int, flop_budget: float, correction_rank: int, *, structure: str = "svd",
                        blocks: int = 4, bias: bool = True) -> int:
     """Structured rank left for a static rank-k correction within the budget."""
-    check_int("correction_rank", correction_rank, 1)
     extra = static_extra_flops(m, n, correction_rank) - m
     return budget_rank(m, n, flop_budget, structure=structure, blocks=blocks, extra=extra, bias=bias)
 
@@ -118,6 +107,7 @@ def _batch_mask(batch: Any, mask_arg: str) -> torch.Tensor | None:
 
 
 @torch.no_grad()
+@validate(model=MODULE, max_tokens=POS_INT, filter=c.Callable(), mask_arg=Instance(str, "a str (the mask keyword)"))
 def collect_linear_inputs(model: nn.Module, batches: Iterable[Any], max_tokens: int = 8192,
                           filter: LinearFilter = _all_linears, *,
                           mask_arg: str = "attention_mask") -> dict[str, torch.Tensor]:
@@ -131,13 +121,8 @@ def collect_linear_inputs(model: nn.Module, batches: Iterable[Any], max_tokens: 
         mask_arg: the keyword (or the second positional integer tensor) holding the attention mask
             (B, T); pad tokens are left out.
     """
-    check_module(model)
     if isinstance(batches, str | bytes | torch.Tensor) or not isinstance(batches, Iterable):
         raise TypeError(f"batches must be an iterable of batches (a list, a DataLoader), got {type(batches).__name__}")
-    check_int("max_tokens", max_tokens, 1)
-    check_callable("filter", filter)
-    if not isinstance(mask_arg, str):
-        raise TypeError(f"mask_arg must be a str (the mask keyword), got {mask_arg!r}")
     store: dict[str, list[torch.Tensor]] = {}
     count: dict[str, int] = {}
     current: dict[str, torch.Tensor | None] = {"mask": None}
@@ -171,9 +156,9 @@ def collect_linear_inputs(model: nn.Module, batches: Iterable[Any], max_tokens: 
     return {k: torch.cat(v) for k, v in store.items() if v}
 
 
+@validate(x=Tensor("N D", dtype="float"))
 def gram(x: torch.Tensor) -> torch.Tensor:
     r"""$X^\top X$ in float64 for rows X (N, n)."""
-    check_tensor("x", x, 2)
     x64 = x.detach().to(torch.float64)
     return x64.T @ x64
 
@@ -190,14 +175,12 @@ class DyRAModules(dict):
         self.handles = []
 
 
+@validate(model=MODULE, make=c.Callable(), filter=c.Callable())
 def replace_linears(model: nn.Module, make: Callable[[str, nn.Linear], nn.Module],
                     filter: LinearFilter = _all_linears) -> dict[str, nn.Module]:
     """Swap every matching ``nn.Linear`` (in place) for ``make(name, linear)``; returns ``name -> new``.
     All replacements are built (and checked to be modules) before the first swap, so an error leaves the
     model unchanged."""
-    check_module(model)
-    check_callable("make", make)
-    check_callable("filter", filter)
     targets = [(name, mod) for name, mod in model.named_modules()
                if name and isinstance(mod, nn.Linear) and filter(name, mod)]
     if not targets:
@@ -236,6 +219,11 @@ def _install_mask_hooks(model: nn.Module, modules: Mapping[str, nn.Module], mask
 _DYRA_KW = {"group", "sketch", "seed", "residual_dtype"}
 
 
+@validate(model=MODULE, filter=c.Callable(), flop_budget=FRACTION, structure=Choice(*_APPLY_STRUCTURES),
+          correction_rank=POS_INT, oversample=NONNEG_INT, power_iters=NONNEG_INT, n_tokens=POS_INT, blocks=POS_INT,
+          calib_inputs=Optional(Instance(Mapping, "a mapping name -> X (N, n) (from collect_linear_inputs)")),
+          static_fallback=Bool(), mask_arg=Instance(str, "a str (the forward's mask keyword)"),
+          mask_position=NONNEG_INT)
 def apply_dyra(model: nn.Module, filter: LinearFilter = _all_linears, flop_budget: float = 0.5, *,
                structure: str = "svd", correction_rank: int = 32, oversample: int = 8, power_iters: int = 0,
                n_tokens: int = 1024, blocks: int = 4, calib_inputs: Mapping[str, torch.Tensor] | None = None,
@@ -257,22 +245,6 @@ def apply_dyra(model: nn.Module, filter: LinearFilter = _all_linears, flop_budge
     Returns:
         :class:`DyRAModules` ``name -> DyRALinear`` (with ``remove_hooks()``).
     """
-    check_module(model)
-    check_callable("filter", filter)
-    check_fraction("flop_budget", flop_budget)
-    check_choice("structure", structure, tuple(s for s in STRUCTURES if s != "blockdiag"))
-    check_int("correction_rank", correction_rank, 1)
-    check_int("oversample", oversample, 0)
-    check_int("power_iters", power_iters, 0)
-    check_int("n_tokens", n_tokens, 1)
-    check_int("blocks", blocks, 1)
-    if calib_inputs is not None and not isinstance(calib_inputs, Mapping):
-        raise TypeError(f"calib_inputs must be a mapping name -> X (N, n) (from collect_linear_inputs), got "
-                        f"{type(calib_inputs).__name__}")
-    check_bool("static_fallback", static_fallback)
-    if not isinstance(mask_arg, str):
-        raise TypeError(f"mask_arg must be a str (the forward's mask keyword), got {mask_arg!r}")
-    check_int("mask_position", mask_position, 0)
     unknown = set(kw) - _DYRA_KW
     if unknown:
         raise TypeError(f"apply_dyra got unknown keyword arguments {sorted(unknown)}; DyRALinear takes "
@@ -288,7 +260,9 @@ def apply_dyra(model: nn.Module, filter: LinearFilter = _all_linears, flop_budge
         if needs_calib:
             if name not in calib_inputs:
                 raise ValueError(f"calib_inputs has no entry for layer {name!r}")
-            g = gram(check_tensor(f"calib_inputs[{name!r}]", calib_inputs[name], 2))
+            key = f"calib_inputs[{name!r}]"
+            check_arguments("apply_dyra", {key: Tensor("N D", dtype="float")}, {key: calib_inputs[name]})
+            g = gram(calib_inputs[name])
         k = min(correction_rank, min(m, n) - 1)
         while True:
             r = dyra_budget_rank(m, n, flop_budget, k, oversample=oversample, power_iters=power_iters,

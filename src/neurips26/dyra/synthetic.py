@@ -12,23 +12,19 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ._checks import check_int, check_number
+from ..constraints import Real, validate
+from ._checks import FLOAT_DTYPE, NONNEG_INT, POS_INT
 
 
+@validate(n=POS_INT, m=POS_INT, clusters=POS_INT, dim=POS_INT, tokens=POS_INT, alpha=Real(), noise=Real(low=0.0),
+          seed=NONNEG_INT, dtype=FLOAT_DTYPE)
 def clustered_layer(n: int = 128, m: int = 128, *, clusters: int = 4, dim: int = 8, tokens: int = 64,
                     alpha: float = 1.0, noise: float = 0.02, seed: int = 0,
                     dtype: torch.dtype = torch.float64) -> tuple[nn.Linear, torch.Tensor, torch.Tensor]:
     """``(layer, calib (clusters, tokens, n), test (clusters, tokens, n))``; calibration and test draw
     fresh tokens from the same clusters (sample c = cluster c)."""
-    for name, v in (("n", n), ("m", m), ("clusters", clusters), ("dim", dim), ("tokens", tokens)):
-        check_int(name, v, 1)
     if dim > n:
         raise ValueError(f"dim must be <= n = {n} (each cluster spans a dim-dimensional subspace), got {dim}")
-    check_number("alpha", alpha)
-    check_number("noise", noise, 0.0)
-    check_int("seed", seed, 0)
-    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
-        raise TypeError(f"dtype must be a floating torch.dtype, got {dtype!r}")
     g = torch.Generator().manual_seed(seed)
     U = torch.linalg.qr(torch.randn(m, m, generator=g, dtype=torch.float64)).Q
     V = torch.linalg.qr(torch.randn(n, n, generator=g, dtype=torch.float64)).Q
