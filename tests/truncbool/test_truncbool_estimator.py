@@ -246,7 +246,7 @@ def test_score_is_mean_pseudo_loglik_and_sklearn_contract():
 
 
 @pytest.mark.parametrize("X, kwargs, exc, match", [
-    (np.zeros(5), {}, ValueError, "2-D"),
+    (np.zeros(5), {}, ValueError, r"X must be an array \[M, N\]"),
     (np.full((3, 4), 2), {}, ValueError, "only 0 and 1"),
     (np.array([[0, np.nan, 0, 0]]), {}, ValueError, "finite"),
     (np.ones((4, 4)), {}, ValueError, "4 of 4 rows of X are outside S"),
@@ -259,7 +259,7 @@ def test_score_is_mean_pseudo_loglik_and_sklearn_contract():
     (np.zeros((4, 4)), {"block_order": 2, "pairs": np.array([[0, 0]])}, ValueError, "distinct"),
     (np.zeros((4, 4)), {"max_iter": 0}, ValueError, "max_iter"),
     (np.zeros((4, 4)), {"oracle": None}, TypeError, "oracle"),
-    ([["a", "b"]], {}, TypeError, "numeric"),
+    ([["a", "b"]], {}, TypeError, "X must be an array"),
 ])
 def test_bad_input(X, kwargs, exc, match):
     params = {"oracle": WeightBand(1)} | kwargs

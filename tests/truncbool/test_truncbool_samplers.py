@@ -125,7 +125,7 @@ def test_subcube_membership_loop():
 
 @pytest.mark.parametrize("call, exc, match", [
     (lambda: sample_truncated_product(np.zeros(5), WeightBand(2, n=4), 3), ValueError, "length 5"),
-    (lambda: sample_truncated_product(np.zeros((2, 2)), WeightBand(1), 3), ValueError, "1-D"),
+    (lambda: sample_truncated_product(np.zeros((2, 2)), WeightBand(1), 3), ValueError, r"z must be an array \[N\]"),
     (lambda: sample_truncated_product([0.0, np.nan], WeightBand(1), 3), ValueError, "finite"),
     (lambda: sample_truncated_product(np.zeros(3), WeightBand(1), -1), ValueError, "m must be"),
     (lambda: sample_truncated_product(np.zeros(3), WeightBand(1), 2, rng="x"), TypeError, "rng"),

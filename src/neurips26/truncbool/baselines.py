@@ -20,7 +20,7 @@ from scipy.special import expit
 
 from neurips26.constraints import Callable, Choice, Int, Optional, Real, check_arguments
 
-from .estimator import _check_positive
+from .estimator import POSITIVE
 from .pseudolikelihood import check_samples
 from .samplers import ENUM_MAX_N, RejectionLimitError, as_rng, enumerate_set, rejection_sample
 
@@ -57,7 +57,8 @@ class NaiveBooleanProduct:
 
     def fit(self, X: Any, y: Any = None) -> NaiveBooleanProduct:
         """Fit on ``X [m, n]`` in {0, 1}; returns ``self``."""
-        width = _check_positive(self.width_bound, "width_bound")
+        check_arguments("NaiveBooleanProduct", {"width_bound": POSITIVE}, {"width_bound": self.width_bound})
+        width = float(self.width_bound)
         Xb = _binary(X)
         self.natural_params_ = _clipped_logit(Xb.mean(axis=0), width)
         self.probs_ = expit(self.natural_params_)
@@ -264,12 +265,9 @@ class ExactTruncatedMLE:
 
     def fit(self, X: Any, y: Any = None) -> ExactTruncatedMLE:
         """Fit on ``X [m, n]`` (rows in S, ``n ≤ 20``); returns ``self``."""
-        if self.oracle is None or not callable(self.oracle):
-            raise TypeError(f"oracle must be a callable membership oracle, got {self.oracle!r}")
-        width = _check_positive(self.width_bound, "width_bound")
-        tol = _check_positive(self.tol, "tol")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int | np.integer) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
+        check_arguments("ExactTruncatedMLE", {"oracle": Callable(), "width_bound": POSITIVE, "tol": POSITIVE,
+                                              "max_iter": Int(low=1)}, self.get_params())
+        width, tol = float(self.width_bound), float(self.tol)
         Xb = check_samples(X, self.oracle)
         n = Xb.shape[1]
         if n > ENUM_MAX_N:

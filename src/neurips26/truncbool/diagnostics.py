@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 from scipy.special import log_expit, logsumexp
 
-from .oracles import _check_oracle, _flip_feasible, query
-from .samplers import _suffix_log_table, as_rng, check_params, sample_product, sample_truncated_product
+from ..constraints import Choice, Int, validate
+from .oracles import ORACLE, _flip_feasible, query
+from .samplers import RNG, _suffix_log_table, as_rng, check_params, sample_product, sample_truncated_product
 
 __all__ = ["fatness", "influence", "log_influence"]
 
@@ -35,15 +36,8 @@ METHODS = ("auto", "exact", "mc")
 EXACT_FATNESS_MAX_CELLS = 2 * 10**7  # auto: exact fatness while n² · states stays below this
 
 
-def _check_mc(n_mc: Any) -> int:
-    if isinstance(n_mc, bool) or not isinstance(n_mc, int | np.integer) or n_mc < 1:
-        raise ValueError(f"n_mc must be an int >= 1, got {n_mc!r}")
-    return int(n_mc)
-
-
-def _check_method(method: Any, oracle: Any) -> str:
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+def _check_method(method: str, oracle: Any) -> str:
+    """The method to run (``method`` is declared one of METHODS): ``"exact"`` needs an automaton."""
     has_dp = getattr(oracle, "automaton", None) is not None
     if method == "exact" and not has_dp:
         raise ValueError(f'method="exact" needs an oracle with an automaton (WeightBand, Parity, IntHalfspace), '
@@ -76,6 +70,7 @@ def _exact_terms(z: np.ndarray, oracle: Any, i: int) -> tuple[float, float]:
         return float(logsumexp(np.where(a0 != a1, logp, -np.inf))), float(logsumexp(np.where(a0 & a1, logp, -np.inf)))
 
 
+@validate(oracle=ORACLE, n_mc=Int(low=1), rng=RNG, method=Choice(*METHODS))
 def fatness(oracle: Any, z: Any, n_mc: int = 10_000, rng: Any = None, *, method: str = "auto") -> np.ndarray:
     """``α_i(S, z) = Pr_{x∼μ_{z,S}}[x^{⊕i} ∈ S]`` for every coordinate: ``float [n]`` in [0, 1].
 
@@ -83,9 +78,8 @@ def fatness(oracle: Any, z: Any, n_mc: int = 10_000, rng: Any = None, *, method:
     oracle has an automaton, else Monte Carlo on
     ``n_mc`` draws of ``μ_{z,S}`` (standard error ``≤ 0.5/sqrt(n_mc)``).
     """
-    _check_oracle(oracle)
     z = check_params(z, oracle)
-    n_mc = _check_mc(n_mc)
+    n_mc = int(n_mc)
     how = _check_method(method, oracle)
     gen = as_rng(rng)
     big = how == "exact" and z.size ** 2 * oracle.automaton(z.size).n_states > EXACT_FATNESS_MAX_CELLS
@@ -104,24 +98,26 @@ def fatness(oracle: Any, z: Any, n_mc: int = 10_000, rng: Any = None, *, method:
     return np.array([_flip_feasible(oracle, X, i).mean() for i in range(z.size)])
 
 
-def _check_index(i: Any, n: int) -> int:
-    if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < n:
+def _check_index(i: int, n: int) -> int:
+    """The upper bound of a coordinate index (declared an int >= 0): ``i < n``."""
+    if i >= n:
         raise ValueError(f"i must be a coordinate index in [0, {n}), got {i!r}")
     return int(i)
 
 
+@validate(oracle=ORACLE, i=Int(low=0))
 def log_influence(oracle: Any, z: Any, i: int) -> float:
     """``log Inf_i(1_S)`` exactly (natural log; ``-inf`` when flipping ``i`` never changes membership).
 
     Needs an oracle with an automaton; meaningful far below float range (``μ_z(S) = 1e-400`` is fine).
     """
-    _check_oracle(oracle)
     z = check_params(z, oracle)
     i = _check_index(i, z.size)
     _check_method("exact", oracle)
     return _exact_terms(z, oracle, i)[0]
 
 
+@validate(oracle=ORACLE, i=Int(low=0), n_mc=Int(low=1), rng=RNG, method=Choice(*METHODS))
 def influence(oracle: Any, z: Any, i: int, n_mc: int = 10_000, rng: Any = None, *, method: str = "auto") -> float:
     """``Inf_i(1_S) = Pr_{x∼μ_z}[1_S(x) ≠ 1_S(x^{⊕i})]`` under the untruncated product ``μ_z``.
 
@@ -129,10 +125,9 @@ def influence(oracle: Any, z: Any, i: int, n_mc: int = 10_000, rng: Any = None, 
     float range), else Monte Carlo on ``n_mc`` untruncated draws. A Monte Carlo run without a single
     disagreement is refused: NaN and a warning (it only shows ``Inf_i < 3/n_mc`` at 95 %).
     """
-    _check_oracle(oracle)
     z = check_params(z, oracle)
     i = _check_index(i, z.size)
-    n_mc = _check_mc(n_mc)
+    n_mc = int(n_mc)
     how = _check_method(method, oracle)
     gen = as_rng(rng)
     if how == "exact":

@@ -22,6 +22,8 @@ from sklearn.base import BaseEstimator
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted
 
+from ..constraints import Bool, Choice, Int, Real, check_arguments
+from .oracles import ORACLE
 from .pseudolikelihood import (
     _composite_stats,
     block_hessian,
@@ -35,7 +37,7 @@ from .pseudolikelihood import (
     projected_gd,
     singleton_closed_form,
 )
-from .samplers import _check_count, as_rng, log_mass, sample_product, sample_truncated_product
+from .samplers import COUNT, as_rng, log_mass, sample_product, sample_truncated_product
 
 __all__ = ["TruncatedBooleanProduct", "UnidentifiableWarning"]
 
@@ -49,15 +51,7 @@ class UnidentifiableWarning(UserWarning):
     slice, where only differences ``z_i - z_j`` are identified; standard errors are NaN there)."""
 
 
-def _check_positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
-        raise TypeError(f"{name} must be a positive number, got {type(value).__name__} {value!r}")
-    v = float(value)
-    if not np.isfinite(v) or v <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return v
-
-
+POSITIVE = Real(low=0.0, closed="neither")
 class TruncatedBooleanProduct(BaseEstimator):
     """Natural parameters of a Boolean product distribution from samples truncated to ``S``.
 
@@ -96,20 +90,16 @@ class TruncatedBooleanProduct(BaseEstimator):
         self.max_iter = max_iter
 
     # ------------------------------------------------------------------------------------------ checks
+    #: every parameter but ``pairs`` (checked by make_blocks), declared once (checked by ``fit`` first)
+    _constraints = {"oracle": ORACLE, "block_order": Int(low=1, high=2), "width_bound": POSITIVE,
+                    "solver": Choice(*SOLVERS), "tol": POSITIVE, "max_iter": Int(low=1)}
+
     def _validated(self) -> tuple[int, float, str, float, int]:
-        if self.oracle is None or not callable(self.oracle):
-            raise TypeError(f"oracle must be a callable membership oracle S(X) -> bool[m], got {self.oracle!r}")
-        if isinstance(self.block_order, bool) or self.block_order not in (1, 2):
-            raise ValueError(f"block_order must be 1 or 2, got {self.block_order!r}")
-        width = _check_positive(self.width_bound, "width_bound")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {SOLVERS}, got {self.solver!r}")
+        check_arguments("TruncatedBooleanProduct", self._constraints,
+                        {name: getattr(self, name) for name in self._constraints})
         if self.solver == "closed_form" and self.block_order != 1:
             raise ValueError('solver="closed_form" exists only for block_order=1; use "gd" or "lbfgs"')
-        tol = _check_positive(self.tol, "tol")
-        if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, int | np.integer) or self.max_iter < 1:
-            raise ValueError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
-        return int(self.block_order), width, self.solver, tol, int(self.max_iter)
+        return int(self.block_order), float(self.width_bound), self.solver, float(self.tol), int(self.max_iter)
 
     # ------------------------------------------------------------------------------------------ fit
     def fit(self, X: Any, y: Any = None) -> TruncatedBooleanProduct:
@@ -216,8 +206,7 @@ class TruncatedBooleanProduct(BaseEstimator):
     def _usable_params(self, truncated: bool) -> np.ndarray:
         """``ẑ`` for the model's law; refuses NaN coordinates (and, untruncated, flat directions)."""
         check_is_fitted(self)
-        if not isinstance(truncated, bool | np.bool_):
-            raise TypeError(f"truncated must be a bool, got {truncated!r}")
+        check_arguments("TruncatedBooleanProduct", {"truncated": Bool()}, {"truncated": truncated})
         if self.unidentifiable_.size:
             raise ValueError(f"coordinates {self.unidentifiable_[:20].tolist()} were not identified (NaN): the fitted "
                              "law is undefined there")
@@ -253,7 +242,8 @@ class TruncatedBooleanProduct(BaseEstimator):
         """``n_samples`` draws of the fitted ``μ_{ẑ,S}`` (exact DP where the oracle has one, else capped
         rejection) or of ``μ_ẑ``: ``int8 [n_samples, n]``."""
         z = self._usable_params(truncated)
-        m = _check_count(n_samples, "n_samples")
+        check_arguments("TruncatedBooleanProduct.sample", {"n_samples": COUNT}, {"n_samples": n_samples})
+        m = int(n_samples)
         rng = as_rng(random_state)
         return sample_truncated_product(z, self.oracle, m, rng=rng) if truncated else sample_product(z, m, rng=rng)
 
@@ -265,9 +255,9 @@ class TruncatedBooleanProduct(BaseEstimator):
         clipped coordinates (at ``±W``) are not trustworthy; rows of unidentified ones are NaN.
         """
         check_is_fitted(self)
-        lv = _check_positive(level, "level")
-        if lv >= 1:
-            raise ValueError(f"level must be in (0, 1), got {level!r}")
+        check_arguments("TruncatedBooleanProduct.confidence_intervals",
+                        {"level": Real(low=0.0, high=1.0, closed="neither")}, {"level": level})
+        lv = float(level)
         n = self.natural_params_.size
         alpha = (1 - lv) / (n if union else 1)
         q = norm.ppf(1 - alpha / 2)

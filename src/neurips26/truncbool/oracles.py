@@ -24,6 +24,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from .. import constraints
+from ..constraints import ArrayLike, Bool, Int, Optional, check_arguments, validate
+
 __all__ = [
     "MembershipOracle",
     "WeightBand",
@@ -47,12 +50,16 @@ class MembershipOracle(Protocol):
     def __call__(self, X: np.ndarray) -> np.ndarray: ...
 
 
+#: the declared constraints shared by the truncbool modules
+ORACLE = constraints.Callable()
+ROWS = ArrayLike("M N", finite=False)  # 0/1 rows [m, n]; the values are checked by _check_rows (NaN included)
+
+
 def _as_answer(ans: Any, m: int, who: str) -> np.ndarray:
     """Check an oracle's answer: ``bool [m]`` (or integers in {0, 1}); anything else is an error."""
+    name = f"the answer of the oracle {who} for {m} rows"
+    check_arguments("", {name: ArrayLike(f"{m}", finite=False)}, {name: ans})
     arr = np.asarray(ans)
-    if arr.shape != (m,):
-        raise ValueError(f"the oracle {who} must return an array of shape ({m},) for {m} rows, "
-                         f"got shape {arr.shape}")
     if arr.dtype == np.bool_:
         return arr
     if np.issubdtype(arr.dtype, np.integer) and np.all((arr == 0) | (arr == 1)):
@@ -61,25 +68,15 @@ def _as_answer(ans: Any, m: int, who: str) -> np.ndarray:
                      f"with values {np.unique(arr)[:5].tolist()}")
 
 
-def _check_rows(X: Any, name: str = "X") -> np.ndarray:
+def _check_rows(X: Any, name: str = "X", where: str = "") -> np.ndarray:
     """``X`` as an integer/bool array ``[m, n]`` holding only 0 and 1 (NaN, other values, strings refused)."""
-    if isinstance(X, str) or X is None:
-        raise TypeError(f"{name} must be a 2-D array [m, n] of 0/1 rows, got {type(X).__name__}")
+    check_arguments(where, {name: ROWS}, {name: X})
     arr = np.asarray(X)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"{name} must be a numeric or boolean array of 0/1 rows, got dtype {arr.dtype}")
-    if arr.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array [m, n] of 0/1 rows, got shape {arr.shape}")
     if not np.all((arr == 0) | (arr == 1)):
         bad = arr[~((arr == 0) | (arr == 1))]
         raise ValueError(f"{name} must hold only 0 and 1 (NaN refused), got values such as "
                          f"{np.unique(bad)[:5].tolist()}")
     return arr
-
-
-def _check_oracle(oracle: Any) -> None:
-    if oracle is None or not callable(oracle):
-        raise TypeError(f"oracle must be a callable membership oracle S(X) -> bool[m], got {oracle!r}")
 
 
 def query(oracle: Callable[[np.ndarray], Any], X: np.ndarray) -> np.ndarray:
@@ -88,15 +85,14 @@ def query(oracle: Callable[[np.ndarray], Any], X: np.ndarray) -> np.ndarray:
         return np.zeros(0, dtype=bool)
     return _as_answer(oracle(X), X.shape[0], repr(oracle))
 
-
+@validate(oracle=ORACLE, X=ROWS, i=Int(low=0))
 def flip_feasible(oracle: Callable[[np.ndarray], Any], X: np.ndarray, i: int) -> np.ndarray:
     """Whether ``x^{⊕i} ∈ S`` for every row of ``X [m, n]``: ``bool [m]``.
 
     Uses ``oracle.flip_feasible`` when the oracle has it, else one batched call on the flipped copy.
     """
-    _check_oracle(oracle)
-    arr = _check_rows(X)
-    if isinstance(i, bool) or not isinstance(i, int | np.integer) or not 0 <= i < arr.shape[1]:
+    arr = _check_rows(X, where="flip_feasible")
+    if i >= arr.shape[1]:
         raise ValueError(f"i must be a coordinate index in [0, {arr.shape[1]}), got {i!r}")
     return _flip_feasible(oracle, arr.astype(np.int8), int(i))
 
@@ -110,7 +106,7 @@ def _flip_feasible(oracle: Callable[[np.ndarray], Any], X: np.ndarray, i: int) -
     Y[:, i] ^= 1
     return query(oracle, Y)
 
-
+@validate(oracle=ORACLE, X=ROWS, block=ArrayLike("K", dtype="integer"))
 def block_completions(oracle: Callable[[np.ndarray], Any], X: np.ndarray, block: Sequence[int]) -> np.ndarray:
     """Feasible completions ``C_B(x) = {c ∈ {0,1}^B : (c, x_{-B}) ∈ S}`` of every row: ``bool [m, 2^|B|]``.
 
@@ -118,12 +114,9 @@ def block_completions(oracle: Callable[[np.ndarray], Any], X: np.ndarray, block:
     observed assignment of a row of ``S`` is always feasible. Costs ``2^|B| - 1`` membership queries per
     row (the observed one is known); structured oracles answer from their statistic.
     """
-    _check_oracle(oracle)
-    arr = _check_rows(X)
-    idx = np.asarray(block) if not isinstance(block, str) else None
-    if idx is None or idx.ndim != 1 or idx.size == 0 or not (np.issubdtype(idx.dtype, np.integer)):
-        raise ValueError(f"block must be a non-empty 1-D sequence of coordinate indices, got {block!r}")
-    if idx.min() < 0 or idx.max() >= arr.shape[1] or np.unique(idx).size != idx.size or idx.size > 8:
+    arr = _check_rows(X, where="block_completions")
+    idx = np.asarray(block)
+    if idx.size == 0 or idx.min() < 0 or idx.max() >= arr.shape[1] or np.unique(idx).size != idx.size or idx.size > 8:
         raise ValueError(f"block must hold at most 8 distinct indices in [0, {arr.shape[1]}), got {idx.tolist()}")
     return _block_completions(oracle, arr.astype(np.int8), [int(j) for j in idx])
 
@@ -132,11 +125,10 @@ def _block_completions(oracle: Callable[[np.ndarray], Any], X: np.ndarray, block
     """:func:`block_completions` on already checked ``X`` (``int8`` 0/1) and ``block``."""
     fast = getattr(oracle, "block_completions", None)
     if fast is not None:
-        out = np.asarray(fast(X, block))
-        if out.shape != (X.shape[0], 2 ** len(block)) or out.dtype != np.bool_:
-            raise ValueError(f"{oracle!r}.block_completions must return bool [{X.shape[0]}, {2 ** len(block)}], "
-                             f"got {out.dtype} {out.shape}")
-        return out
+        out = fast(X, block)
+        name = f"the answer of {oracle!r}.block_completions"
+        check_arguments("", {name: ArrayLike(f"{X.shape[0]} {2 ** len(block)}", dtype="bool")}, {name: out})
+        return np.asarray(out)
     b = len(block)
     out = np.zeros((X.shape[0], 2 ** b), dtype=bool)
     observed = _observed_code(X, block)
@@ -179,8 +171,7 @@ class _LinearStatOracle:
 
     def _weights(self, X: np.ndarray) -> np.ndarray:
         """``a [n]`` for this ``X``, after checking that ``X`` is ``[m, n]``."""
-        if X.ndim != 2 or X.shape[1] != self.a.size:
-            raise ValueError(f"{self!r} is defined on n = {self.a.size} coordinates, got X of shape {X.shape}")
+        check_arguments(repr(self), {"X": ArrayLike(f"_ {self.a.size}", finite=False)}, {"X": X})
         return self.a
 
     def _ok(self, s: np.ndarray) -> np.ndarray:
@@ -219,12 +210,6 @@ class _LinearStatOracle:
         return out
 
 
-def _check_n(n: Any, name: str = "n") -> int:
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {n!r}")
-    return int(n)
-
-
 class WeightBand(_LinearStatOracle):
     """``S_k = {x ∈ {0,1}^n : |x| ≤ k}`` (Hamming weight at most ``k``).
 
@@ -234,19 +219,18 @@ class WeightBand(_LinearStatOracle):
             and takes it from ``z``).
     """
 
+    @validate(k=Int(low=0), n=Optional(Int(low=1)))
     def __init__(self, k: int, n: int | None = None):
-        if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 0:
-            raise ValueError(f"k must be an int >= 0, got {k!r}")
         self.k = int(k)
-        self.n = None if n is None else _check_n(n)
+        self.n = None if n is None else int(n)
 
     def __repr__(self) -> str:
         return f"WeightBand(k={self.k}" + ("" if self.n is None else f", n={self.n}") + ")"
 
     def _weights(self, X: np.ndarray) -> np.ndarray:
         """``a = 1 [n]``; ``n`` is ``X``'s width unless the oracle was given one."""
-        if X.ndim != 2 or (self.n is not None and X.shape[1] != self.n):
-            raise ValueError(f"{self!r} needs X of shape [m, {self.n or 'n'}], got {X.shape}")
+        check_arguments(repr(self), {"X": ArrayLike("_ _" if self.n is None else f"_ {self.n}", finite=False)},
+                        {"X": X})
         return np.ones(X.shape[1], dtype=np.int64)
 
     def _ok(self, s: np.ndarray) -> np.ndarray:
@@ -269,11 +253,10 @@ class Parity(_LinearStatOracle):
         n: the dimension (optional, as for :class:`WeightBand`).
     """
 
+    @validate(even=Bool(), n=Optional(Int(low=1)))
     def __init__(self, even: bool = True, n: int | None = None):
-        if not isinstance(even, bool | np.bool_):
-            raise TypeError(f"even must be a bool, got {even!r}")
         self.even = bool(even)
-        self.n = None if n is None else _check_n(n)
+        self.n = None if n is None else int(n)
 
     def __repr__(self) -> str:
         return f"Parity(even={self.even}" + ("" if self.n is None else f", n={self.n}") + ")"
@@ -300,16 +283,15 @@ class IntHalfspace(_LinearStatOracle):
         b: the integer threshold.
     """
 
+    @validate(a=ArrayLike("N"), b=Int())
     def __init__(self, a: Any, b: int):
         arr = np.asarray(a)
-        if arr.ndim != 1 or arr.size == 0:
+        if arr.size == 0:
             raise ValueError(f"a must be a non-empty 1-D array of integers, got shape {arr.shape}")
         if not np.issubdtype(arr.dtype, np.integer):
-            whole = np.issubdtype(arr.dtype, np.floating) and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))
+            whole = np.issubdtype(arr.dtype, np.floating) and np.all(arr == np.round(arr))
             if not whole:
                 raise ValueError(f"a must hold integers, got dtype {arr.dtype}: {arr[:5].tolist()}")
-        if isinstance(b, bool) or not isinstance(b, int | np.integer):
-            raise ValueError(f"b must be an int, got {b!r}")
         self.a = arr.astype(np.int64)
         self.b = int(b)
         self.n = self.a.size
@@ -375,9 +357,8 @@ class SubcubeUnion:
         return f"SubcubeUnion({pats})"
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
+        check_arguments(repr(self), {"X": ArrayLike(f"_ {self.n}", finite=False)}, {"X": X})
         X = _check_rows(X)
-        if X.shape[1] != self.n:
-            raise ValueError(f"{self!r} needs X of shape [m, {self.n}], got {X.shape}")
         fixed = self.patterns >= 0  # [c, n]
         # x ∈ cube  ⟺  x_j = p_j on every fixed coordinate j
         hit = ((X[:, None, :] == self.patterns[None]) | ~fixed[None]).all(axis=2)  # [m, c]
@@ -392,9 +373,8 @@ class CallableOracle:
         name: shown in error messages.
     """
 
+    @validate(fn=constraints.Callable())
     def __init__(self, fn: Callable[[np.ndarray], Any], name: str | None = None):
-        if not callable(fn):
-            raise TypeError(f"fn must be callable, got {type(fn).__name__}")
         self.fn = fn
         self.name = name or getattr(fn, "__name__", "fn")
 

@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from .oracles import _block_completions, _check_oracle, _flip_feasible, _observed_code, query
+from ..constraints import ArrayLike, Instance, Int, check_arguments, validate
+from .oracles import ORACLE, _block_completions, _flip_feasible, _observed_code, query
 
 __all__ = ["BlockStats", "Identifiability", "composite_stats", "composite_loss", "composite_grad", "make_blocks",
            "identifiability", "projected_gd", "lbfgs_box", "check_samples", "PAIRS_ALL_MAX_N"]
@@ -39,17 +40,16 @@ PAIRS_ALL_MAX_N = 64
 _CHUNK_CELLS = 1 << 22  # rows per chunk · n, bounds the memory of flipped copies
 
 
-def check_samples(X: Any, oracle: Any, name: str = "X") -> np.ndarray:
+#: samples [m, n] (finite; the 0/1 values and membership in S are checked by :func:`check_samples`)
+SAMPLES = ArrayLike("M N")
+
+
+def check_samples(X: Any, oracle: Any, name: str = "X", where: str = "") -> np.ndarray:
     """``X`` as ``int8 [m, n]``: 2-D, values exactly 0/1, every row in S (else ValueError saying how many)."""
-    if isinstance(X, str) or X is None:
-        raise TypeError(f"{name} must be a 2-D array of 0/1 samples, got {type(X).__name__}")
+    check_arguments(where, {name: SAMPLES}, {name: X})
     arr = np.asarray(X)
-    if arr.dtype == object or not (np.issubdtype(arr.dtype, np.number) or arr.dtype == np.bool_):
-        raise TypeError(f"{name} must be a numeric or boolean array of 0/1 samples, got dtype {arr.dtype}")
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] == 0:
+    if arr.shape[0] == 0 or arr.shape[1] == 0:
         raise ValueError(f"{name} must be a non-empty 2-D array [m, n] of 0/1 samples, got shape {arr.shape}")
-    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {int((~np.isfinite(arr)).sum())} non-finite entries")
     if not np.all((arr == 0) | (arr == 1)):
         bad = arr[(arr != 0) & (arr != 1)]
         raise ValueError(f"{name} must hold only 0 and 1 ({{0,1}} encoding), got values such as "
@@ -70,12 +70,9 @@ def _chunk(n: int) -> int:
     return max(1, _CHUNK_CELLS // max(n, 1))
 
 
+@validate(n=Int(low=1), block_order=Int(low=1, high=2))
 def make_blocks(n: int, block_order: int, pairs: Any = "cyclic") -> np.ndarray:
     """The blocks 𝔅 as ``int [B, r]``: singletons, cyclic pairs ``(i, i+1 mod n)``, all pairs, or given pairs."""
-    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
-        raise ValueError(f"n must be an int >= 1 (the number of coordinates), got {n!r}")
-    if isinstance(block_order, bool) or block_order not in (1, 2):
-        raise ValueError(f"block_order must be 1 or 2, got {block_order!r}")
     if block_order == 1:
         return np.arange(n)[:, None]
     if n < 2:
@@ -91,10 +88,9 @@ def make_blocks(n: int, block_order: int, pairs: Any = "cyclic") -> np.ndarray:
                                  "an explicit [B, 2] array of pairs")
             return np.array(list(itertools.combinations(range(n), 2)), dtype=np.int64)
         raise ValueError(f'pairs must be "cyclic", "all" or an int array [B, 2], got {pairs!r}')
+    check_arguments("make_blocks", {"pairs": ArrayLike("B 2", dtype="integer")}, {"pairs": pairs})
     arr = np.asarray(pairs)
-    if arr.ndim != 2 or arr.shape[1] != 2 or arr.shape[0] == 0 or not np.issubdtype(arr.dtype, np.integer):
-        raise ValueError(f"explicit pairs must be a non-empty int array [B, 2], got {arr.dtype} {arr.shape}")
-    if arr.min() < 0 or arr.max() >= n or np.any(arr[:, 0] == arr[:, 1]):
+    if arr.shape[0] == 0 or arr.min() < 0 or arr.max() >= n or np.any(arr[:, 0] == arr[:, 1]):
         raise ValueError(f"pairs must hold two distinct indices in [0, {n}), got {arr[:5].tolist()} ...")
     return arr.astype(np.int64)
 
@@ -133,22 +129,20 @@ class BlockStats:
         return self.blocks.shape[1]
 
 
+@validate(oracle=ORACLE, blocks=ArrayLike("B R", dtype="integer"), keep_codes_max=Int(low=0))
 def composite_stats(X: np.ndarray, oracle: Any, blocks: np.ndarray, *, keep_codes_max: int = 1 << 24) -> BlockStats:
     """One pass over ``X [m, n]`` (0/1 rows in S): counts of (pattern, observed) per block.
 
     ``blocks`` is ``int [B, r]`` with ``r ∈ {1, 2}`` (see :func:`make_blocks`). Every input is checked
     first; the estimator calls the unchecked :func:`_composite_stats` on what it has already checked.
     """
-    _check_oracle(oracle)
-    Xb = check_samples(X, oracle)
+    Xb = check_samples(X, oracle, where="composite_stats")
     arr = np.asarray(blocks)
-    if arr.ndim != 2 or arr.shape[0] == 0 or arr.shape[1] not in (1, 2) or not np.issubdtype(arr.dtype, np.integer):
+    if arr.shape[0] == 0 or arr.shape[1] not in (1, 2):
         raise ValueError(f"blocks must be a non-empty int array [B, r] with r in {{1, 2}}, got {arr.dtype} {arr.shape}")
     if arr.min() < 0 or arr.max() >= Xb.shape[1] or (arr.shape[1] == 2 and np.any(arr[:, 0] == arr[:, 1])):
         raise ValueError(f"blocks must hold distinct coordinate indices in [0, {Xb.shape[1]}) per block, got "
                          f"{arr[:5].tolist()} ...")
-    if isinstance(keep_codes_max, bool) or not isinstance(keep_codes_max, int | np.integer) or keep_codes_max < 0:
-        raise ValueError(f"keep_codes_max must be an int >= 0, got {keep_codes_max!r}")
     return _composite_stats(Xb, oracle, arr.astype(np.int64), keep_codes_max=int(keep_codes_max))
 
 
@@ -227,26 +221,21 @@ def _pattern_softmax(e: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.
     return pats, logZ, w / zsum
 
 
-def _check_z_stats(z: Any, stats: Any) -> np.ndarray:
-    if not isinstance(stats, BlockStats):
-        raise TypeError(f"stats must be the BlockStats of composite_stats, got {type(stats).__name__}")
-    arr = np.asarray(z, dtype=np.float64) if not isinstance(z, str) else None
-    if arr is None or arr.shape != (stats.n,):
-        raise ValueError(f"z must be a 1-D array of {stats.n} natural parameters, got "
-                         f"{'a string' if arr is None else f'shape {arr.shape}'}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"z must be finite, got {int((~np.isfinite(arr)).sum())} non-finite entries")
-    return arr
+def _check_z_stats(z: Any, stats: Any, where: str) -> np.ndarray:
+    """``z`` as ``float64 [n]`` for the ``n`` of ``stats`` (finite), after checking ``stats``."""
+    check_arguments(where, {"stats": Instance(BlockStats, "the BlockStats of composite_stats")}, {"stats": stats})
+    check_arguments(where, {"z": ArrayLike(f"{stats.n}")}, {"z": z})
+    return np.asarray(z, dtype=np.float64)
 
 
 def composite_loss(z: np.ndarray, stats: BlockStats) -> float:
     """``ℓ̂(z)`` (nats per sample) from the counts: ``Σ_{b,P,o} counts[b,P,o] (log Z_{b,P} - e_{b,o}) / m``."""
-    return _loss(_check_z_stats(z, stats), stats)
+    return _loss(_check_z_stats(z, stats, "composite_loss"), stats)
 
 
 def composite_grad(z: np.ndarray, stats: BlockStats) -> np.ndarray:
     """``∇ℓ̂(z) [n]`` (see :func:`_grad`), after checking ``z`` and ``stats``."""
-    return _grad(_check_z_stats(z, stats), stats)
+    return _grad(_check_z_stats(z, stats, "composite_grad"), stats)
 
 
 def _loss(z: np.ndarray, stats: BlockStats) -> float:

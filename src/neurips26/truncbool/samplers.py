@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 from scipy.special import expit, log_expit
 
-from .oracles import _check_oracle, query
+from ..constraints import AnyOf, ArrayLike, Instance, Int, Optional, check_arguments, validate
+from .oracles import ORACLE, query
 
 __all__ = ["sample_truncated_product", "sample_product", "log_mass", "enumerate_set", "truncated_pmf",
            "RejectionLimitError", "as_rng"]
@@ -37,33 +38,29 @@ class RejectionLimitError(RuntimeError):
     """Rejection sampling reached its cap on tries (``max_tries``) before collecting the draws asked for."""
 
 
+#: a random state: None, an int seed or a numpy Generator
+RNG = Optional(AnyOf(Instance(np.random.Generator, "a numpy Generator"), Int()))
+
+
 def as_rng(rng: Any) -> np.random.Generator:
     """``None`` / an int seed / a ``Generator`` -> a ``Generator``."""
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is None or (isinstance(rng, int | np.integer) and not isinstance(rng, bool)):
-        return np.random.default_rng(rng)
-    raise TypeError(f"rng must be None, an int seed or a numpy Generator, got {type(rng).__name__}")
+    check_arguments("", {"rng": RNG}, {"rng": rng})
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 def check_params(z: Any, oracle: Any = None, name: str = "z") -> np.ndarray:
     """Natural parameters as ``float64 [n]``: 1-D, finite, the oracle's length when it has one."""
-    arr = np.asarray(z, dtype=np.float64) if not isinstance(z, str) else None
-    if arr is None or arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D array of natural parameters, got "
-                         f"{'a string' if arr is None else f'shape {arr.shape}'}")
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got {int((~np.isfinite(arr)).sum())} non-finite entries")
+    check_arguments("", {name: ArrayLike("N")}, {name: z})
+    arr = np.asarray(z, dtype=np.float64)
+    if arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array of natural parameters, got shape {arr.shape}")
     n_or = getattr(oracle, "n", None)
     if n_or is not None and n_or != arr.size:
         raise ValueError(f"{name} has length {arr.size} but the oracle {oracle!r} is defined on n = {n_or}")
     return arr
 
 
-def _check_count(m: Any, name: str) -> int:
-    if isinstance(m, bool) or not isinstance(m, int | np.integer) or m < 0:
-        raise ValueError(f"{name} must be an int >= 0, got {m!r}")
-    return int(m)
+COUNT = Int(low=0)
 
 
 def _suffix_log_table(z: np.ndarray, automaton) -> np.ndarray:
@@ -97,10 +94,11 @@ def _dp_sample(z: np.ndarray, automaton, m: int, rng: np.random.Generator) -> np
     return X
 
 
+@validate(m=COUNT)
 def sample_product(z: Any, m: int, *, rng: Any = None) -> np.ndarray:
     """``m`` i.i.d. draws from the untruncated product ``μ_z``: ``int8 [m, n]``."""
     z = check_params(z)
-    m = _check_count(m, "m")
+    m = int(m)
     return (as_rng(rng).random((m, z.size)) < expit(z)).astype(np.int8)
 
 
@@ -137,6 +135,7 @@ def rejection_sample(z: np.ndarray, oracle: Any, m: int, rng: np.random.Generato
     return np.concatenate(kept, axis=0), tries
 
 
+@validate(oracle=ORACLE, m=COUNT, max_tries=COUNT)
 def sample_truncated_product(z: Any, oracle: Any, m: int, *, rng: Any = None,
                              max_tries: int = 10**6) -> np.ndarray:
     """``m`` i.i.d. draws from ``μ_{z,S}``: ``int8 [m, n]`` with every row in ``S``.
@@ -151,10 +150,8 @@ def sample_truncated_product(z: Any, oracle: Any, m: int, *, rng: Any = None,
         rng: seed or ``numpy.random.Generator``.
         max_tries: cap on candidate rows for rejection sampling (:class:`RejectionLimitError` beyond it).
     """
-    _check_oracle(oracle)
     z = check_params(z, oracle)
-    m = _check_count(m, "m")
-    max_tries = _check_count(max_tries, "max_tries")
+    m, max_tries = int(m), int(max_tries)
     gen = as_rng(rng)
     automaton = getattr(oracle, "automaton", None)
     if automaton is not None:
@@ -162,12 +159,10 @@ def sample_truncated_product(z: Any, oracle: Any, m: int, *, rng: Any = None,
     return rejection_sample(z, oracle, m, gen, max_tries)[0]
 
 
+@validate(oracle=ORACLE, n=Int(low=1, high=ENUM_MAX_N))
 def enumerate_set(oracle: Any, n: int) -> np.ndarray:
     """All points of ``S ⊆ {0,1}^n`` (``n ≤ 20``) as ``int8 [|S|, n]``, in lexicographic order."""
-    _check_oracle(oracle)
-    n = _check_count(n, "n")
-    if not 1 <= n <= ENUM_MAX_N:
-        raise ValueError(f"enumeration needs 1 <= n <= {ENUM_MAX_N}, got n = {n}")
+    n = int(n)
     idx = np.arange(2 ** n, dtype=np.int64)
     cube = ((idx[:, None] >> np.arange(n - 1, -1, -1)) & 1).astype(np.int8)  # [2^n, n]
     keep = np.concatenate([query(oracle, cube[s: s + 65536]) for s in range(0, cube.shape[0], 65536)])
