@@ -46,7 +46,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ..constraints import Bool, Callable as CallableC, Choice, Instance, validate
+from ..constraints import Bool, Choice, Instance, validate
+from ..constraints import Callable as CallableC
 
 __all__ = ["DISTRIBUTED", "DataParallel", "data_parallel", "world"]
 
