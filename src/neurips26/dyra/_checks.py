@@ -13,8 +13,8 @@ from ..constraints import Choice, Instance, Int, Real, Tensor, check_arguments
 POS_INT = Int(low=1)
 NONNEG_INT = Int(low=0)
 FRACTION = Real(low=0.0, high=1.0, closed="neither")
-MODULE = Instance(nn.Module, "a torch.nn.Module")
-LINEAR = Instance(nn.Linear, "a torch.nn.Linear")
+MODULE = Instance(nn.Module, "torch.nn.Module")
+LINEAR = Instance(nn.Linear, "torch.nn.Linear")
 FLOAT_DTYPE = Choice(torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 

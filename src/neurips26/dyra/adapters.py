@@ -81,7 +81,7 @@ class DyRAConfig:
         return asdict(self)
 
     @classmethod
-    @validate(d=Instance(dict, "a dict (a DyRA config)"))
+    @validate(d=Instance(dict, "dict (a DyRA config)"))
     def from_dict(cls, d: dict[str, Any]) -> DyRAConfig:
         known = {f.name for f in fields(cls)}
         unknown = set(d) - known
@@ -90,7 +90,7 @@ class DyRAConfig:
         return cls(**d)
 
 
-@validate(model=MODULE, config=Instance(DyRAConfig, "a DyRAConfig"))
+@validate(model=MODULE, config=Instance(DyRAConfig, "DyRAConfig"))
 def get_dyra_model(model: nn.Module, config: DyRAConfig,
                    calib_inputs: dict[str, torch.Tensor] | None = None) -> DyRAModules:
     """Swap the linears ``config`` targets for :class:`DyRALinear` in place (``peft.get_peft_model``'s role);
@@ -137,7 +137,7 @@ def _layer_meta(mod: DyRALinear) -> dict[str, Any]:
     return meta
 
 
-@validate(model=MODULE, config=Optional(Instance(DyRAConfig, "a DyRAConfig")))
+@validate(model=MODULE, config=Optional(Instance(DyRAConfig, "DyRAConfig")))
 def save_dyra(model: nn.Module, directory: str | Path, config: DyRAConfig | None = None) -> Path:
     """Write ``dyra.safetensors`` (every DyRA layer's tensors) and ``dyra_config.json`` (``config`` plus each
     layer's shapes and settings) into ``directory`` (created). Returns the directory."""

@@ -104,7 +104,7 @@ def _qr_dtype(dtype: torch.dtype) -> torch.dtype:
 
 
 @validate(X=Tensor("N D", dtype="float"), Ws_apply=Callable(), E=Tensor("M D"), k=POS_INT, p=NONNEG_INT,
-          q=NONNEG_INT, generator=Optional(Instance(torch.Generator, "a torch.Generator")),
+          q=NONNEG_INT, generator=Optional(Instance(torch.Generator, "torch.Generator")),
           omega=Optional(Tensor("N L", dtype="float")))
 def dyra_matmul(X: torch.Tensor, Ws_apply, E: torch.Tensor, k: int, p: int = 8, q: int = 0,
                 generator: torch.Generator | None = None, omega: torch.Tensor | None = None) -> torch.Tensor:
@@ -141,7 +141,7 @@ def dyra_matmul(X: torch.Tensor, Ws_apply, E: torch.Tensor, k: int, p: int = 8, 
 
 
 # ---------------------------------------------------------------------------------- static
-_STRUCTURED = Instance(StructuredLinear, "a StructuredLinear")
+_STRUCTURED = Instance(StructuredLinear, "StructuredLinear")
 
 
 class StaticResidualCorrection(nn.Module):
@@ -233,7 +233,7 @@ class DyRALinear(nn.Module):
 
     @validate(structured=_STRUCTURED, rank=POS_INT, oversample=NONNEG_INT, power_iters=NONNEG_INT,
               group=Choice(*GROUPS), sketch=Choice(*SKETCHES), seed=NONNEG_INT, residual_dtype=FLOAT_DTYPE,
-              fallback=Optional(Instance(StaticResidualCorrection, "a StaticResidualCorrection")))
+              fallback=Optional(Instance(StaticResidualCorrection, "StaticResidualCorrection")))
     def __init__(self, dense: nn.Linear, structured: StructuredLinear, rank: int = 32, oversample: int = 8,
                  power_iters: int = 0, group: str = "batch", sketch: str = "gaussian", seed: int = 0,
                  residual_dtype: torch.dtype = torch.bfloat16,

@@ -107,7 +107,7 @@ def _batch_mask(batch: Any, mask_arg: str) -> torch.Tensor | None:
 
 
 @torch.no_grad()
-@validate(model=MODULE, max_tokens=POS_INT, filter=c.Callable(), mask_arg=Instance(str, "a str (the mask keyword)"))
+@validate(model=MODULE, max_tokens=POS_INT, filter=c.Callable(), mask_arg=Instance(str, "str (the mask keyword)"))
 def collect_linear_inputs(model: nn.Module, batches: Iterable[Any], max_tokens: int = 8192,
                           filter: LinearFilter = _all_linears, *,
                           mask_arg: str = "attention_mask") -> dict[str, torch.Tensor]:
@@ -221,8 +221,8 @@ _DYRA_KW = {"group", "sketch", "seed", "residual_dtype"}
 
 @validate(model=MODULE, filter=c.Callable(), flop_budget=FRACTION, structure=Choice(*_APPLY_STRUCTURES),
           correction_rank=POS_INT, oversample=NONNEG_INT, power_iters=NONNEG_INT, n_tokens=POS_INT, blocks=POS_INT,
-          calib_inputs=Optional(Instance(Mapping, "a mapping name -> X (N, n) (from collect_linear_inputs)")),
-          static_fallback=Bool(), mask_arg=Instance(str, "a str (the forward's mask keyword)"),
+          calib_inputs=Optional(Instance(Mapping, "mapping name -> X (N, n) (from collect_linear_inputs)")),
+          static_fallback=Bool(), mask_arg=Instance(str, "str (the forward's mask keyword)"),
           mask_position=NONNEG_INT)
 def apply_dyra(model: nn.Module, filter: LinearFilter = _all_linears, flop_budget: float = 0.5, *,
                structure: str = "svd", correction_rank: int = 32, oversample: int = 8, power_iters: int = 0,

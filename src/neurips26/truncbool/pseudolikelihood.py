@@ -223,7 +223,7 @@ def _pattern_softmax(e: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray, np.
 
 def _check_z_stats(z: Any, stats: Any, where: str) -> np.ndarray:
     """``z`` as ``float64 [n]`` for the ``n`` of ``stats`` (finite), after checking ``stats``."""
-    check_arguments(where, {"stats": Instance(BlockStats, "the BlockStats of composite_stats")}, {"stats": stats})
+    check_arguments(where, {"stats": Instance(BlockStats, "BlockStats (from composite_stats)")}, {"stats": stats})
     check_arguments(where, {"z": ArrayLike(f"{stats.n}")}, {"z": z})
     return np.asarray(z, dtype=np.float64)
 

@@ -39,7 +39,7 @@ class RejectionLimitError(RuntimeError):
 
 
 #: a random state: None, an int seed or a numpy Generator
-RNG = Optional(AnyOf(Instance(np.random.Generator, "a numpy Generator"), Int()))
+RNG = Optional(AnyOf(Instance(np.random.Generator, "numpy Generator"), Int()))
 
 
 def as_rng(rng: Any) -> np.random.Generator:
