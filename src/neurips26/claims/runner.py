@@ -128,21 +128,6 @@ def _failed_claim(claim: Claim, failure: Failure, evidence: Evidence | None = No
                          preconditions=preconditions, error=failure.text, traceback_text=failure.traceback)
 
 
-def _is_data_miss(exc: BaseException) -> bool:
-    try:
-        from neurips26.data import DatasetNotFoundError
-    except ImportError:  # a broken data package must not hide the claim's own error
-        return False
-    return isinstance(exc, DatasetNotFoundError)
-
-
-def _measure(fn: Any, what: str, ctx: CheckContext) -> Evidence:
-    evidence = fn(ctx)
-    if not isinstance(evidence, Evidence):
-        raise TypeError(f"measure of {what} must return an Evidence, got {type(evidence).__name__}")
-    return evidence
-
-
 def _precondition_record(pre: Precondition, evidence: Evidence | None, verdict: Verdict | None,
                          error: str | None = None) -> dict[str, Any]:
     return {"name": pre.name, "criterion": pre.criterion, "measured": _evidence_record(evidence),
@@ -173,22 +158,12 @@ def _qualify(claim: Claim, evidence: Evidence, verdict: Verdict, preconditions: 
     return verdict
 
 
-def _not_run_here(claim: Claim, ctx: CheckContext) -> dict[str, Any] | None:
-    """The record of a claim that this scale does not measure, or None when it is measured."""
-    # smoke exists to exercise every claim's pipeline (CI runs it), so it measures claims that are decided
-    # only at larger scales too, and leaves them inconclusive (GPU-only claims excepted: they need CUDA).
-    exercised = ctx.scale == "smoke" and set(claim.scales) != {"gpu"}
-    if ctx.scale not in claim.scales and not exercised:
-        return _claim_record(claim, None, Verdict(
-            "inconclusive", f"not decided at scale {ctx.scale!r} (decided at {', '.join(claim.scales)})"))
-    return None
-
-
 def decide_measured(claim: Claim, measured: Measured, ctx: CheckContext) -> dict[str, Any]:
     """Decide one claim from its measurements (:func:`~neurips26.claims.seeds.measure_claim`, on one seed list
     or merged from seed tasks); every exception of a rule stays inside this claim."""
-    if measured.final is not None:
-        return measured.final
+    if measured.not_run:
+        return _claim_record(claim, None, Verdict(
+            "inconclusive", f"not decided at scale {ctx.scale!r} (decided at {', '.join(claim.scales)})"))
     preconditions = []
     for pre, (evidence, failure) in zip(claim.preconditions, measured.preconditions, strict=False):
         if failure is not None and failure.data_miss:

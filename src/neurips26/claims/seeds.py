@@ -23,7 +23,7 @@ from typing import Any
 from .spec import CheckContext, Claim, Evidence, Paper
 
 __all__ = ["Failure", "Measured", "SeedMeasurements", "SeedMergeError", "measure_claim", "measure_seed",
-           "merge_evidence", "merge_seeds"]
+           "merge_evidence", "merge_seeds", "runs_here"]
 
 
 class SeedMergeError(ValueError):
@@ -43,23 +43,41 @@ class Failure:
 
     @classmethod
     def of(cls, exc: BaseException) -> Failure:
-        from .runner import _is_data_miss
-
         return cls(text=f"{type(exc).__name__}: {exc}", message=str(exc),
                    traceback="".join(traceback.format_exception(type(exc), exc, exc.__traceback__)),
                    data_miss=_is_data_miss(exc), fix=getattr(exc, "fix", None))
 
 
+def _is_data_miss(exc: BaseException) -> bool:
+    try:
+        from neurips26.data import DatasetNotFoundError
+    except ImportError:  # a broken data package must not hide the claim's own error
+        return False
+    return isinstance(exc, DatasetNotFoundError)
+
+
+def _measure(fn: Any, what: str, ctx: CheckContext) -> Evidence:
+    evidence = fn(ctx)
+    if not isinstance(evidence, Evidence):
+        raise TypeError(f"measure of {what} must return an Evidence, got {type(evidence).__name__}")
+    return evidence
+
+
+def runs_here(claim: Claim, scale: str) -> bool:
+    """Whether ``scale`` measures ``claim``: its decided scales, and smoke for every claim but GPU-only ones
+    (smoke exists to exercise every claim's pipeline, CI runs it; such claims stay inconclusive there)."""
+    return scale in claim.scales or (scale == "smoke" and set(claim.scales) != {"gpu"})
+
+
 @dataclass
 class Measured:
-    """One claim's measurements before any decision: each precondition's evidence (or failure), then the claim's.
-
-    ``final`` is a record already decided without measuring (the claim is not run at this scale)."""
+    """One claim's measurements before any decision: each precondition's evidence (or failure), then the claim's;
+    ``not_run``: this scale does not measure the claim (:func:`runs_here`)."""
 
     preconditions: list[tuple[Evidence | None, Failure | None]] = field(default_factory=list)
     evidence: Evidence | None = None
     failure: Failure | None = None
-    final: dict[str, Any] | None = None
+    not_run: bool = False
 
 
 @dataclass
@@ -80,11 +98,8 @@ def measure_claim(claim: Claim, ctx: CheckContext) -> Measured:
 
     Mirrors the measuring half of the runner's claim evaluation: a precondition whose data is absent stops
     the claim (it will be skipped), any other failure is kept for the decision."""
-    from .runner import _measure, _not_run_here
-
-    final = _not_run_here(claim, ctx)
-    if final is not None:
-        return Measured(final=final)
+    if not runs_here(claim, ctx.scale):
+        return Measured(not_run=True)
     out = Measured()
     for pre in claim.preconditions:
         try:
@@ -145,7 +160,7 @@ def merge_evidence(parts: list[Evidence], what: str = "evidence") -> Evidence:
 def merge_seeds(claim: Claim, per_seed: list[Measured]) -> Measured:
     """One claim's measurements on all seeds from each seed's (seed order): the first seed's failure wins (with
     its seed named), evidence is merged with :func:`merge_evidence`."""
-    if per_seed[0].final is not None:  # not run at this scale: the same on every seed
+    if per_seed[0].not_run:  # not run at this scale: the same on every seed
         return per_seed[0]
     out = Measured()
     n_pre = max(len(m.preconditions) for m in per_seed)

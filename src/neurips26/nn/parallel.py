@@ -48,6 +48,7 @@ from torch import nn
 
 from ..constraints import Bool, Choice, Instance, validate
 from ..constraints import Callable as CallableC
+from .guard import TrainingGuard
 
 __all__ = ["DISTRIBUTED", "DataParallel", "data_parallel", "world"]
 
@@ -150,8 +151,6 @@ class DataParallel:
     def guard(self, model: nn.Module, *optimizers: torch.optim.Optimizer | None, **kwargs: Any) -> Any:
         """A :class:`~neurips26.nn.train.TrainingGuard` whose finite-loss check agrees across ranks (all stop
         and restore together, so none waits forever in the next all-reduce)."""
-        from .train import TrainingGuard
-
         return TrainingGuard(model, *optimizers, collective=self.world_size > 1, **kwargs)
 
     def unwrap(self) -> nn.Module:
