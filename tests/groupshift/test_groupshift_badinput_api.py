@@ -162,7 +162,7 @@ NEW = [[0, 1], [2, 3]]
 
 @pytest.mark.parametrize("case", [
     BadInput("X-nan", (np.full((30, 6), NAN), Y, W_OLD, OLD, NEW, REST, 0.1, 0.5), names="X"),
-    BadInput("y-length", (X, Y[:5], W_OLD, OLD, NEW, REST, 0.1, 0.5), names="samples"),
+    BadInput("y-length", (X, Y[:5], W_OLD, OLD, NEW, REST, 0.1, 0.5), names="y"),
     BadInput("w-shape", (X, Y, W_OLD[:4], OLD, NEW, REST, 0.1, 0.5), names="w"),
     BadInput("t-2", (X, Y, W_OLD, OLD, NEW, REST, 0.1, 2.0), names="t"),
     BadInput("t-nan", (X, Y, W_OLD, OLD, NEW, REST, 0.1, NAN), names="t"),

@@ -36,7 +36,7 @@ def test_prox_shrinks_and_keeps_signs(v, t, p):
 @given(drawn=with_one_nonfinite(VECTORS))
 def test_prox_refuses_any_nonfinite_entry(drawn):
     v, _, _ = drawn
-    with pytest.raises(ValueError, match="v must be finite"):
+    with pytest.raises(ValueError, match="v must be an array .* of finite values"):
         prox_group_norm(v, 0.5, 2.0)
 
 

@@ -33,13 +33,13 @@ def _xy():
 
 @pytest.mark.parametrize("kwargs, exc, match", [
     ({"alpha": -0.1}, ValueError, "alpha"),
-    ({"alpha": 0.0}, ValueError, "alpha must be > 0"),
-    ({"p": 1.0}, ValueError, "p must be > 1"),
-    ({"p": 0.5}, ValueError, "p must be > 1"),
-    ({"p": "two"}, TypeError, "p must be"),
+    ({"alpha": 0.0}, ValueError, "alpha must be a finite number > 0"),
+    ({"p": 1.0}, ValueError, "p must be a number > 1"),
+    ({"p": 0.5}, ValueError, "p must be a number > 1"),
+    ({"p": "two"}, ValueError, "p must be"),
     ({"tol": 0}, ValueError, "tol"),
     ({"max_epochs": 0}, ValueError, "max_epochs"),
-    ({"weights": [1.0, 2.0]}, ValueError, "one weight per group"),
+    ({"weights": [1.0, 2.0]}, ValueError, r"weights must be .auto. or an array \[3\]"),
     ({"weights": [1.0, -1.0, 1.0]}, ValueError, "> 0"),
     ({"weights": "uniform"}, ValueError, "auto"),
 ])
@@ -72,13 +72,13 @@ def test_bad_data():
     Xn[3, 2] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         GroupL1Regressor(2).fit(Xn, y)
-    with pytest.raises(ValueError, match="NaN"):
+    with pytest.raises(ValueError, match="X must be an array .* of finite values"):
         duality_gap(Xn, y, np.zeros(6), 2, 0.1)
-    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+    with pytest.raises(ValueError, match="y must be an array .* with N = 20"):
         groupshift(X, y[:-1], np.zeros(6), 2, 3, 0.1)
     with pytest.raises(ValueError, match="w_old must be"):
         groupshift(X, y, np.zeros(5), 2, 3, 0.1)
-    with pytest.raises(ValueError, match="p must be > 1"):
+    with pytest.raises(ValueError, match="p must be a number > 1"):
         solve_group_l1(X, y, 2, 0.1, p=1)
     with pytest.raises(ValueError, match="Only binary"):
         GroupL1Classifier(2).fit(X, np.arange(20) % 3)

@@ -13,8 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ..constraints import validate
 from .partition import as_partition
-from .solver import SolveResult, resolve_weights, solve_group_l1
+from .solver import ALPHA, COUNT, TOL, XY, SolveResult, resolve_weights, solve_group_l1
 
 
 def cold_refit(X: Any, y: Any, new_groups: Any, alpha: float, p: float = 2.0, *, weights: Any = "auto",
@@ -34,6 +35,7 @@ def warm_refit(X: Any, y: Any, w_old: Any, new_groups: Any, alpha: float, p: flo
                           lipschitz_cache=lipschitz_cache)
 
 
+@validate(**XY, alpha=ALPHA)
 def skglm_group_lasso(X: Any, y: Any, groups: Any, alpha: float, *, weights: Any = "auto",
                       fit_intercept: bool = False, tol: float = 1e-10, w0: np.ndarray | None = None,
                       max_iter: int = 200, max_epochs: int = 50_000):
@@ -44,9 +46,9 @@ def skglm_group_lasso(X: Any, y: Any, groups: Any, alpha: float, *, weights: Any
     """
     from skglm import GroupLasso
 
-    from .solver import _validate_Xy, validate_alpha
+    from .solver import _validate_Xy
 
-    alpha = validate_alpha(alpha)
+    alpha = float(alpha)
     X, y = _validate_Xy(X, y, "squared")
     part = as_partition(groups, X.shape[1])
     wts = resolve_weights(weights, part, 2.0)
@@ -59,6 +61,7 @@ def skglm_group_lasso(X: Any, y: Any, groups: Any, alpha: float, *, weights: Any
     return est.fit(X, np.asarray(y, dtype=np.float64))
 
 
+@validate(**XY, alpha=ALPHA, tol=TOL, switch_tol=TOL, max_epochs=COUNT)
 def cold_newton_refit(X: Any, y: Any, new_groups: Any, alpha: float, *, tol: float = 1e-8,
                       switch_tol: float = 1e-4, max_epochs: int = 50_000) -> SolveResult:
     """Extra baseline (not in the paper): retrain from scratch with BCD to ``switch_tol``, then the same
@@ -68,12 +71,9 @@ def cold_newton_refit(X: Any, y: Any, new_groups: Any, alpha: float, *, tol: flo
     ``n_flops`` counts both phases.
     """
     from .shift import _active_set_newton
-    from .solver import Problem, _group_norms, _validate_Xy, validate_alpha, validate_int, validate_tol
+    from .solver import Problem, _group_norms, _validate_Xy
 
-    alpha = validate_alpha(alpha)
-    tol = validate_tol(tol)
-    switch_tol = validate_tol(switch_tol, "switch_tol")
-    max_epochs = validate_int(max_epochs, "max_epochs", 1)
+    alpha, tol, switch_tol, max_epochs = float(alpha), float(tol), float(switch_tol), int(max_epochs)
     X, y = _validate_Xy(X, y, "squared")
     part = as_partition(new_groups, X.shape[1])
     wts = resolve_weights("auto", part, 2.0)

@@ -26,7 +26,7 @@ from neurips26.constraints import Bool, Choice, Int, check_arguments
 
 from .partition import GroupPartition, as_partition
 from .shift import groupshift
-from .solver import Problem, resolve_weights, validate_alpha, validate_p, validate_tol
+from .solver import ALPHA, P_EXP, TOL, Problem, as_p, resolve_weights, weights_constraint
 
 METHODS = ("groupshift", "groupshift-endpoint", "warm", "cold")
 
@@ -86,10 +86,9 @@ def _split_weights(weights: Any, part: GroupPartition, p: float, name: str = "we
     """``(penalised group indices, their weights, unpenalised group indices)``; weight 0 = unpenalised."""
     if isinstance(weights, str):
         return np.arange(part.n_groups), resolve_weights(weights, part, p, name), np.zeros(0, dtype=int)
+    check_arguments("groupshift", {name: weights_constraint(part)}, {name: weights})
     arr = np.asarray(weights, dtype=float)
-    if arr.shape != (part.n_groups,):
-        raise ValueError(f"{name} must have one weight per group ({part.n_groups}), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+    if np.any(arr < 0):
         raise ValueError(f"{name} must be finite, each > 0 or exactly 0 (an unpenalised group), got "
                          f"min {arr.min()}")
     pen = np.flatnonzero(arr > 0)
@@ -113,18 +112,15 @@ class _GroupL1Base(BaseEstimator):
         tags.input_tags.sparse = True
         return tags
 
-    # the options added with the re-partition path, declared once (neurips26.constraints); alpha, p, tol and the
-    # weights keep the package's validators (their messages are part of the tested contract)
-    _option_constraints = {"max_epochs": Int(low=1), "fit_intercept": Bool(), "warm_start": Bool(),
-                           "standardize": Bool(), "repartition": Choice(*METHODS)}
+    # the estimator's parameters, declared once (neurips26.constraints); the weights are checked against the
+    # partition (their count depends on it)
+    _option_constraints = {"p": P_EXP, "alpha": ALPHA, "tol": TOL, "max_epochs": Int(low=1), "fit_intercept": Bool(),
+                           "warm_start": Bool(), "standardize": Bool(), "repartition": Choice(*METHODS)}
 
     def _validated_params(self) -> tuple[float, float, float, int]:
-        p = validate_p(self.p)
-        alpha = validate_alpha(self.alpha)
-        tol = validate_tol(self.tol)
         check_arguments(type(self).__name__, self._option_constraints,
                         {name: getattr(self, name) for name in self._option_constraints})
-        return p, alpha, tol, int(self.max_epochs)
+        return as_p(self.p), float(self.alpha), float(self.tol), int(self.max_epochs)
 
     # -- data ------------------------------------------------------------------------------------------
     def _design(self, X: np.ndarray, y: np.ndarray, sample_weight: Any, part: GroupPartition,
@@ -215,7 +211,7 @@ class _GroupL1Base(BaseEstimator):
         self.converged_ = bool(get("converged"))
         self.groups_ = part
         self.weights_ = np.asarray(self.weights, float) if not isinstance(self.weights, str) else \
-            resolve_weights("auto", part, validate_p(self.p))
+            resolve_weights("auto", part, as_p(self.p))
         self._sub, self._sub_weights, self._pen_cols = sub, wts, design.pen_cols
         self._dual_scale = float(get("dual_scale"))
         self._group_scores = res["group_scores"] if isinstance(res, dict) else res.extra.get("scores")
@@ -232,8 +228,7 @@ class _GroupL1Base(BaseEstimator):
     def _transition(self, X: np.ndarray, y01: np.ndarray, sample_weight: Any, new_part: GroupPartition,
                     weights: Any, method: str) -> list[dict]:
         """Move the fitted model from ``groups_`` to ``new_part`` (same data, α, p) by ``method``."""
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+        check_arguments(f"{type(self).__name__}.refit_partition", {"method": Choice(*METHODS)}, {"method": method})
         p, alpha, tol, max_epochs = self._validated_params()
         pen, new_wts, unpen = _split_weights(weights, new_part, p)
         old_pen_cols = self._pen_cols

@@ -21,6 +21,8 @@ from typing import Literal
 
 import numpy as np
 
+from ..constraints import Choice, Instance, Int, check_arguments, validate
+
 Group = tuple[int, ...]
 
 
@@ -50,8 +52,7 @@ class Primitive:
                                                        for i in g) for g in groups):
                 raise TypeError(f"Primitive.{name} must be a tuple of non-empty tuples of feature indices, got "
                                 f"{groups!r}")
-        if self.kind not in ("split", "merge"):
-            raise ValueError(f"Primitive.kind must be 'split' or 'merge', got {self.kind!r}")
+        check_arguments("Primitive", {"kind": Choice("split", "merge")}, {"kind": self.kind})
         want = (1, 2) if self.kind == "split" else (2, 1)
         if (len(self.sources), len(self.targets)) != want:
             raise ValueError(f"a {self.kind} has {want[0]} source(s) and {want[1]} target(s), got "
@@ -124,14 +125,13 @@ class GroupPartition:
         return cls(np.split(order, bounds), arr.size)
 
     @classmethod
+    @validate(n_features=Int(low=1))
     def from_lists(cls, groups: Sequence[Sequence[int]], n_features: int) -> GroupPartition:
         """Partition from a list of groups (each a list of feature indices) of ``n_features`` features.
 
         Raises ``ValueError`` for an empty group, an index outside ``[0, n_features)``, a feature in two
         groups (overlap) or a feature in no group (not covering).
         """
-        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
-            raise ValueError(f"n_features must be a positive int, got {n_features!r}")
         if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence | np.ndarray):
             raise TypeError(f"groups must be a list of index lists, got {type(groups).__name__}")
         count = np.zeros(int(n_features), dtype=np.int64)
@@ -158,12 +158,9 @@ class GroupPartition:
         return cls(arrays, int(n_features))
 
     @classmethod
+    @validate(size=Int(low=1), n_features=Int(low=1))
     def contiguous(cls, size: int, n_features: int) -> GroupPartition:
         """Contiguous blocks of ``size`` features (the last one may be smaller)."""
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
-            raise ValueError(f"group size must be a positive int, got {size!r}")
-        if isinstance(n_features, bool) or not isinstance(n_features, (int, np.integer)) or n_features < 1:
-            raise ValueError(f"n_features must be a positive int, got {n_features!r}")
         return cls.from_labels(np.arange(n_features) // int(size))
 
     # -- basic protocol -------------------------------------------------------------------------------
@@ -198,23 +195,22 @@ class GroupPartition:
         return f"GroupPartition(n_features={self.n_features}, n_groups={self.n_groups})"
 
     # -- lattice operations and transitions ---------------------------------------------------------------
-    def _check_same_d(self, other: GroupPartition, name: str = "other") -> None:
-        if not isinstance(other, GroupPartition):
-            raise TypeError(f"{name} must be a GroupPartition, got {type(other).__name__}")
+    def _check_same_d(self, other: GroupPartition, where: str, name: str = "other") -> None:
+        check_arguments(f"GroupPartition.{where}", {name: Instance(GroupPartition, "GroupPartition")}, {name: other})
         if other.n_features != self.n_features:
             raise ValueError(f"{name} partitions {other.n_features} features, this one {self.n_features}")
 
     def meet(self, other: GroupPartition) -> GroupPartition:
         """The coarsest common refinement ``{g ∩ g' != ∅}``."""
-        self._check_same_d(other)
+        self._check_same_d(other, "meet")
         pair = self.labels_ * other.n_groups + other.labels_
         return GroupPartition.from_labels(pair)
 
     def moved(self, feature: int, to_group: int) -> GroupPartition:
         """The partition with ``feature`` moved into the group at position ``to_group`` (a MOVE)."""
-        for name, value, high in (("feature", feature, self.n_features), ("to_group", to_group, self.n_groups)):
-            if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < high:
-                raise ValueError(f"{name} must be an int in [0, {high}), got {value!r}")
+        check_arguments("GroupPartition.moved", {"feature": Int(low=0, high=self.n_features - 1),
+                                                  "to_group": Int(low=0, high=self.n_groups - 1)},
+                        {"feature": feature, "to_group": to_group})
         labels = self.labels_.copy()
         labels[feature] = to_group
         return GroupPartition.from_labels(labels)
@@ -225,9 +221,8 @@ class GroupPartition:
 
         Applying them in order to ``self`` (see :func:`apply_primitives`) gives ``other`` exactly.
         """
-        self._check_same_d(other)
-        if order != "split_then_merge":
-            raise ValueError(f"order must be 'split_then_merge', got {order!r}")
+        self._check_same_d(other, "transition_to")
+        check_arguments("GroupPartition.transition_to", {"order": Choice("split_then_merge")}, {"order": order})
         meet = self.meet(other)
         old_keys, new_keys = set(self._keys), set(other._keys)
         prims: list[Primitive] = []
@@ -262,10 +257,9 @@ class GroupPartition:
         return prims
 
 
+@validate(partition=Instance(GroupPartition, "GroupPartition"))
 def apply_primitives(partition: GroupPartition, primitives: Sequence[Primitive]) -> GroupPartition:
     """Apply ``primitives`` in order to ``partition`` and return the resulting partition."""
-    if not isinstance(partition, GroupPartition):
-        raise TypeError(f"partition must be a GroupPartition, got {type(partition).__name__}")
     primitives = list(primitives)
     for k, prim in enumerate(primitives):
         if not isinstance(prim, Primitive):
@@ -281,12 +275,9 @@ def as_partition(groups, n_features: int, name: str = "groups") -> GroupPartitio
         if groups.n_features != n_features:
             raise ValueError(f"{name} partitions {groups.n_features} features but X has {n_features}")
         return groups
-    if isinstance(groups, bool):
-        raise TypeError(f"{name} must be a GroupPartition, an int block size, a list of index lists or "
-                        f"one label per feature, got bool")
-    if isinstance(groups, (int, np.integer)):
+    if isinstance(groups, (int, np.integer)) and not isinstance(groups, bool):
         return GroupPartition.contiguous(int(groups), n_features)
-    if groups is None or isinstance(groups, (str, bytes, dict)):
+    if isinstance(groups, bool) or groups is None or isinstance(groups, (str, bytes, dict)):
         raise TypeError(f"{name} must be a GroupPartition, an int block size, a list of index lists or "
                         f"one label per feature, got {type(groups).__name__}")
     seq = list(groups)

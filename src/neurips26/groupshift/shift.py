@@ -36,29 +36,31 @@ from typing import Any
 
 import numpy as np
 
-from neurips26.constraints import Choice, check_arguments
+from neurips26.constraints import ArrayLike, Bool, Choice, Optional, Real, check_arguments, validate
 
 from .homotopy import Gram, follow_primitive
 from .partition import as_partition
 from .solver import (
+    ALPHA,
+    CACHE,
+    COUNT,
+    LOSS,
+    P_EXP,
+    TOL,
+    XY,
     Problem,
     SolveResult,
     _datafit,
     _group_norms,
     _optimal_intercept,
     _validate_Xy,
+    as_p,
     dual_exponent,
     from_centred_intercept,
     norm_p,
     prepare,
     resolve_weights,
     to_centred_intercept,
-    validate_alpha,
-    validate_cache,
-    validate_flag,
-    validate_int,
-    validate_p,
-    validate_tol,
 )
 
 Key = tuple[int, ...]
@@ -77,6 +79,9 @@ def _group_test(key: Key, grad: dict[int, float], w: np.ndarray, weight: float, 
     return (s <= s_old * (1 + 1e-12) and fy <= fy_budget), s, fy
 
 
+@validate(**XY, w_old=ArrayLike("D"), alpha=ALPHA, p=P_EXP, loss=LOSS, fit_intercept=Bool(), intercept_old=Real(),
+          old_dual_scale=Optional(Real(low=0.0)), tol=TOL, max_epochs=COUNT, p0=COUNT, lipschitz_cache=CACHE,
+          strategy=Choice(*STRATEGIES), newton=Bool())
 def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alpha: float, p: float = 2.0, *,
                weights: Any = "auto", old_weights: Any = "auto", loss: str = "squared",
                fit_intercept: bool = False, intercept_old: float = 0.0, old_dual_scale: float | None = None,
@@ -110,22 +115,8 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
         ``n_flops``, ``n_full_passes``, ``primitives`` (list of :class:`Primitive`), ``log`` (one dict per primitive
         with ``closed_form``), ``n_closed_form``, ``certified_without_solve``, ``converged``.
     """
-    p = validate_p(p)
-    alpha = validate_alpha(alpha)
-    tol = validate_tol(tol)
-    max_epochs = validate_int(max_epochs, "max_epochs", 1)
-    p0 = validate_int(p0, "p0", 1)
-    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
-    newton = validate_flag(newton, "newton")
-    check_arguments("groupshift", {"strategy": Choice(*STRATEGIES)}, {"strategy": strategy})
-    validate_cache(lipschitz_cache)
-    if isinstance(intercept_old, bool) or not isinstance(intercept_old, int | float | np.integer | np.floating) \
-            or not math.isfinite(intercept_old):
-        raise ValueError(f"intercept_old must be a finite number, got {intercept_old!r}")
-    if old_dual_scale is not None and (
-            isinstance(old_dual_scale, bool) or not isinstance(old_dual_scale, int | float | np.integer | np.floating)
-            or not math.isfinite(old_dual_scale) or old_dual_scale < 0):
-        raise ValueError(f"old_dual_scale must be None or a finite number >= 0, got {old_dual_scale!r}")
+    p, alpha, tol, max_epochs, p0 = as_p(p), float(alpha), float(tol), int(max_epochs), int(p0)
+    fit_intercept, newton = bool(fit_intercept), bool(newton)
     fit = _datafit(loss)
     Xc, yc, x_mean, y_mean = prepare(X, y, loss, fit_intercept)
     n, d = Xc.shape
@@ -133,17 +124,13 @@ def groupshift(X: Any, y: Any, w_old: Any, old_groups: Any, new_groups: Any, alp
     new_part = as_partition(new_groups, d, "new_groups")
     old_wts = resolve_weights(old_weights, old_part, p, "old_weights")
     new_wts = resolve_weights(weights, new_part, p, "weights")
-    w = np.asarray(w_old, dtype=float)
-    if w.shape != (d,) or not np.all(np.isfinite(w)):
-        raise ValueError(f"w_old must be a finite array of shape ({d},), got shape {w.shape}")
-    w = w.copy()
+    w = np.asarray(w_old, dtype=float).copy()
     s_old = 1.0 if old_dual_scale is None else max(1.0, float(old_dual_scale))
-    if old_group_scores is not None:
+    if old_group_scores is not None:  # one finite score per old group
+        check_arguments("groupshift", {"old_group_scores": ArrayLike(str(old_part.n_groups))},
+                        {"old_group_scores": old_group_scores})
         old_group_scores = np.asarray(old_group_scores, dtype=float)
-        if old_group_scores.shape != (old_part.n_groups,):
-            raise ValueError(f"old_group_scores must have one score per old group ({old_part.n_groups}), got "
-                             f"shape {old_group_scores.shape}")
-        if not np.all(np.isfinite(old_group_scores)) or np.any(old_group_scores < 0):
+        if np.any(old_group_scores < 0):
             raise ValueError("old_group_scores must be finite and >= 0")
 
     prob = Problem(Xc, yc, new_part, new_wts, alpha, p, loss, fit_intercept=fit_intercept,
@@ -461,6 +448,7 @@ def _active_set_newton(prob: Problem, w: np.ndarray, groups: list[int], max_iter
     return out, info
 
 
+@validate(**XY, w=ArrayLike("D"), alpha=ALPHA, t=Real(low=0.0, high=1.0))
 def homotopy_tangent(X: Any, y: Any, w: Any, old_terms: Sequence[Sequence[int]], new_terms: Sequence[Sequence[int]],
                      rest_groups: Sequence[Sequence[int]], alpha: float, t: float, *,
                      old_weights: Sequence[float] | None = None, new_weights: Sequence[float] | None = None,
@@ -479,11 +467,7 @@ def homotopy_tangent(X: Any, y: Any, w: Any, old_terms: Sequence[Sequence[int]],
     X, y = _validate_Xy(X, y, "squared")
     n, d = X.shape
     w = np.asarray(w, dtype=float)
-    if w.shape != (d,) or not np.all(np.isfinite(w)):
-        raise ValueError(f"w must be a finite array of shape ({d},), got shape {w.shape}")
-    alpha = validate_alpha(alpha)
-    if isinstance(t, bool) or not isinstance(t, int | float | np.integer | np.floating) or not 0.0 <= t <= 1.0:
-        raise ValueError(f"t must be a number in [0, 1], got {t!r}")
+    alpha = float(alpha)
     for name, groups in (("rest_groups", rest_groups), ("old_terms", old_terms), ("new_terms", new_terms)):
         if isinstance(groups, str | bytes) or not hasattr(groups, "__iter__"):
             raise TypeError(f"{name} must be a list of index lists, got {type(groups).__name__}")

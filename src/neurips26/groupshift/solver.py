@@ -41,24 +41,34 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import expit, xlogy
 
+from ..constraints import AnyOf, ArrayLike, Bool, Choice, Instance, Int, Optional, Real, check_arguments, validate
 from .partition import GroupPartition
 
 LOSSES = ("squared", "logistic")
+
+# the declared argument constraints shared by the package's entry points (neurips26.constraints)
+P_EXP = AnyOf(Real(low=1.0, closed="neither", allow_inf=True), Choice("inf", "infinity", "Inf", "Infinity", "INF"))
+ALPHA = Real(low=0.0, closed="neither")  # alpha = 0 is unregularised: the group duality gap is undefined
+TOL = Real(low=0.0, closed="neither")
+COUNT = Int(low=1)
+LOSS = Choice(*LOSSES)
+CACHE = Optional(Instance(dict, "dict"))
+XY = {"X": ArrayLike("N D"), "y": ArrayLike("N")}
 
 
 # ---------------------------------------------------------------------------------------------------
 # norms and proximal operators
 # ---------------------------------------------------------------------------------------------------
+def as_p(p: Any) -> float:
+    """``p`` (declared :data:`P_EXP`: a number in ``(1, ∞]`` or ``"inf"``) as a float."""
+    return math.inf if isinstance(p, str) else float(p)
+
+
 def validate_p(p: Any) -> float:
-    """``p`` as a float in ``(1, ∞]``; accepts ``np.inf``, ``float('inf')`` or ``"inf"``."""
-    if isinstance(p, str) and p.lower() in ("inf", "infinity"):
-        return math.inf
-    if isinstance(p, bool) or not isinstance(p, (int, float, np.integer, np.floating)):
-        raise TypeError(f"p must be a number > 1 (or 'inf'), got {type(p).__name__} {p!r}")
-    p = float(p)
-    if math.isnan(p) or p <= 1.0:
-        raise ValueError(f"p must be > 1 (p = 1 is the plain lasso, p < 1 is non-convex); got p={p}")
-    return p
+    """``p`` as a float in ``(1, ∞]`` (p = 1 is the plain lasso, p < 1 is non-convex); accepts ``np.inf``,
+    ``float('inf')`` or ``"inf"``."""
+    check_arguments("groupshift", {"p": P_EXP}, {"p": p})
+    return as_p(p)
 
 
 def dual_exponent(p: float) -> float:
@@ -79,24 +89,17 @@ def norm_p(v: np.ndarray, p: float) -> float:
     return float(np.sum(np.abs(v) ** p) ** (1.0 / p))
 
 
+@validate(v=ArrayLike("D"), labels=ArrayLike("D", dtype="integer"), n_groups=COUNT,
+          p=AnyOf(Real(low=1.0, allow_inf=True), Choice("inf", "infinity", "Inf", "Infinity", "INF")))
 def group_norms(v: Any, labels: Any, n_groups: int, p: float) -> np.ndarray:
     """``[‖v_g‖_p for g]`` for all groups at once, ``v`` of shape ``[d]``, ``labels`` the group of each feature
     (ints in ``[0, n_groups)``), ``p`` in ``[1, ∞]``. Checks its input, then calls the kernel the solvers use."""
-    v = np.asarray(v, dtype=float) if not isinstance(v, str | bytes) else v
-    if not isinstance(v, np.ndarray) or v.ndim != 1 or not np.all(np.isfinite(v)):
-        raise ValueError(f"v must be a finite 1-D array [d], got {getattr(v, 'shape', type(v).__name__)}")
-    n_groups = validate_int(n_groups, "n_groups", 1)
+    v = np.asarray(v, dtype=float)
+    n_groups = int(n_groups)
     labels = np.asarray(labels)
-    if labels.shape != v.shape or not (np.issubdtype(labels.dtype, np.integer) and labels.dtype != np.bool_):
-        raise ValueError(f"labels must be an int array of the shape of v {v.shape}, got dtype {labels.dtype}, "
-                         f"shape {labels.shape}")
     if labels.size and (labels.min() < 0 or labels.max() >= n_groups):
         raise ValueError(f"labels must lie in [0, n_groups={n_groups}), got range [{labels.min()}, {labels.max()}]")
-    if isinstance(p, str) and p.lower() in ("inf", "infinity"):
-        p = math.inf
-    if isinstance(p, bool) or not isinstance(p, int | float | np.integer | np.floating) or not p >= 1:
-        raise ValueError(f"p must be a number >= 1 (or inf), got {p!r}")
-    return _group_norms(v, labels.astype(np.int64), n_groups, float(p))
+    return _group_norms(v, labels.astype(np.int64), n_groups, as_p(p))
 
 
 def _group_norms(v: np.ndarray, labels: np.ndarray, n_groups: int, p: float) -> np.ndarray:
@@ -191,24 +194,16 @@ def _project_lq_ball(v: np.ndarray, q: float, radius: float) -> np.ndarray:
         return _project_lq_ball_impl(v, q, radius)
 
 
+@validate(v=ArrayLike("D"), t=Real(low=0.0), p=P_EXP)
 def prox_group_norm(v: np.ndarray, t: float, p: float) -> np.ndarray:
     """``prox_{t‖·‖_p}(v) = argmin_x ½‖x - v‖² + t‖x‖_p`` (Moreau: ``v - Π_{‖·‖_q <= t}(v)``).
 
     Args:
         v: a 1-D array of finite numbers (one group's coefficients).
         t: the threshold, a finite number >= 0.
-        p: in ``(1, ∞]`` (see :func:`validate_p`).
+        p: in ``(1, ∞]`` (see :data:`P_EXP`).
     """
-    p = validate_p(p)
-    v = np.asarray(v, dtype=float)
-    if v.ndim != 1:
-        raise ValueError(f"v must be a 1-D array (one group), got shape {v.shape}")
-    if not np.all(np.isfinite(v)):
-        raise ValueError("v must be finite, got NaN or inf entries")
-    if isinstance(t, bool) or not isinstance(t, int | float | np.integer | np.floating) or not math.isfinite(t) \
-            or t < 0:
-        raise ValueError(f"t must be a finite number >= 0, got {t!r}")
-    return _prox_group_norm(v, float(t), p)
+    return _prox_group_norm(np.asarray(v, dtype=float), float(t), as_p(p))
 
 
 def _prox_group_norm(v: np.ndarray, t: float, p: float) -> np.ndarray:
@@ -228,16 +223,18 @@ def _prox_group_norm(v: np.ndarray, t: float, p: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------------
 # weights, data-fit, certificates
 # ---------------------------------------------------------------------------------------------------
+def weights_constraint(partition: GroupPartition) -> AnyOf:
+    """``"auto"`` or one finite weight per group of ``partition`` (the sign is checked by the caller)."""
+    return AnyOf(Choice("auto"), ArrayLike(str(partition.n_groups)))
+
+
 def resolve_weights(weights: Any, partition: GroupPartition, p: float, name: str = "weights") -> np.ndarray:
     """Group weights ``ω [n_groups]``: ``"auto"`` = ``|g|^{1/q}``, else a positive array in group order."""
+    check_arguments("groupshift", {name: weights_constraint(partition)}, {name: weights})
     if isinstance(weights, str):
-        if weights != "auto":
-            raise ValueError(f"{name} must be 'auto' or an array of positive group weights, got {weights!r}")
         return partition.sizes.astype(float) ** (1.0 / dual_exponent(p))
     arr = np.asarray(weights, dtype=float)
-    if arr.shape != (partition.n_groups,):
-        raise ValueError(f"{name} must have one weight per group ({partition.n_groups}), got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr <= 0):
+    if np.any(arr <= 0):
         raise ValueError(f"{name} must be finite and > 0 (unpenalised groups are not supported), got "
                          f"min {arr.min()}")
     return arr
@@ -588,50 +585,10 @@ def _validate_Xy(X: Any, y: Any, loss: str) -> tuple[np.ndarray, np.ndarray]:
 
     X = check_array(X, dtype=np.float64, ensure_all_finite=True, input_name="X")
     y = check_array(y, dtype=np.float64, ensure_2d=False, ensure_all_finite=True, input_name="y")
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D of shape (n_samples,), got shape {y.shape}")
-    check_consistent_length(X, y)
+    check_consistent_length(X, y)  # y is 1-D: every caller declares it ArrayLike("N") (solver.XY)
     if loss == "logistic" and not np.all((y == 0) | (y == 1)):
         raise ValueError("y must hold 0/1 labels for loss='logistic' (use GroupL1Classifier for other labels)")
     return X, y
-
-
-def validate_alpha(alpha: Any) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.integer, np.floating)):
-        raise TypeError(f"alpha must be a real number >= 0, got {type(alpha).__name__}")
-    alpha = float(alpha)
-    if not math.isfinite(alpha) or alpha < 0:
-        raise ValueError(f"alpha must be a finite number > 0, got {alpha}")
-    if alpha == 0:
-        raise ValueError("alpha must be > 0: at alpha=0 the problem is unregularised and the group duality-gap "
-                         "certificate is undefined (use sklearn.linear_model.LinearRegression)")
-    return alpha
-
-
-def validate_int(value: Any, name: str, low: int) -> int:
-    """An int (never a bool or a float) ``>= low``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
-
-
-def validate_flag(value: Any, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise TypeError(f"{name} must be a bool, got {value!r}")
-    return bool(value)
-
-
-def validate_cache(cache: Any) -> dict | None:
-    if cache is not None and not isinstance(cache, dict):
-        raise TypeError(f"lipschitz_cache must be a dict or None, got {type(cache).__name__}")
-    return cache
-
-
-def validate_tol(tol: Any, name: str = "tol") -> float:
-    if isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating)) or not tol > 0 \
-            or not math.isfinite(tol):
-        raise ValueError(f"{name} must be a finite number > 0, got {tol!r}")
-    return float(tol)
 
 
 def prepare(X: Any, y: Any, loss: str, fit_intercept: bool):
@@ -668,6 +625,8 @@ def from_centred_intercept(b: float, w: np.ndarray, x_mean: np.ndarray | None, y
     return float(b) - float(x_mean @ w)
 
 
+@validate(**XY, alpha=ALPHA, p=P_EXP, loss=LOSS, fit_intercept=Bool(), w0=Optional(ArrayLike("D")), tol=TOL,
+          max_epochs=COUNT, p0=COUNT, lipschitz_cache=CACHE)
 def solve_group_l1(X: Any, y: Any, groups: Any, alpha: float, p: float = 2.0, *, weights: Any = "auto",
                    loss: str = "squared", fit_intercept: bool = False, w0: np.ndarray | None = None,
                    tol: float = 1e-8, max_epochs: int = 50_000, p0: int = 10,
@@ -684,27 +643,20 @@ def solve_group_l1(X: Any, y: Any, groups: Any, alpha: float, p: float = 2.0, *,
     """
     from .partition import as_partition
 
-    p = validate_p(p)
-    alpha = validate_alpha(alpha)
-    tol = validate_tol(tol)
-    max_epochs = validate_int(max_epochs, "max_epochs", 1)
-    p0 = validate_int(p0, "p0", 1)
-    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
-    validate_cache(lipschitz_cache)
-    fit = _datafit(loss)  # noqa: F841 (validates loss)
+    p, alpha, tol, max_epochs, p0, fit_intercept = as_p(p), float(alpha), float(tol), int(max_epochs), int(p0), \
+        bool(fit_intercept)
     Xc, yc, x_mean, y_mean = prepare(X, y, loss, fit_intercept)
     part = as_partition(groups, Xc.shape[1])
     wts = resolve_weights(weights, part, p)
     if w0 is not None:
         w0 = np.asarray(w0, dtype=float)
-        if w0.shape != (Xc.shape[1],) or not np.all(np.isfinite(w0)):
-            raise ValueError(f"w0 must be a finite array of shape ({Xc.shape[1]},), got shape {w0.shape}")
     prob = Problem(Xc, yc, part, wts, alpha, p, loss, fit_intercept=fit_intercept, lipschitz_cache=lipschitz_cache)
     res = prob.solve(w0, tol=tol, max_epochs=max_epochs, p0=p0)
     res.intercept = from_centred_intercept(res.intercept, res.coef, x_mean, y_mean, loss)
     return res
 
 
+@validate(**XY, p=P_EXP, loss=LOSS, fit_intercept=Bool())
 def group_lambda_max(X: Any, y: Any, groups: Any, p: float = 2.0, weights: Any = "auto", *,
                      loss: str = "squared", fit_intercept: bool = False) -> float:
     """Smallest λ for which ``w = 0`` is optimal: ``max_g ‖X_gᵀ ρ(0)‖_q / (n ω_g)``.
@@ -714,9 +666,7 @@ def group_lambda_max(X: Any, y: Any, groups: Any, p: float = 2.0, weights: Any =
     """
     from .partition import as_partition
 
-    p = validate_p(p)
-    _datafit(loss)
-    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
+    p, fit_intercept = as_p(p), bool(fit_intercept)
     X, y = _validate_Xy(X, y, loss)
     part = as_partition(groups, X.shape[1])
     wts = resolve_weights(weights, part, p)
@@ -732,6 +682,7 @@ def group_lambda_max(X: Any, y: Any, groups: Any, p: float = 2.0, weights: Any =
     return float(np.max(dn / wts))
 
 
+@validate(**XY, w=ArrayLike("D"), alpha=ALPHA, p=P_EXP, loss=LOSS, fit_intercept=Bool())
 def duality_gap(X: Any, y: Any, w: Any, groups: Any, alpha: float, p: float = 2.0, weights: Any = "auto", *,
                 loss: str = "squared", fit_intercept: bool = False) -> float:
     """Duality gap ``P(w, b*(w)) - D(u(w)) >= P(w) - P*`` (an upper bound on suboptimality, units of P).
@@ -740,15 +691,10 @@ def duality_gap(X: Any, y: Any, w: Any, groups: Any, alpha: float, p: float = 2.
     """
     from .partition import as_partition
 
-    p = validate_p(p)
-    alpha = validate_alpha(alpha)
-    _datafit(loss)
-    fit_intercept = validate_flag(fit_intercept, "fit_intercept")
+    p, alpha, fit_intercept = as_p(p), float(alpha), bool(fit_intercept)
     X, y = _validate_Xy(X, y, loss)
     part = as_partition(groups, X.shape[1])
     wts = resolve_weights(weights, part, p)
     w = np.asarray(w, dtype=float)
-    if w.shape != (X.shape[1],) or not np.all(np.isfinite(w)):
-        raise ValueError(f"w must be a finite array of shape ({X.shape[1]},), got shape {w.shape}")
     b = _optimal_intercept(X @ w, y, loss) if fit_intercept else 0.0
     return certificate(X, y, w, b, part, wts, alpha, p, loss)["gap"]
