@@ -215,7 +215,7 @@ def test_local_train_refuses_and_leaves_model_and_penalty(case):
 
 @pytest.mark.parametrize("case", [
     BadInput("model", ("net", X, Y), names="model"),
-    BadInput("length", (None, X, Y[:1]), names="X and y"),  # broadcast a 1-label y before
+    BadInput("length", (None, X, Y[:1]), names="y"),  # broadcast a 1-label y before
     BadInput("X-nan", (None, torch.full((12, 6), NAN), Y), names="X"),
     BadInput("empty", (None, X[:0], Y[:0]), names="X and y"),
 ], ids=lambda c: c.id)

@@ -24,7 +24,7 @@ def _model():
 @pytest.mark.parametrize("case", [
     BadInput("model-fn", ("net", X, Y, PARTS), names="model_fn"),
     BadInput("X-nan", (_model, np.full((40, 6), math.nan), Y, PARTS), names="X"),
-    BadInput("length", (_model, X, Y[:5], PARTS), names="X and y"),
+    BadInput("length", (_model, X, Y[:5], PARTS), names="y"),
     BadInput("parts-empty", (_model, X, Y, []), names="parts"),
     BadInput("parts-float", (_model, X, Y, [np.array([0.5, 1.0])]), names="parts"),
     BadInput("parts-range", (_model, X, Y, {3: np.array([0, 99])}), names="parts"),

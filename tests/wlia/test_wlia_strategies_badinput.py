@@ -130,7 +130,7 @@ def test_observe_refuses_and_registers_nothing(case):
 
 
 @pytest.mark.parametrize("case", [
-    BadInput("length", (_model(), torch.ones(5, 16), torch.zeros(4, dtype=torch.long)), names="X and y"),
+    BadInput("length", (_model(), torch.ones(5, 16), torch.zeros(4, dtype=torch.long)), names="y"),
     BadInput("mu-negative", (_model(), torch.ones(5, 16), torch.zeros(5, dtype=torch.long)),
              {"proximal_mu": -1.0}, names="proximal_mu"),
 ], ids=lambda c: c.id)

@@ -15,16 +15,18 @@ abstract) is our inference: the per-round score, the round weighting and the sco
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 
+from neurips26.constraints import ArrayLike, Bool, Choice, Int, Real, check_arguments, validate
+
 __all__ = ["UpdateAttack", "WLIA", "to_numpy", "extract_array"]
 
 _ESTIMATORS = ("linear", "softmax", "zero_aware")
 _ROUND_WEIGHTINGS = ("uniform", "std")
+_TEMPERATURE = Real(low=0.0, closed="neither")
 
 
 def to_numpy(value: Any) -> np.ndarray:
@@ -73,15 +75,11 @@ class UpdateAttack:
     #: ndim of the array at ``weight_key`` (2 for a weight matrix, 1 for a bias vector).
     _ndim = 2
 
+    @validate(estimator=Choice(*_ESTIMATORS), round_weighting=Choice(*_ROUND_WEIGHTINGS), temperature=_TEMPERATURE)
     def __init__(self, *, weight_key: str = "fc.weight", estimator: str = "linear",
                  round_weighting: str = "uniform", temperature: float = 1.0) -> None:
         if not isinstance(weight_key, str) or not weight_key:
             raise TypeError(f"weight_key must be a non-empty string, got {weight_key!r}")
-        if estimator not in _ESTIMATORS:
-            raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
-        if round_weighting not in _ROUND_WEIGHTINGS:
-            raise ValueError(f"round_weighting must be one of {_ROUND_WEIGHTINGS}, got {round_weighting!r}")
-        _check_temperature(temperature)
         self.weight_key = weight_key
         self.estimator = estimator
         self.round_weighting = round_weighting
@@ -90,6 +88,7 @@ class UpdateAttack:
         self._shape: tuple[int, ...] | None = None
 
     # ------------------------------------------------------------------ observation
+    @validate(round_idx=Int(low=0))
     def observe(self, client_id: Any, round_idx: int, global_state: Any, local_state: Any) -> np.ndarray:
         """Record one client's update of one round; returns that round's score vector ``[C]``.
 
@@ -99,8 +98,6 @@ class UpdateAttack:
             global_state: the model the server sent: a state dict / ``ArrayRecord``, or the layer itself.
             local_state: the model the client returned, same form as ``global_state``.
         """
-        if isinstance(round_idx, bool) or not isinstance(round_idx, (int, np.integer)) or round_idx < 0:
-            raise ValueError(f"round_idx must be an int >= 0, got {round_idx!r}")
         try:
             hash(client_id)
         except TypeError as err:
@@ -189,13 +186,6 @@ class UpdateAttack:
                 f"round_weighting={self.round_weighting!r})")
 
 
-def _check_temperature(temperature: Any) -> float:
-    if isinstance(temperature, bool) or not isinstance(temperature, int | float | np.floating) \
-            or not math.isfinite(temperature) or temperature <= 0:
-        raise ValueError(f"temperature must be a finite number > 0, got {temperature!r}")
-    return float(temperature)
-
-
 def _check_rounds(rounds: Any) -> list[int]:
     """``rounds``: an iterable of int round indices (>= 0)."""
     if isinstance(rounds, str | bytes) or not hasattr(rounds, "__iter__"):
@@ -208,6 +198,7 @@ def _check_rounds(rounds: Any) -> list[int]:
     return out
 
 
+@validate(scores=ArrayLike("C"), estimator=Choice(*_ESTIMATORS), temperature=_TEMPERATURE)
 def scores_to_distribution(scores: np.ndarray, estimator: str = "linear", temperature: float = 1.0) -> np.ndarray:
     """Map a score vector ``s [C]`` (larger = more samples) to a distribution ``p̂ [C]``.
 
@@ -217,13 +208,9 @@ def scores_to_distribution(scores: np.ndarray, estimator: str = "linear", temper
     A constant score vector gives the uniform distribution (no information, no 0/0).
     """
     s = np.asarray(scores, dtype=np.float64)
-    if s.ndim != 1 or s.size == 0:
+    if s.size == 0:
         raise ValueError(f"scores must be a non-empty 1-D array, got shape {s.shape}")
-    if not np.all(np.isfinite(s)):
-        raise ValueError("scores contain NaN or inf")
-    temperature = _check_temperature(temperature)
-    if estimator not in _ESTIMATORS:
-        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
+    temperature = float(temperature)
     n = s.size
     uniform = np.full(n, 1.0 / n)
     if estimator == "linear":
@@ -234,12 +221,10 @@ def scores_to_distribution(scores: np.ndarray, estimator: str = "linear", temper
             return uniform
         z = s / (temperature * spread)
         p = np.exp(z - z.max())
-    elif estimator == "zero_aware":
+    else:  # "zero_aware" (the estimator is declared)
         p = np.maximum(s, 0.0)
         if p.sum() == 0:
             p = np.maximum(s - s.min(), 0.0)
-    else:
-        raise ValueError(f"estimator must be one of {_ESTIMATORS}, got {estimator!r}")
     total = p.sum()
     return uniform if total <= 0 else p / total
 
@@ -266,10 +251,9 @@ class WLIA(UpdateAttack):
 
     def __init__(self, *, weight_key: str = "fc.weight", relative: bool = False, estimator: str = "linear",
                  round_weighting: str = "uniform", temperature: float = 1.0) -> None:
+        check_arguments("WLIA", {"relative": Bool()}, {"relative": relative})
         super().__init__(weight_key=weight_key, estimator=estimator, round_weighting=round_weighting,
                          temperature=temperature)
-        if not isinstance(relative, bool):
-            raise TypeError(f"relative must be a bool, got {relative!r}")
         self.relative = relative
 
     def _round_scores(self, w_global: np.ndarray, w_local: np.ndarray) -> np.ndarray:

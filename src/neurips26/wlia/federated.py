@@ -18,6 +18,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import (
+    ArrayLike,
+    Bool,
+    Choice,
+    Instance,
+    Int,
+    Optional,
+    Real,
+    Tensor,
+    check_arguments,
+    validate,
+)
+from neurips26.constraints import Callable as IsCallable
+
 from .attack import UpdateAttack
 from .rnr import RNRPenalty
 
@@ -29,35 +43,26 @@ __all__ = [
 
 
 # ---------------------------------------------------------------------------------------------- checks
-def _check_int(value: Any, name: str, low: int) -> int:
-    """An int (never a bool or a float) ``>= low``."""
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}, got {value!r}")
-    return int(value)
+#: the declared (neurips26.constraints) features and labels of one call: ``X [n, ...]`` finite floats, ``y [n]`` ints.
+XY = {"X": Tensor("N ...", dtype="float"), "y": Tensor("N", dtype="integer")}
+MODULE = Instance(nn.Module, "nn.Module")
+SEED = Int(low=0)
 
 
-def _check_positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float | np.floating) or not math.isfinite(value) \
-            or value <= 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
-def _check_xy(X: Any, y: Any, n_classes: int | None = None) -> None:
-    """``X [n, d]`` finite float tensor and ``y [n]`` int64 labels in ``[0, n_classes)``, ``n >= 1``."""
-    if not isinstance(X, torch.Tensor) or X.ndim < 2 or not X.is_floating_point():
-        raise ValueError(f"X must be a float tensor [n, d], got {getattr(X, 'shape', type(X).__name__)} "
-                         f"{getattr(X, 'dtype', '')}")
-    if not isinstance(y, torch.Tensor) or y.ndim != 1 or y.is_floating_point() or y.dtype == torch.bool:
-        raise ValueError(f"y must be an integer label tensor [n], got {getattr(y, 'shape', type(y).__name__)} "
-                         f"{getattr(y, 'dtype', '')}")
-    if X.shape[0] != y.shape[0] or X.shape[0] == 0:
-        raise ValueError(f"X and y must have the same non-zero length, got {X.shape[0]} and {y.shape[0]}")
-    if not bool(torch.isfinite(X).all()):
-        raise ValueError("X contains NaN or inf")
+def _check_labels(X: torch.Tensor, y: torch.Tensor, n_classes: int | None = None) -> None:
+    """What :data:`XY` cannot say: ``n >= 1`` and the labels in ``[0, n_classes)``."""
+    if X.ndim < 2 or X.shape[0] == 0:
+        raise ValueError(f"X and y must have the same non-zero length and X must be [n, d], got X of shape "
+                         f"{tuple(X.shape)}")
     if n_classes is not None and (int(y.min()) < 0 or int(y.max()) >= n_classes):
         raise ValueError(f"y must lie in [0, {n_classes}) (the model's classes), got range "
                          f"[{int(y.min())}, {int(y.max())}]")
+
+
+def _check_xy(X: Any, y: Any, n_classes: int | None = None, where: str = "wlia") -> None:
+    """``X [n, d]`` finite float tensor and ``y [n]`` integer labels in ``[0, n_classes)``, ``n >= 1``."""
+    check_arguments(where, XY, {"X": X, "y": y})
+    _check_labels(X, y, n_classes)
 
 
 #: local optimizers a client may use (see :func:`make_optimizer`).
@@ -66,6 +71,7 @@ OPTIMIZERS = ("sgd", "momentum", "adam")
 MOMENTUM, WEIGHT_DECAY = 0.9, 5e-4
 
 
+@validate(name=Choice(*OPTIMIZERS))
 def make_optimizer(name: str, params: Any, lr: float) -> torch.optim.Optimizer:
     r"""The client's local optimizer.
 
@@ -76,8 +82,6 @@ def make_optimizer(name: str, params: Any, lr: float) -> torch.optim.Optimizer:
       class-count scale from the row norms WLIA reads (measured in the claim check).
     The optimizer state starts fresh every round (clients are stateless between rounds, as in FedAvg).
     """
-    if name not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {name!r}")
     if name == "sgd":
         return torch.optim.SGD(params, lr=lr)
     if name == "momentum":
@@ -85,17 +89,15 @@ def make_optimizer(name: str, params: Any, lr: float) -> torch.optim.Optimizer:
     return torch.optim.Adam(params, lr=lr)
 
 
+#: the declared local-training arguments (shared by local_train, simulate_fedavg and the Flower apps).
+LOCAL = {"optimizer": Choice(*OPTIMIZERS), "epochs": Int(low=1), "lr": Real(low=0.0, closed="neither"),
+         "batch_size": Int(low=1), "seed": SEED, "proximal_mu": Real(low=0.0)}
+
+
 def _check_local_args(epochs: Any, lr: Any, batch_size: Any, seed: Any, proximal_mu: Any,
-                      optimizer: Any = "sgd") -> None:
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
-    _check_int(epochs, "epochs", 1)
-    _check_positive(lr, "lr")
-    _check_int(batch_size, "batch_size", 1)
-    _check_int(seed, "seed", 0)
-    if isinstance(proximal_mu, bool) or not isinstance(proximal_mu, int | float) or not proximal_mu >= 0 \
-            or proximal_mu == float("inf"):
-        raise ValueError(f"proximal_mu must be a finite number >= 0, got {proximal_mu!r}")
+                      optimizer: Any = "sgd", where: str = "wlia") -> None:
+    check_arguments(where, LOCAL, {"optimizer": optimizer, "epochs": epochs, "lr": lr, "batch_size": batch_size,
+                                   "seed": seed, "proximal_mu": proximal_mu})
 
 
 def _n_outputs(model: nn.Module, weight_key: str) -> int | None:
@@ -104,6 +106,8 @@ def _n_outputs(model: nn.Module, weight_key: str) -> int | None:
 
 
 # ---------------------------------------------------------------------------------------------- data
+@validate(n_clients=Int(low=1), alpha=Real(low=0.0, closed="neither"), seed=SEED, min_size=Int(low=0),
+          max_tries=Int(low=1))
 def dirichlet_partition(y: np.ndarray | Sequence[int], n_clients: int, alpha: float, *, seed: int = 0,
                         min_size: int = 10, max_tries: int = 1000) -> list[np.ndarray]:
     """Split sample indices among clients with Dirichlet(α) label skew (Hsu et al. 2019).
@@ -129,20 +133,12 @@ def dirichlet_partition(y: np.ndarray | Sequence[int], n_clients: int, alpha: fl
         if not (np.issubdtype(y.dtype, np.floating) and np.all(np.mod(y, 1) == 0)):
             raise TypeError(f"y must hold integer labels, got dtype {y.dtype}")
         y = y.astype(np.int64)
-    if isinstance(n_clients, bool) or not isinstance(n_clients, (int, np.integer)) or n_clients < 1:
-        raise ValueError(f"n_clients must be an int >= 1, got {n_clients!r}")
     if n_clients > y.size:
         raise ValueError(f"n_clients={n_clients} is larger than the number of samples ({y.size}); "
                          "every client needs at least one sample")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha) or alpha <= 0:
-        raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
-    if isinstance(min_size, bool) or not isinstance(min_size, (int, np.integer)) or min_size < 0:
-        raise ValueError(f"min_size must be an int >= 0, got {min_size!r}")
     if n_clients * min_size > y.size:
         raise ValueError(f"n_clients * min_size = {n_clients * min_size} exceeds the {y.size} samples; "
                          "lower min_size or n_clients")
-    _check_int(max_tries, "max_tries", 1)
-    _check_int(seed, "seed", 0)
     rng = np.random.default_rng(seed)
     classes = np.unique(y)
     for _ in range(max_tries):
@@ -161,9 +157,9 @@ def dirichlet_partition(y: np.ndarray | Sequence[int], n_clients: int, alpha: fl
                      f"in {max_tries} tries; lower min_size or n_clients, or raise alpha")
 
 
+@validate(n_classes=Int(low=1))
 def label_distribution(y: np.ndarray, n_classes: int) -> np.ndarray:
     """Empirical label distribution ``[C]`` of integer labels ``y``."""
-    _check_int(n_classes, "n_classes", 1)
     y = np.asarray(y)
     if y.ndim != 1:
         raise ValueError(f"y must be a 1-D label array, got shape {y.shape}")
@@ -179,10 +175,8 @@ def label_distribution(y: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def _as_distribution(p: Any, name: str) -> np.ndarray:
-    arr = np.asarray(p, dtype=np.float64)
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a non-empty 1-D vector, got shape {arr.shape}")
-    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+    arr = np.asarray(p, dtype=np.float64)  # declared ArrayLike("C") (finite) by the caller
+    if np.any(arr < 0):
         raise ValueError(f"{name} must be finite and non-negative, got {arr}")
     total = arr.sum()
     if total <= 0:
@@ -190,6 +184,7 @@ def _as_distribution(p: Any, name: str) -> np.ndarray:
     return arr / total
 
 
+@validate(true=ArrayLike("C"), pred=ArrayLike("C"))
 def label_distribution_metrics(true: Any, pred: Any) -> dict[str, float]:
     """Distances between a true and an inferred label distribution (inputs normalised to sum 1).
 
@@ -199,8 +194,6 @@ def label_distribution_metrics(true: Any, pred: Any) -> dict[str, float]:
     """
     p = _as_distribution(true, "true")
     q = _as_distribution(pred, "pred")
-    if p.shape != q.shape:
-        raise ValueError(f"true and pred must have the same number of classes, got {p.size} and {q.size}")
     m = 0.5 * (p + q)
 
     def _kl(a: np.ndarray, b: np.ndarray) -> float:
@@ -216,6 +209,9 @@ def label_distribution_metrics(true: Any, pred: Any) -> dict[str, float]:
 
 
 # --------------------------------------------------------------------------------------------- models
+KINDS = ("logistic", "mlp-relu", "mlp-tanh", "cnn")
+
+
 class ClassifierNet(nn.Module):
     """``logits = fc(features(x))``: a feature extractor and a linear classifier ``fc`` (``[C, H]``).
 
@@ -224,14 +220,10 @@ class ClassifierNet(nn.Module):
     convolutions, a ReLU hidden layer, then ``fc``).
     """
 
+    @validate(in_features=Int(low=1), n_classes=Int(low=2), kind=Choice(*KINDS), hidden=Int(low=1), bias=Bool())
     def __init__(self, in_features: int, n_classes: int, *, kind: str = "mlp-relu", hidden: int = 64,
                  bias: bool = True) -> None:
         super().__init__()
-        _check_int(in_features, "in_features", 1)
-        _check_int(n_classes, "n_classes", 2)
-        _check_int(hidden, "hidden", 1)
-        if not isinstance(bias, bool):
-            raise TypeError(f"bias must be a bool, got {bias!r}")
         if kind == "logistic":
             self.features: nn.Module = nn.Identity()
             width = in_features
@@ -239,7 +231,7 @@ class ClassifierNet(nn.Module):
             act = nn.ReLU() if kind == "mlp-relu" else nn.Tanh()
             self.features = nn.Sequential(nn.Linear(in_features, hidden), act)
             width = hidden
-        elif kind == "cnn":
+        else:  # kind == "cnn" (declared)
             if in_features != 784:
                 raise ValueError(f"kind='cnn' expects 28x28 = 784 input features, got {in_features}")
             self.features = nn.Sequential(
@@ -248,8 +240,6 @@ class ClassifierNet(nn.Module):
                 nn.Conv2d(8, 16, 3, stride=2), nn.ReLU(),    # [B, 16, 5, 5]
                 nn.Flatten(), nn.Linear(400, hidden), nn.ReLU())
             width = hidden
-        else:
-            raise ValueError(f"kind must be one of logistic, mlp-relu, mlp-tanh, cnn; got {kind!r}")
         self.kind = kind
         self.fc = nn.Linear(width, n_classes, bias=bias)
 
@@ -258,24 +248,23 @@ class ClassifierNet(nn.Module):
         return self.fc(self.features(x))
 
 
+@validate(n_classes=Int(low=2), seed=SEED)
 def make_model(kind: str, in_features: int, n_classes: int, *, hidden: int = 64, bias: bool = True,
                seed: int = 0) -> ClassifierNet:
     """A seeded :class:`ClassifierNet` (same seed -> same initial weights)."""
-    _check_int(n_classes, "n_classes", 2)
-    _check_int(seed, "seed", 0)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
         return ClassifierNet(in_features, n_classes, kind=kind, hidden=hidden, bias=bias)
 
 
 # ------------------------------------------------------------------------------------- client training
+@validate(seed=SEED, round_idx=SEED, client_id=SEED)
 def client_seed(seed: int, round_idx: int, client_id: int) -> int:
     """The seed of one client's local training in one round (same in every engine)."""
-    for name, value in (("seed", seed), ("round_idx", round_idx), ("client_id", client_id)):
-        _check_int(value, name, 0)
     return int(np.random.SeedSequence([int(seed), int(round_idx), int(client_id)]).generate_state(1)[0])
 
 
+@validate(model=MODULE, **XY, **LOCAL, penalty=Optional(Instance(RNRPenalty, "RNRPenalty")))
 def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: int, lr: float,
                 batch_size: int, seed: int, penalty: RNRPenalty | None = None,
                 penalty_key: Sequence[int] | None = None, weight_key: str = "fc.weight",
@@ -297,12 +286,7 @@ def local_train(model: nn.Module, X: torch.Tensor, y: torch.Tensor, *, epochs: i
     Returns:
         ``{"num-examples": n, "train-loss": mean CE of the last epoch}``.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    _check_xy(X, y, _n_outputs(model, weight_key))
-    _check_local_args(epochs, lr, batch_size, seed, proximal_mu, optimizer)
-    if penalty is not None and not isinstance(penalty, RNRPenalty):
-        raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
+    _check_labels(X, y, _n_outputs(model, weight_key))
     params = dict(model.named_parameters())
     anchor = {k: v.detach().clone() for k, v in params.items()} if proximal_mu > 0 else None
     if penalty is not None:
@@ -349,10 +333,8 @@ def fedavg_aggregate(states: Sequence[Mapping[str, torch.Tensor]], weights: Sequ
         raise ValueError("states must hold at least one client state dict, got none")
     if len(weights) != len(states):
         raise ValueError(f"weights must have one entry per state ({len(states)}), got {len(weights)}")
-    for k, w in enumerate(weights):
-        if isinstance(w, bool) or not isinstance(w, int | float | np.integer | np.floating) or not np.isfinite(w) \
-                or w < 0:
-            raise ValueError(f"weights[{k}] must be a finite number >= 0, got {w!r}")
+    check_arguments("fedavg_aggregate", {f"weights[{k}]": Real(low=0.0) for k in range(len(weights))},
+                    {f"weights[{k}]": w for k, w in enumerate(weights)})
     if float(sum(weights)) <= 0:
         raise ValueError(f"weights must have a positive sum (they are example counts), got {weights}")
     ref = states[0]
@@ -394,24 +376,29 @@ class FedAvgHistory:
     client_metrics: dict[tuple[int, int], dict[str, float]] = field(default_factory=dict)
 
 
-def _as_tensors(X: Any, y: Any) -> tuple[torch.Tensor, torch.Tensor]:
+def _as_tensors(X: Any, y: Any, names: tuple[str, str] = ("X", "y")) -> tuple[torch.Tensor, torch.Tensor]:
+    """``X [N, d]`` float32 and ``y [N]`` int64 tensors (declared shapes; finiteness, ``N >= 1`` and the label
+    range are checked by the caller)."""
     X_t = torch.as_tensor(np.asarray(X), dtype=torch.float32)
     y_t = torch.as_tensor(np.asarray(y), dtype=torch.int64)
-    if X_t.ndim != 2 or y_t.ndim != 1 or X_t.shape[0] != y_t.shape[0]:
-        raise ValueError(f"X must be [N, d] and y [N], got {tuple(X_t.shape)} and {tuple(y_t.shape)}")
+    check_arguments("simulate_fedavg", {names[0]: Tensor("N D", finite=False), names[1]: Tensor("N")},
+                    {names[0]: X_t, names[1]: y_t})
     return X_t, y_t
 
 
 @torch.no_grad()
+@validate(model=MODULE, **XY)
 def evaluate_accuracy(model: nn.Module, X: torch.Tensor, y: torch.Tensor) -> float:
     """Fraction of correct argmax predictions."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    _check_xy(X, y)
+    _check_labels(X, y)
     model.eval()
     return float((model(X).argmax(dim=1) == y).float().mean())
 
 
+@validate(model_fn=IsCallable(), rounds=Int(low=1), local_epochs=Int(low=1), lr=LOCAL["lr"],
+          batch_size=LOCAL["batch_size"], seed=SEED, fraction=Real(low=0.0, high=1.0, closed="right"),
+          penalty=Optional(Instance(RNRPenalty, "RNRPenalty")), optimizer=LOCAL["optimizer"],
+          on_update=Optional(IsCallable()))
 def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Sequence[np.ndarray], *,
                     rounds: int = 20, local_epochs: int = 2, lr: float = 0.05, batch_size: int = 32,
                     seed: int = 0, fraction: float = 1.0, attacks: Sequence[UpdateAttack] = (),
@@ -437,18 +424,7 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
         on_update: optional callback ``(round, client, global_state, local_state)``.
     """
     X_t, y_t = _as_tensors(X, y)
-    _check_xy(X_t, y_t)
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
-    if isinstance(fraction, bool) or not (isinstance(fraction, (int, float)) and 0 < fraction <= 1):
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
-    _check_local_args(local_epochs, lr, batch_size, seed, 0.0, optimizer)
-    if not callable(model_fn):
-        raise TypeError(f"model_fn must be a callable returning the initial model, got {type(model_fn).__name__}")
-    if on_update is not None and not callable(on_update):
-        raise TypeError(f"on_update must be a callable or None, got {type(on_update).__name__}")
-    if penalty is not None and not isinstance(penalty, RNRPenalty):
-        raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
+    _check_xy(X_t, y_t, where="simulate_fedavg")
     attacks = list(attacks)
     for j, attack in enumerate(attacks):
         if not callable(getattr(attack, "observe", None)):
@@ -458,9 +434,8 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
         raise ValueError("parts must hold at least one client's indices")
     for k, part in enumerate(parts):
         part = np.asarray(part)
-        if part.ndim != 1 or not (np.issubdtype(part.dtype, np.integer) and part.dtype != np.bool_) \
-                and part.size:
-            raise ValueError(f"parts[{k}] must be a 1-D array of int sample indices, got dtype {part.dtype}")
+        if part.ndim != 1 or part.size:  # a 1-D array of int sample indices
+            check_arguments("simulate_fedavg", {f"parts[{k}]": ArrayLike("_", dtype="integer")}, {f"parts[{k}]": part})
         if part.size == 0:
             raise ValueError(f"parts[{k}] is empty; every client needs samples")
         if part.min() < 0 or part.max() >= X_t.shape[0]:
@@ -475,7 +450,7 @@ def simulate_fedavg(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Se
                          f"[{int(y_t.min())}, {int(y_t.max())}]")
     has_test = X_test is not None and y_test is not None
     if has_test:
-        Xte, yte = _as_tensors(X_test, y_test)
+        Xte, yte = _as_tensors(X_test, y_test, ("X_test", "y_test"))
         _check_xy(Xte, yte)
     hist = FedAvgHistory(global_state=state)
     hist.true_distributions = {k: label_distribution(y_t[np.asarray(p)].numpy(), n_classes)

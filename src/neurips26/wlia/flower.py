@@ -26,8 +26,11 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.constraints import Callable as IsCallable
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, validate
+
 from .attack import UpdateAttack
-from .federated import _check_local_args, _check_xy, client_seed, local_train
+from .federated import LOCAL, SEED, _check_xy, client_seed, local_train
 from .rnr import RNRPenalty
 
 try:  # Flower is the optional `fl` extra
@@ -131,6 +134,8 @@ WLIAFedProx = with_attacks(FedProx)  # clients read config["proximal-mu"] (make_
 WLIAFedAdam = with_attacks(FedAdam)
 
 
+@validate(model_fn=IsCallable(), local_epochs=Int(low=1), lr=LOCAL["lr"], batch_size=LOCAL["batch_size"], seed=SEED,
+          penalty=Optional(Instance(RNRPenalty, "RNRPenalty")), optimizer=LOCAL["optimizer"])
 def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
                     parts: Sequence[np.ndarray] | Mapping[int, np.ndarray], *,
                     local_epochs: int = 2, lr: float = 0.05, batch_size: int = 32, seed: int = 0,
@@ -146,14 +151,9 @@ def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
     it per round with ``config["optimizer"]`` (and the step size with ``config["lr"]``).
     """
     # everything a client's train would refuse is checked here, before any node starts
-    if not callable(model_fn):
-        raise TypeError(f"model_fn must be a callable returning the model, got {type(model_fn).__name__}")
-    _check_local_args(local_epochs, lr, batch_size, seed, 0.0, optimizer)
-    if penalty is not None and not isinstance(penalty, RNRPenalty):
-        raise TypeError(f"penalty must be an RNRPenalty or None, got {type(penalty).__name__}")
     X_all = torch.as_tensor(np.asarray(X), dtype=torch.float32)
     y_all = torch.as_tensor(np.asarray(y), dtype=torch.int64)
-    _check_xy(X_all, y_all)
+    _check_xy(X_all, y_all, where="make_client_app")
     if isinstance(parts, str | bytes) or not hasattr(parts, "__len__") or len(parts) == 0:
         raise ValueError("parts must hold at least one client's indices")
     items = parts.items() if isinstance(parts, Mapping) else enumerate(parts)
@@ -193,13 +193,12 @@ def make_client_app(model_fn: Callable[[], nn.Module], X: Any, y: Any,
     return app
 
 
+@validate(rounds=Int(low=1))
 def make_server_app(strategy: Any, model_fn: Callable[[], nn.Module], *, rounds: int) -> ServerApp:
     """A Flower ``ServerApp`` running ``strategy`` for ``rounds`` from ``model_fn()``'s weights.
 
     The ``Result`` of ``strategy.start`` is stored in ``strategy.result``.
     """
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
     app = ServerApp()
 
     @app.main()
@@ -221,6 +220,9 @@ def _flower_log_level(level: int):
         logger.setLevel(old)
 
 
+@validate(strategy=Choice("fedadam", "fedavg", "fedprox"), rounds=Int(low=1),
+          fraction=Real(low=0.0, high=1.0, closed="right"), num_cpus=Int(low=1),
+          client_cpus=Real(low=0.0, closed="neither"), strategy_kwargs=Optional(Instance(Mapping, "mapping")))
 def run_flower_simulation(model_fn: Callable[[], nn.Module], X: Any, y: Any, parts: Sequence[np.ndarray], *,
                           rounds: int = 3, attacks: Sequence[UpdateAttack] = (), local_epochs: int = 2,
                           lr: float = 0.05, batch_size: int = 32, seed: int = 0, fraction: float = 1.0,
@@ -241,18 +243,8 @@ def run_flower_simulation(model_fn: Callable[[], nn.Module], X: Any, y: Any, par
     from flwr.simulation import run_simulation
 
     classes = {"fedavg": WLIAFedAvg, "fedprox": WLIAFedProx, "fedadam": WLIAFedAdam}
-    if strategy not in classes:
-        raise ValueError(f"strategy must be one of {sorted(classes)}, got {strategy!r}")
-    if isinstance(rounds, bool) or not isinstance(rounds, int) or rounds < 1:
-        raise ValueError(f"rounds must be an int >= 1, got {rounds!r}")
-    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 < fraction <= 1:
-        raise ValueError(f"fraction must be in (0, 1], got {fraction!r}")
-    if isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1:
-        raise ValueError(f"num_cpus must be an int >= 1, got {num_cpus!r}")
-    if isinstance(client_cpus, bool) or not isinstance(client_cpus, int | float) or not 0 < client_cpus <= num_cpus:
+    if client_cpus > num_cpus:
         raise ValueError(f"client_cpus must be a number in (0, num_cpus={num_cpus}], got {client_cpus!r}")
-    if strategy_kwargs is not None and not isinstance(strategy_kwargs, Mapping):
-        raise TypeError(f"strategy_kwargs must be a mapping or None, got {type(strategy_kwargs).__name__}")
     n_clients = len(parts)
     extra = dict(strategy_kwargs or {})
     if strategy == "fedprox":

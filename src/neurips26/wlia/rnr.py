@@ -12,18 +12,20 @@ by the draw rather than by the class count. Aggregation is untouched; only clien
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import torch
 from torch import nn
 
+from neurips26.constraints import Choice, Int, Real, Tensor, validate
+
 __all__ = ["RNRPenalty", "rnr_penalty"]
 
 _RESAMPLE = ("round", "epoch")
 
 
+@validate(weight=Tensor("C H", dtype="float"), targets=Tensor("C"), lam=Real(low=0.0))
 def rnr_penalty(weight: torch.Tensor, targets: torch.Tensor, lam: float) -> torch.Tensor:
     r"""Functional form: ``λ Σ_c (‖w_c‖₂ − r_c)²``.
 
@@ -34,18 +36,7 @@ def rnr_penalty(weight: torch.Tensor, targets: torch.Tensor, lam: float) -> torc
     Returns:
         scalar tensor (differentiable in ``weight``).
     """
-    if not isinstance(weight, torch.Tensor) or weight.ndim != 2 or not weight.is_floating_point():
-        raise ValueError(f"weight must be a 2-D float tensor [C, H], got {getattr(weight, 'shape', type(weight))}")
-    if not isinstance(targets, torch.Tensor):
-        raise TypeError(f"targets must be a tensor [C], got {type(targets).__name__}")
-    if isinstance(lam, bool) or not isinstance(lam, int | float) or not math.isfinite(lam) or lam < 0:
-        raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
-    if targets.shape != (weight.shape[0],):
-        raise ValueError(f"targets must have shape ({weight.shape[0]},) to match weight {tuple(weight.shape)}, "
-                         f"got {tuple(targets.shape)}")
-    if not bool(torch.isfinite(weight).all()):
-        raise ValueError("weight contains NaN or inf (the classifier diverged?)")
-    if not bool(torch.isfinite(targets).all()) or bool((targets < 0).any()):
+    if bool((targets < 0).any()):
         raise ValueError("targets must be finite, non-negative row norms")
     # ‖w_c‖₂: [C, H] -> [C]  (torch's norm backward gives the 0 sub-gradient at w_c = 0, no NaN)
     norms = torch.linalg.vector_norm(weight, dim=1)
@@ -68,16 +59,10 @@ class RNRPenalty(nn.Module):
 
     targets: torch.Tensor
 
+    @validate(lam=Real(low=0.0), spread=Real(low=0.0, high=1.0, closed="left"), resample=Choice(*_RESAMPLE),
+              seed=Int(low=0))
     def __init__(self, *, lam: float = 0.2, spread: float = 0.5, resample: str = "round", seed: int = 0) -> None:
         super().__init__()
-        if isinstance(lam, bool) or not isinstance(lam, (int, float)) or not math.isfinite(lam) or lam < 0:
-            raise ValueError(f"lam must be a finite number >= 0, got {lam!r}")
-        if isinstance(spread, bool) or not isinstance(spread, (int, float)) or not (0 <= spread < 1):
-            raise ValueError(f"spread must be a number in [0, 1) (targets stay positive), got {spread!r}")
-        if resample not in _RESAMPLE:
-            raise ValueError(f"resample must be one of {_RESAMPLE}, got {resample!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be an int >= 0, got {seed!r}")
         self.lam = float(lam)
         self.spread = float(spread)
         self.resample = resample
@@ -129,10 +114,9 @@ class RNRPenalty(nn.Module):
         self._draw(w.shape[0], self._key)
         return self.targets.clone()
 
+    @validate(epoch=Int(low=0))
     def start_epoch(self, epoch: int) -> None:
         """Redraw the targets for local epoch ``epoch`` (>= 1) when ``resample="epoch"``; else no-op."""
-        if isinstance(epoch, bool) or not isinstance(epoch, int | np.integer) or epoch < 0:
-            raise ValueError(f"epoch must be an int >= 0, got {epoch!r}")
         if self._mean_norm is None:
             raise RuntimeError("call start_round(global_weight) before start_epoch")
         if self.resample != "epoch" or epoch == 0:
