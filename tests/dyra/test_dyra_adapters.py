@@ -131,7 +131,9 @@ def test_save_load_round_trip_on_a_fresh_base_model(tmp_path):
     fresh = Tiny()
     mods = load_dyra(fresh, tmp_path / "dyra")
     assert set(mods) == {"up", "down"}
-    assert torch.equal(fresh(x), model(x))
+    # same factor values; the saved factors are contiguous where the fitted ones are SVD slices, and some BLAS
+    # builds (AMD EPYC here) pick another kernel for each layout: equal to float64 round-off, not bit for bit
+    torch.testing.assert_close(fresh(x), model(x), atol=1e-12, rtol=1e-12)
 
 
 def test_load_refuses_another_model_and_leaves_it_unchanged(tmp_path):
@@ -171,7 +173,8 @@ def test_peft_style_config_on_a_transformers_bert_built_from_config(tmp_path):
     loaded.load_state_dict(base.state_dict())
     load_dyra(loaded, tmp_path / "bert")
     with torch.no_grad():
-        assert torch.equal(loaded(ids, attention_mask=mask).last_hidden_state, out)
+        # same values, another memory layout of the factors (see the round-trip test): float32 round-off
+        torch.testing.assert_close(loaded(ids, attention_mask=mask).last_hidden_state, out, atol=1e-6, rtol=1e-6)
         merge(bert)
         torch.testing.assert_close(bert(ids, attention_mask=mask).last_hidden_state, ref, atol=1e-5, rtol=1e-5)
     with pytest.raises(ValueError, match="already holds"):
