@@ -8,14 +8,12 @@ so such losses are synchronised too. (dynconv and the LMs use the default next-t
 so only deterministic losses are compared here.
 """
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _torchrun import two_processes
 
 TESTS = Path(__file__).parent
 
@@ -26,12 +24,7 @@ def test_spherelatent_fit_two_processes_equal_one_process(tmp_path):
 
     single = fit_run()
     out = tmp_path / "two.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(TESTS / "_torchrun_fit_worker.py"), str(out)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(TESTS / "_torchrun_fit_worker.py", out)
     assert two["world_size"] == 2
     assert two["losses"] == pytest.approx(single["losses"], rel=1e-5)
     assert len(two["evals"]) == 2 and two["evals"] == pytest.approx(single["evals"], rel=1e-5)

@@ -8,9 +8,6 @@ MODE: ``ddp`` or ``fsdp`` (one result per mode in OUT.json, written by rank 0).
 
 from __future__ import annotations
 
-import json
-import sys
-
 import torch
 
 from neurips26.dasa import (
@@ -50,14 +47,6 @@ def run(distributed: str = "off") -> dict:
 
 
 if __name__ == "__main__":
-    import torch.distributed as dist
+    from _torchrun import worker_main
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    out = {mode: run(mode) for mode in sys.argv[2:]}
-    out["world_size"] = dist.get_world_size()
-    if dist.get_rank() == 0:
-        with open(sys.argv[1], "w") as fh:
-            json.dump(out, fh)
-    dist.barrier()
-    dist.destroy_process_group()
+    worker_main(lambda modes: {mode: run(mode) for mode in modes})

@@ -12,14 +12,12 @@ padded to a different length than one process's batch.
 """
 
 import importlib.util
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _torchrun import two_processes
 
 WORKER = Path(__file__).with_name("dasa_ddp_worker.py")
 
@@ -35,12 +33,7 @@ def _worker():
 def test_dasa_trainers_two_processes_equal_one_process(tmp_path):
     single = _worker().run("off")
     out = tmp_path / "two.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", str(WORKER),
-           str(out), "ddp", "fsdp"]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(WORKER, out, "ddp", "fsdp")
     assert two["world_size"] == 2
     for mode in ("ddp", "fsdp"):
         got = two[mode]

@@ -1,7 +1,7 @@
 """emc's three training loops (``train_source_gnn``, ``TentGraph.adapt``, ``GCAL.adapt``) on a tiny stream; shared
 by the 2-process test and its 1-process reference.
 
-    python -m torch.distributed.run --standalone --nproc_per_node 2 tests/emc/emc_ddp_worker.py ddp|fsdp OUT.json
+    python -m torch.distributed.run --standalone --nproc_per_node 2 tests/emc/emc_ddp_worker.py OUT.json ddp|fsdp
 
 Every loop is full-graph (node classification on one graph per domain): every rank forwards the whole graph
 and takes its share ``rank::world`` of the nodes in the loss, weighted so the ranks' mean is the all-node mean.
@@ -17,9 +17,6 @@ and exactly between the two ranks.
 """
 
 from __future__ import annotations
-
-import json
-import sys
 
 import torch
 import torch.nn.functional as F
@@ -58,18 +55,18 @@ def run(mode: str = "auto") -> dict:
     return out
 
 
-if __name__ == "__main__":
+def _two_process_run(args: list[str]) -> dict:
+    """The 2-process run, plus whether GCAL's memory model (its VGAE) came out the same on both ranks."""
     import torch.distributed as dist
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    result = run(sys.argv[1])
-    result["world_size"] = dist.get_world_size()
+    result = run(args[0])
     vgaes = [None] * dist.get_world_size()
     dist.all_gather_object(vgaes, result.get("gcal_vgae"))
     result["gcal_vgae_ranks_equal"] = all(v == vgaes[0] for v in vgaes)
-    if dist.get_rank() == 0:
-        with open(sys.argv[2], "w") as fh:
-            json.dump(result, fh)
-    dist.barrier()
-    dist.destroy_process_group()
+    return result
+
+
+if __name__ == "__main__":
+    from _torchrun import worker_main
+
+    worker_main(_two_process_run)

@@ -11,14 +11,13 @@ through ``forward``). GCAL refuses ``"fsdp"``: its memory step reads the model t
 """
 
 import functools
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _torchrun import two_processes
 
 HERE = Path(__file__).parent
 
@@ -44,13 +43,7 @@ def _close(two: dict, one: dict, *, rtol: float, atol: float) -> None:
 def test_emc_trainers_two_processes_equal_one_process(tmp_path, mode):
     single = _single()
     out = tmp_path / "two.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(HERE / "emc_ddp_worker.py"), mode, str(out)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL,
-                          cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(HERE / "emc_ddp_worker.py", out, mode, cwd=tmp_path)
     assert two["world_size"] == 2
     # train_source_gnn: the loss it reaches and its weights
     assert two["ce_after"] == pytest.approx(single["ce_after"], rel=1e-5)

@@ -14,9 +14,6 @@ counted over its groups, so a rank may see one type only).
 
 from __future__ import annotations
 
-import json
-import sys
-
 import torch
 
 from neurips26.mobillm import ActivationPayload, FeatureAligner, SideNetwork, SideTuningServer
@@ -88,15 +85,7 @@ def baselines_run(distributed: str = "off") -> dict:
 
 
 if __name__ == "__main__":
-    import torch.distributed as dist
+    from _torchrun import worker_main
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    mode = sys.argv[2] if len(sys.argv) > 2 else "ddp"
-    out = baselines_run("ddp") if mode == "baselines" else server_run(mode)
-    out["world_size"] = dist.get_world_size()
-    if dist.get_rank() == 0:
-        with open(sys.argv[1], "w") as fh:
-            json.dump(out, fh)
-    dist.barrier()
-    dist.destroy_process_group()
+    mode_of = lambda args: args[0] if args else "ddp"  # noqa: E731
+    worker_main(lambda args: baselines_run("ddp") if mode_of(args) == "baselines" else server_run(mode_of(args)))

@@ -2,14 +2,13 @@
 with the whole step: the server (DDP, and FSDP2 with the side network and each aligner as units) and the
 baselines' local training (DDP; they exchange full weights every round, so not FSDP)."""
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _torchrun import two_processes
 
 HERE = Path(__file__).parent
 
@@ -30,12 +29,7 @@ def test_trainer_two_processes_equal_one_process(tmp_path, mode):
         pytest.importorskip("peft")
     single = _single(mode)
     out = tmp_path / "two.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(HERE / "mobillm_ddp_worker.py"), str(out), mode]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(HERE / "mobillm_ddp_worker.py", out, mode)
     assert two["world_size"] == 2
     assert two["steps"] == single["steps"] and two["flops"] == single["flops"]
     assert two["losses"] == pytest.approx(single["losses"], rel=1e-5)

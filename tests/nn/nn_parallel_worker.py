@@ -1,13 +1,10 @@
 """A hand-written loop (Adam, a loss that calls a model *method*, a per-step mean over ranks) made data-parallel
 with ``nn.parallel.data_parallel``; shared by the 2-process test and its 1-process reference.
 
-    torchrun --standalone --nproc_per_node 2 tests/nn/nn_parallel_worker.py ddp|fsdp OUT.json
+    torchrun --standalone --nproc_per_node 2 tests/nn/nn_parallel_worker.py OUT.json ddp|fsdp
 """
 
 from __future__ import annotations
-
-import json
-import sys
 
 import torch
 from torch import nn
@@ -52,13 +49,6 @@ def loop(distributed: str = "auto", steps: int = 5) -> dict:
 
 
 if __name__ == "__main__":
-    import torch.distributed as dist
+    from _torchrun import worker_main
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    out = loop(sys.argv[1])
-    if dist.get_rank() == 0:
-        with open(sys.argv[2], "w") as fh:
-            json.dump(out, fh)
-    dist.barrier()
-    dist.destroy_process_group()
+    worker_main(lambda args: loop(args[0]))

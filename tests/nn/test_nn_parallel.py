@@ -2,9 +2,6 @@
 with half of each global batch end with the weights of 1 process with the whole batch, for DDP and FSDP2, with a
 hand-written Adam loop whose loss calls a model method (not ``forward``)."""
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -17,6 +14,8 @@ from neurips26.nn.parallel import DataParallel, data_parallel
 HERE = Path(__file__).parent
 sys.path.insert(0, str(HERE))
 from nn_parallel_worker import TwoLayer, loop  # noqa: E402
+
+from _torchrun import two_processes  # noqa: E402
 
 
 def test_one_process_is_the_bare_loss():
@@ -81,12 +80,7 @@ def test_shard_refuses_what_it_cannot_split_evenly():
 def test_two_processes_equal_one_process(tmp_path, mode):
     single = loop("off")
     out = tmp_path / "two.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(HERE / "nn_parallel_worker.py"), mode, str(out)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(HERE / "nn_parallel_worker.py", out, mode)
     assert (two["mode"], two["world"]) == (mode, 2)
     assert two["losses"] == pytest.approx(single["losses"], rel=1e-5)
     for key, values in single["params"].items():

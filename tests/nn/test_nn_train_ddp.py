@@ -1,14 +1,13 @@
 """train_lm under torchrun (DDP and FSDP2): two processes with half the batch each equal one process with the
 whole batch."""
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _torchrun import two_processes
 
 HERE = Path(__file__).parent
 
@@ -20,12 +19,7 @@ def test_data_parallel_two_processes_equal_one_process(tmp_path, mode):
 
     single = toy_run()
     out = tmp_path / f"{mode}.json"
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(HERE / "nn_ddp_worker.py"), str(out), mode]
-    proc = subprocess.run(cmd, env=dict(os.environ, OMP_NUM_THREADS="1"), capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    ddp = json.loads(out.read_text())
+    ddp = two_processes(HERE / "nn_ddp_worker.py", out, mode, timeout=300)
     assert ddp["sharded"] == (mode == "fsdp") and not single["sharded"]
     assert ddp["grad_norms"] == pytest.approx(single["grad_norms"], rel=1e-4)
     assert ddp["tokens"] == single["tokens"]

@@ -6,9 +6,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 import torch
 
 from neurips26.nn.train import full_state_dict
@@ -29,14 +26,6 @@ def toy_run(mode: str = "auto", rezero: bool = True) -> dict:
 
 
 if __name__ == "__main__":
-    import torch.distributed as dist
+    from _torchrun import worker_main
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    mode = sys.argv[2] if len(sys.argv) > 2 else "auto"
-    out = toy_run(mode, rezero=mode != "fsdp")
-    if dist.get_rank() == 0:
-        with open(sys.argv[1], "w") as fh:
-            json.dump(out, fh)
-    dist.barrier()  # leave together: tearing gloo down while the peer still talks can abort
-    dist.destroy_process_group()
+    worker_main(lambda args: toy_run(args[0] if args else "auto", rezero=args[:1] != ["fsdp"]))

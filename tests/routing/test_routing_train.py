@@ -1,8 +1,5 @@
 """Sub-path sampling (property checks), training lowers the loss, 2-process DDP and FSDP equal 1 process."""
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -10,6 +7,7 @@ import numpy as np
 import pytest
 import torch
 
+from _torchrun import two_processes
 from neurips26.routing import (
     DecoderConfig,
     SubpathSampler,
@@ -87,12 +85,7 @@ def test_data_parallel_two_processes_equal_one_process(tmp_path, mode):
 
     single = toy_run(rezero=mode != "fsdp")  # FSDP2 cannot shard the 0-d ReZero scalars: the LEHD-style ablation
     out = tmp_path / f"{mode}.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(Path(__file__).parent / "routing_ddp_worker.py"), str(out), mode]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(Path(__file__).parent / "routing_ddp_worker.py", out, mode)
     assert two["world"] == 2 and single["world"] == 1
     assert two["sharded"] == (mode == "fsdp") and not single["sharded"]
     assert two["samples"] == single["samples"]

@@ -6,9 +6,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 import torch
 
 from neurips26.nn.train import full_state_dict
@@ -53,14 +50,7 @@ def router_run(distributed: str = "auto") -> dict:
 
 
 if __name__ == "__main__":
-    import torch.distributed as dist
+    from _torchrun import worker_main
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    out = {"world_size": dist.get_world_size(), "backbone_ddp": backbone_run("ddp"), "router_ddp": router_run("ddp"),
-           "router_fsdp": router_run("fsdp")}
-    if dist.get_rank() == 0:
-        with open(sys.argv[1], "w") as fh:
-            json.dump(out, fh)
-    dist.barrier()  # leave together: tearing gloo down while the peer still talks can abort
-    dist.destroy_process_group()
+    worker_main(lambda args: {"backbone_ddp": backbone_run("ddp"), "router_ddp": router_run("ddp"),
+                              "router_fsdp": router_run("fsdp")})

@@ -17,14 +17,13 @@ is shift-invariant too). Those are compared only to the bound Adam puts on their
 weight to rtol 1e-4.
 """
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _torchrun import two_processes
 
 HERE = Path(__file__).parent
 
@@ -57,12 +56,7 @@ def test_trainers_two_processes_equal_one_process(tmp_path):
         sys.path.remove(str(HERE))
     backbone, router = backbone_run("off"), router_run("off")
     out = tmp_path / "two.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(HERE / "smartres_ddp_worker.py"), str(out)]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(HERE / "smartres_ddp_worker.py", out)
     assert two["world_size"] == 2
 
     ddp = two["backbone_ddp"]

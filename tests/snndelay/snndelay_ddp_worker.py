@@ -6,9 +6,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
-
 import torch
 
 from neurips26.nn.train import full_state_dict
@@ -28,14 +25,6 @@ def fit_run(distributed: str = "auto") -> dict:
 
 
 if __name__ == "__main__":
-    import torch.distributed as dist
+    from _torchrun import worker_main
 
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo")
-    out = fit_run(sys.argv[2] if len(sys.argv) > 2 else "ddp")
-    out["world_size"] = dist.get_world_size()
-    if dist.get_rank() == 0:
-        with open(sys.argv[1], "w") as fh:
-            json.dump(out, fh)
-    dist.barrier()
-    dist.destroy_process_group()
+    worker_main(lambda args: fit_run(args[0] if args else "ddp"))

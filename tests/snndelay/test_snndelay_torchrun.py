@@ -7,14 +7,13 @@ from the seeded generator on every rank, before the rows are split, so both rank
 decoder has no batch statistics (LayerNorm per bin) and no dropout; the CTC loss is a mean over sentences.
 """
 
-import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from _torchrun import two_processes
 
 HERE = Path(__file__).parent
 
@@ -33,12 +32,7 @@ def single():
 @pytest.mark.parametrize("mode", ["ddp", "fsdp"])
 def test_train_ctc_two_processes_equal_one_process(tmp_path, single, mode):
     out = tmp_path / f"{mode}.json"
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
-           str(HERE / "snndelay_ddp_worker.py"), str(out), mode]
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr[-3000:]
-    two = json.loads(out.read_text())
+    two = two_processes(HERE / "snndelay_ddp_worker.py", out, mode)
     assert two["world_size"] == 2
     assert two["losses"] == pytest.approx(single["losses"], rel=1e-5)
     assert two["params"].keys() == single["params"].keys()
