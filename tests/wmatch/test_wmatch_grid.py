@@ -88,7 +88,7 @@ def test_points_outside_the_bounds_trigger_a_rebuild_not_an_error():
 
 
 @pytest.mark.parametrize("bad, match", [
-    (lambda m: m.insert([1.0, 2.0, 3.0], "A"), r"dimensions \[2\]"),
+    (lambda m: m.insert([1.0, 2.0, 3.0], "A"), r"an array \[2\]"),
     (lambda m: m.insert([np.nan, 0.0], "A"), "finite"),
     (lambda m: m.insert([np.inf, 0.0], "B"), "finite"),
     (lambda m: m.insert([0.0, 0.0], "C"), r"side must be one of \('A', 'B'\)"),

@@ -117,7 +117,7 @@ def test_callable_metric_gives_the_same_matching_as_the_matrix():
     (np.array([[0, -1], [-1, 0]]), "non-negative"),
     (np.array([[0, 1], [2, 0]]), "symmetric"),
     (np.array([[1, 1], [1, 0]]), "zero diagonal"),
-    (np.ones((2, 3)), r"dimensions \[N, N\]"),
+    (np.ones((2, 3)), r"an array \[N, N\]"),
     (np.array([[0, np.nan], [np.nan, 0]]), "finite"),
 ])
 def test_non_metric_matrices_are_rejected(D, match):

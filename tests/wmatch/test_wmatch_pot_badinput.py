@@ -157,7 +157,7 @@ def test_ann_add_and_query_refuse_and_keep_state(make):
 
 
 @pytest.mark.parametrize("case", [
-    BadInput("dims", (np.ones((3, 2)), np.ones((3, 3))), names="dimension"),
+    BadInput("dims", (np.ones((3, 2)), np.ones((3, 3))), names="B", match=r"D = 2 \(from A\)"),
     BadInput("nan", (np.full((3, 2), np.nan), np.ones((3, 2))), names="A"),
     BadInput("overflow", (np.full((3, 2), 1e308), -np.full((3, 2), 1e308)), names="A"),
     BadInput("method", (np.ones((3, 2)), np.ones((3, 2))), {"method": "hungarian"}, names="method"),

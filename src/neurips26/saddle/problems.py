@@ -58,18 +58,6 @@ def _modulus(eig_min: float, scale: float) -> float:
     return eig_min if eig_min > ROUNDOFF * scale else 0.0
 
 
-class Array(ArrayLike):
-    """A finite numeric array whose dimensions are named as in ``Tensor("D D")`` and bound across the arguments
-    of one :func:`check_arguments` call (the shared ``ArrayLike`` takes only ``ndim``; this local piece adds
-    the named dimensions it inherits the check of)."""
-
-    def __init__(self, spec: str) -> None:
-        names = tuple(spec.split())
-        super().__init__(ndim=len(names))
-        self.dims, self.ellipsis = names, None
-        self.expected = f"an array [{', '.join(names)}] of finite values"
-
-
 DIM = Int(low=1)
 
 
@@ -98,8 +86,8 @@ class QuadraticGame:
             A, B, C = (np.asarray(m, dtype=np.float64) for m in (A, B, C))
             a = None if a is None else np.asarray(a, dtype=np.float64)
             c = None if c is None else np.asarray(c, dtype=np.float64)
-            check_arguments("QuadraticGame", {"A": Array("X X"), "C": Array("Y Y"), "B": Array("X Y"),
-                                              "a": Optional(Array("X")), "c": Optional(Array("Y"))},
+            check_arguments("QuadraticGame", {"A": ArrayLike("X X"), "C": ArrayLike("Y Y"), "B": ArrayLike("X Y"),
+                                              "a": Optional(ArrayLike("X")), "c": Optional(ArrayLike("Y"))},
                             {"A": A, "C": C, "B": B, "a": a, "c": c})
             a = np.zeros(A.shape[0]) if a is None else a
             c = np.zeros(C.shape[0]) if c is None else c
@@ -232,7 +220,7 @@ class BilinearGame(QuadraticGame):
     @validate(mu=NONNEG)
     def __init__(self, B: Any, mu: float, a: Any = None, c: Any = None):
         B = np.asarray(B, dtype=np.float64)
-        check_arguments("BilinearGame", {"B": Array("X Y")}, {"B": B})
+        check_arguments("BilinearGame", {"B": ArrayLike("X Y")}, {"B": B})
         mu = float(mu)
         self.mu = mu
         d_x, d_y = B.shape
@@ -400,7 +388,7 @@ class DROLogistic:
     def __init__(self, X: Any, t: Any, mu: float = 0.1, rho: float = 1.0):
         X = np.asarray(X, dtype=np.float64)
         t = np.asarray(t, dtype=np.float64)
-        check_arguments("DROLogistic", {"X": Array("N D"), "t": Array("N")}, {"X": X, "t": t})
+        check_arguments("DROLogistic", {"X": ArrayLike("N D"), "t": ArrayLike("N")}, {"X": X, "t": t})
         if not np.isin(t, (-1.0, 1.0)).all():
             raise ValueError(f"t must hold labels in {{-1, +1}}, got values {np.unique(t)[:5]}")
         self.mu, self.rho = float(mu), float(rho)

@@ -25,21 +25,9 @@ WASSERSTEIN_P = Int(low=1)
 EPS = Real(low=0.0, high=1.0, closed="right")
 
 
-class Array(ArrayLike):
-    """A finite numeric array whose dimensions are named (or fixed integers) as in ``Tensor("N D")``, bound
-    across the arguments of one call. The shared ``ArrayLike`` takes only ``ndim``; this local piece adds the
-    spec, with the check of named dimensions it inherits from it."""
-
-    def __init__(self, spec: str, dtype: object = None) -> None:
-        dims = tuple(int(t) if t.isdigit() else t for t in spec.split())
-        super().__init__(ndim=len(dims), dtype=dtype)
-        self.dims, self.ellipsis = dims, None
-        self.expected = f"an array with dimensions [{', '.join(map(str, dims))}] of finite values"
-
-
 @functools.lru_cache(maxsize=64)
-def _shaped(spec: str) -> Array:
-    return Array(spec)
+def _shaped(spec: str) -> ArrayLike:
+    return ArrayLike(spec)
 
 
 def coordinate_limit(dim: int, wasserstein_p: int = 1) -> float:
@@ -109,7 +97,7 @@ def lp_cost_matrix(A: np.ndarray, B: np.ndarray, norm_p: float, wasserstein_p: i
 def check_metric_matrix(D: object, *, check_triangle: bool = False, tol: float = 1e-9) -> np.ndarray:
     """A finite, non-negative, symmetric square matrix with zero diagonal (optionally the triangle
     inequality, O(N^3))."""
-    check_arguments("", {"dist": Array("N N")}, {"dist": D})
+    check_arguments("", {"dist": ArrayLike("N N")}, {"dist": D})
     arr = np.asarray(D, dtype=np.float64)
     if (arr < 0).any():
         raise ValueError(f"dist must be non-negative, found the entry {arr.min()}")

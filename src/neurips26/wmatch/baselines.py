@@ -27,7 +27,7 @@ from ._validate import (
     POINT_ID,
     SIDE,
     WASSERSTEIN_P,
-    Array,
+    ArrayLike,
     check_point,
     check_points,
     coordinate_limit,
@@ -40,9 +40,9 @@ from .ann import make_ann
 METHODS = ("lsa", "emd")
 
 
-@validate(a=Array("N", dtype="numeric"), b=Array("M", dtype="numeric"), X=Optional(Array("N D", dtype="numeric")),
-          Y=Optional(Array("M D", dtype="numeric")), M=Optional(Array("N M", dtype="numeric")), norm_p=NORM_P,
-          wasserstein_p=WASSERSTEIN_P)
+@validate(a=ArrayLike("N", dtype="numeric"), b=ArrayLike("M", dtype="numeric"),
+          X=Optional(ArrayLike("N D", dtype="numeric")), Y=Optional(ArrayLike("M D", dtype="numeric")),
+          M=Optional(ArrayLike("N M", dtype="numeric")), norm_p=NORM_P, wasserstein_p=WASSERSTEIN_P)
 def exact_transport(a: object, b: object, X: object | None = None, Y: object | None = None, *,
                     M: object | None = None, norm_p: float = 2.0,
                     wasserstein_p: int = 1) -> tuple[float, np.ndarray]:
@@ -78,7 +78,7 @@ def exact_transport(a: object, b: object, X: object | None = None, Y: object | N
     return float(max((plan * cost).sum(), 0.0) ** (1.0 / int(wasserstein_p))), plan
 
 
-@validate(A=Array("N D"), B=Array("M D"), norm_p=NORM_P, wasserstein_p=WASSERSTEIN_P, method=Choice(*METHODS),
+@validate(A=ArrayLike("N D"), B=ArrayLike("M D"), norm_p=NORM_P, wasserstein_p=WASSERSTEIN_P, method=Choice(*METHODS),
           normalize=NORMALIZE_C)
 def exact_matching(A: object, B: object, *, norm_p: float = 2.0, wasserstein_p: int = 1,
                    method: str = "lsa", normalize: str = "sum") -> tuple[float, np.ndarray]:
