@@ -101,8 +101,8 @@ def test_from_conv1d_rejects_non_causal_or_non_depthwise(conv, match):
 
 
 @pytest.mark.parametrize("kwargs,err,match", [
-    (dict(dim=4, kernel_size=0), ValueError, "kernel_size must be >= 1"),
-    (dict(dim=4, rank=0), ValueError, "rank must be >= 1"),
+    (dict(dim=4, kernel_size=0), ValueError, "kernel_size must be an int >= 1"),
+    (dict(dim=4, rank=0), ValueError, "rank must be an int >= 1"),
     (dict(dim=4, head_size=3), ValueError, "must divide dim"),
     (dict(dim=4, kernel_size=2.5), TypeError, "kernel_size must be an int"),
     (dict(dim=4, backend="cuda"), ValueError, "backend"),
@@ -118,11 +118,11 @@ def test_dynamic_short_conv_bad_calls():
         layer(torch.randn(1, 3, 4))
     with pytest.raises(ValueError, match="cond must be"):
         layer(torch.randn(1, 3, 4), torch.randn(1, 3, 4))
-    with pytest.raises(ValueError, match=r"state must be \[B, W-1, D\]"):
+    with pytest.raises(ValueError, match=r"state must be a tensor \[B, 2, 4\]"):  # [B, W-1, D]
         layer.step(torch.randn(2, 4), torch.randn(2, 5), torch.zeros(2, 3, 4))
     with pytest.raises(TypeError, match="cond dtype"):
         layer(torch.randn(1, 3, 4).double(), torch.randn(1, 3, 5))
-    with pytest.raises(TypeError, match="floating-point"):
+    with pytest.raises(ValueError, match="x must be a float tensor"):  # a wrong dtype: ValueError (issue 33)
         layer(torch.ones(1, 3, 4, dtype=torch.long), torch.randn(1, 3, 5))
     with pytest.raises(ValueError, match="kernel_size"):
         StaticShortConv(4, 0)

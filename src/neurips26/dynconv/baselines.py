@@ -15,38 +15,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from .ops import _check_same, _check_static, _check_x, check_finite, check_lowrank_shapes
+from neurips26.constraints import Tensor, validate
 
-
-def _check_tensor(name: str, t: object, shape: str) -> torch.Tensor:
-    if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor {shape}, got {type(t).__name__}")
-    return t
-
-
-def _check_headwise(x: object, taps: object, static_w: object, finite_check: bool) -> None:
-    """The checks of :func:`~.ops.dynamic_conv1d` (without its autocast casting)."""
-    x = _check_x(x)
-    taps = _check_tensor("taps", taps, "[B, T, H, W]")
-    if taps.dim() != 4 or taps.shape[:2] != x.shape[:2] or taps.shape[3] < 1:
-        raise ValueError(f"taps must be [B, T, H, W] with B, T = {tuple(x.shape[:2])} from x and W >= 1, got "
-                         f"{tuple(taps.shape)}")
-    if taps.shape[2] < 1 or x.shape[2] % taps.shape[2]:
-        raise ValueError(f"taps heads H={taps.shape[2]} must divide D={x.shape[2]}")
-    _check_same("taps", taps, x)
-    _check_static(static_w, taps.shape[3], x)
-    if finite_check:
-        check_finite(x=x, taps=taps, static_w=static_w)
-
-
-def _check_lowrank(x: object, z: object, U: object, static_w: object, finite_check: bool) -> None:
-    """The checks of :func:`~.ops.lowrank_dynamic_conv1d` (without its autocast casting)."""
-    x = _check_x(x)
-    z = _check_tensor("z", z, "[B, T, R]")
-    U = _check_tensor("U", U, "[R, W*D]")
-    check_lowrank_shapes(x, z, U, static_w)
-    if finite_check:
-        check_finite(x=x, z=z, U=U, static_w=static_w)
+from .ops import HEADWISE, LOWRANK, X, _check_same, _check_width, check_finite, check_lowrank_shapes, check_taps
 
 
 def _window(x: torch.Tensor, width: int) -> torch.Tensor:
@@ -56,12 +27,15 @@ def _window(x: torch.Tensor, width: int) -> torch.Tensor:
     return win.flip(-1).transpose(2, 3)  # [B, T, W, D], lag first
 
 
+@validate(**HEADWISE)
 def naive_dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor | None = None,
                          residual: bool = False, *, finite_check: bool = True) -> torch.Tensor:
     r"""$y = \sum_w (K_{t,w} + S_w) \odot x_{t-w}$ with ``K = taps`` expanded to ``[B, T, W, D]``.
 
     Input checks as :func:`~.ops.dynamic_conv1d` (``finite_check=False`` skips the NaN/inf scan, for timing)."""
-    _check_headwise(x, taps, static_w, finite_check)
+    check_taps(x, taps, static_w)
+    if finite_check:
+        check_finite(x=x, taps=taps, static_w=static_w)
     b, t, d = x.shape
     h, width = taps.shape[2], taps.shape[3]
     k = taps.transpose(2, 3).repeat_interleave(d // h, dim=-1)  # [B, T, W, D]
@@ -71,12 +45,15 @@ def naive_dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Te
     return y + x if residual else y
 
 
+@validate(**LOWRANK)
 def naive_lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
                                  static_w: torch.Tensor | None = None, residual: bool = False, *,
                                  finite_check: bool = True) -> torch.Tensor:
     """Low-rank form with ``K = (z @ U).view(B, T, W, D)`` materialised (checks as
     :func:`~.ops.lowrank_dynamic_conv1d`)."""
-    _check_lowrank(x, z, U, static_w, finite_check)
+    check_lowrank_shapes(x, z, U, static_w, "naive_lowrank_dynamic_conv1d")
+    if finite_check:
+        check_finite(x=x, z=z, U=U, static_w=static_w)
     b, t, d = x.shape
     width = U.shape[1] // d
     k = (z @ U).view(b, t, width, d)
@@ -86,14 +63,12 @@ def naive_lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tens
     return y + x if residual else y
 
 
+@validate(x=X, static_w=Tensor("W D", finite=False))
 def static_depthwise_conv1d(x: torch.Tensor, static_w: torch.Tensor, residual: bool = False, *,
                             finite_check: bool = True) -> torch.Tensor:
     """Static causal depthwise conv ``[B, T, D]`` with ``static_w [W, D]`` (lag 0 first) via ``F.conv1d``."""
-    x = _check_x(x)
-    static_w = _check_tensor("static_w", static_w, "[W, D]")
-    if static_w.dim() != 2 or static_w.shape[0] < 1:
-        raise ValueError(f"static_w must be [W, D] with W >= 1, got {tuple(static_w.shape)}")
-    _check_static(static_w, static_w.shape[0], x)
+    _check_width(static_w.shape[0], "static_w.shape[0]")
+    _check_same("static_w", static_w, x)
     if finite_check:
         check_finite(x=x, static_w=static_w)
     t, d = x.shape[1], x.shape[2]

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from neurips26.constraints import Bool, Choice, Instance, Int, validate
+from neurips26.constraints import Bool, Choice, Instance, Int, Tensor, validate
 from neurips26.nn import Llama
 
 from .modules import ConvAugmentedAttention, ConvCache, DynamicShortConv, KVCache, StaticShortConv
@@ -28,11 +28,10 @@ _CONVS = (DynamicShortConv, StaticShortConv)
 
 
 @contextmanager
+@validate(model=Instance(nn.Module, "torch.nn.Module"))
 def conv_cache(model: nn.Module) -> Iterator[ConvCache]:
     """Within the block, every short conv of ``model`` continues its previous call (decoding); on exit the
     convs are stateless again. Yields the shared :class:`ConvCache` (``reset()`` starts new sequences)."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     convs = [m for m in model.modules() if isinstance(m, _CONVS)]
     if any(m.conv_cache is not None for m in convs):
         raise RuntimeError("a conv of this model already holds a decode cache (nested conv_cache or "
@@ -56,7 +55,8 @@ def _check_decodable(model: Llama) -> None:
 
 
 @torch.no_grad()
-@validate(model=Instance(Llama, "neurips26.nn.Llama"), max_new_tokens=Int(low=1), use_cache=Bool())
+@validate(model=Instance(Llama, "neurips26.nn.Llama"), input_ids=Tensor("B T", dtype=torch.int64),
+          max_new_tokens=Int(low=1), use_cache=Bool())
 def generate(model: Llama, input_ids: torch.Tensor, max_new_tokens: int, *, use_cache: bool = True) -> torch.Tensor:
     """Greedy decoding: ``input_ids [B, T]`` -> ``[B, T + max_new_tokens]``.
 
@@ -65,11 +65,9 @@ def generate(model: Llama, input_ids: torch.Tensor, max_new_tokens: int, *, use_
     tests compare against). The model is put in eval mode for the call and its mode restored after.
     """
     _check_decodable(model)
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.dtype != torch.int64 \
-            or input_ids.shape[1] < 1:
-        raise ValueError(f"input_ids must be an int64 tensor [B, T] with T >= 1, got "
-                         f"{getattr(input_ids, 'dtype', type(input_ids).__name__)} "
-                         f"{tuple(getattr(input_ids, 'shape', ()))}")
+    if input_ids.shape[1] < 1:
+        raise ValueError(f"generate: input_ids must hold at least one token (T >= 1), got shape "
+                         f"{list(input_ids.shape)}")
     was_training = model.training
     model.eval()
     try:

@@ -35,18 +35,15 @@ class ConvLinear(nn.Module):
         kernel_size, rank: the conv's ``W`` and ``R``.
     """
 
+    @validate(linear=Instance(nn.Linear, "torch.nn.Linear"), conv=Choice("dynamic", "static"))
     def __init__(self, linear: nn.Linear, *, conv: str = "dynamic", kernel_size: int = 4, rank: int = 15) -> None:
         super().__init__()
-        if not isinstance(linear, nn.Linear):
-            raise TypeError(f"linear must be an nn.Linear, got {type(linear).__name__}")
         self.linear = linear
         d_in, d_out = linear.in_features, linear.out_features
         if conv == "dynamic":
             self.conv = DynamicShortConv(d_out, kernel_size, rank, cond_dim=d_in, static=True, residual=True)
-        elif conv == "static":
-            self.conv = StaticShortConv(d_out, kernel_size, residual=True)
         else:
-            raise ValueError(f"conv must be 'dynamic' or 'static', got {conv!r}")
+            self.conv = StaticShortConv(d_out, kernel_size, residual=True)
         self.kind = conv
 
     @property

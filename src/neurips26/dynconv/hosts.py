@@ -22,10 +22,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from neurips26.constraints import Choice, Int, validate
+from neurips26.constraints import Choice, Int, check_arguments, validate
 from neurips26.nn import LlamaConfig
 
-from .modules import DynamicShortConv, StaticShortConv
+from .modules import DynamicShortConv, StaticShortConv, stream
 
 
 class GatedRecurrentMixer(nn.Module):
@@ -56,9 +56,8 @@ class GatedRecurrentMixer(nn.Module):
 
     def forward(self, x: torch.Tensor, cos: torch.Tensor | None = None, sin: torch.Tensor | None = None,
                 **_: Any) -> torch.Tensor:
-        if not isinstance(x, torch.Tensor) or x.dim() != 3 or x.shape[-1] != self.in_proj.in_features:
-            raise ValueError(f"x must be [B, T, {self.in_proj.in_features}], got "
-                             f"{tuple(getattr(x, 'shape', ())) or type(x).__name__}")
+        check_arguments("GatedRecurrentMixer.forward", {"x": stream(f"B T {self.in_proj.in_features}", floating=False)},
+                        {"x": x})
         u = self.in_proj(x)  # [B, T, E]
         if self.kind == "static":
             u = self.conv(u)

@@ -15,6 +15,7 @@ then runs RoPE and causal attention as usual; it plugs into :class:`neurips26.nn
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -23,10 +24,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import Choice, Instance, Int, Optional, Tensor, check_arguments, validate
 from neurips26.nn import LlamaConfig, apply_rope, rope_cos_sin, sdpa_attention
 
 from .ops import (
-    BACKENDS,
+    BACKEND,
+    CU_SEQLENS,
+    _check_same,
     _shift,
     autocast_inputs,
     check_cu_seqlens,
@@ -39,22 +43,16 @@ from .ops import (
 CONV_KINDS = ("none", "static", "dynamic")
 
 
-def _positive_int(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, got {type(value).__name__} {value!r}")
-    if value < 1:
-        raise ValueError(f"{name} must be >= 1, got {value}")
-    return value
+#: declared argument constraints shared by the layers
+POS_INT = Int(low=1)
+CONV_KIND = Choice(*CONV_KINDS)
 
 
-def _check_input(name: str, x: object, width: int) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor [B, T, {width}], got {type(x).__name__}")
-    if x.dim() != 3 or x.shape[-1] != width:
-        raise ValueError(f"{name} must be [B, T, {width}], got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-    return x
+@functools.cache
+def stream(spec: str, floating: bool = True) -> Tensor:
+    """The constraint of a layer input of shape ``spec`` (``"B T 6"``; sizes fixed by the layer), built once
+    per spec. Finiteness is :func:`~.ops.check_finite`'s (after autocast, skipped while compiling)."""
+    return Tensor(spec, dtype="float" if floating else None, finite=False)
 
 
 def _final_state(x: torch.Tensor, width: int, cu_seqlens: torch.Tensor | None) -> torch.Tensor:
@@ -73,14 +71,16 @@ def _final_state(x: torch.Tensor, width: int, cu_seqlens: torch.Tensor | None) -
     return out
 
 
-def _check_state(state: object, batch: int, width: int, dim: int, x: torch.Tensor) -> torch.Tensor:
-    if not isinstance(state, torch.Tensor):
-        raise TypeError(f"state must be a torch.Tensor [B, W-1, D] (see init_state), got {type(state).__name__}")
-    if tuple(state.shape) != (batch, width - 1, dim):
-        raise ValueError(f"state must be [B, W-1, D] = [{batch}, {width - 1}, {dim}], got {tuple(state.shape)}")
-    if state.dtype != x.dtype:
-        raise TypeError(f"state dtype must match x_t ({x.dtype}), got {state.dtype}")
-    return state
+def _check_step(where: str, layer: nn.Module, x_t: object, cond_t: object, state: object,
+                cond_dim: int | None = None) -> None:
+    """One decoding step's inputs: ``x_t [B, D]``, ``cond_t [B, Dc]`` (when ``cond_dim`` is given) and the
+    decode cache ``state [B, W-1, D]`` in ``x_t``'s dtype."""
+    spec = {"x_t": stream(f"B {layer.dim}", floating=False)}
+    if cond_dim is not None:
+        spec["cond_t"] = stream(f"B {cond_dim}")
+    spec["state"] = stream(f"B {layer.kernel_size - 1} {layer.dim}", floating=False)
+    check_arguments(where, spec, {"x_t": x_t, "cond_t": cond_t, "state": state})
+    _check_same("state", state, x_t, "x_t")
 
 
 class ConvCache:
@@ -154,22 +154,21 @@ class DynamicShortConv(nn.Module):
     the static conv plus the residual.
     """
 
+    @validate(dim=POS_INT, kernel_size=POS_INT, cond_dim=Optional(POS_INT), head_size=Optional(POS_INT),
+              backend=BACKEND)
     def __init__(self, dim: int, kernel_size: int = 4, rank: int = 15, cond_dim: int | None = None, *,
                  head_size: int | None = None, static: bool = True, residual: bool = True,
                  backend: str = "auto") -> None:
+        if head_size is None:  # rank is unused (and not checked) with the head-wise generator
+            check_arguments("DynamicShortConv.__init__", {"rank": POS_INT}, {"rank": rank})
+        elif dim % head_size:
+            raise ValueError(f"head_size ({head_size}) must divide dim ({dim})")
         super().__init__()
-        self.dim = _positive_int("dim", dim)
-        self.kernel_size = _positive_int("kernel_size", kernel_size)
-        self.cond_dim = dim if cond_dim is None else _positive_int("cond_dim", cond_dim)
-        if head_size is None:
-            self.rank = _positive_int("rank", rank)
-        else:
-            _positive_int("head_size", head_size)
-            if dim % head_size:
-                raise ValueError(f"head_size ({head_size}) must divide dim ({dim})")
-            self.rank = None
-        if backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+        dim, kernel_size = int(dim), int(kernel_size)
+        self.dim, self.kernel_size = dim, kernel_size
+        self.cond_dim = dim if cond_dim is None else int(cond_dim)
+        head_size = None if head_size is None else int(head_size)
+        self.rank = int(rank) if head_size is None else None
         self.head_size, self.residual, self.backend = head_size, bool(residual), backend
         if head_size is None:
             # z_t = W_in c_t  (proj_in: [R, Dc]); U: [R, W*D], zero-initialised
@@ -196,9 +195,6 @@ class DynamicShortConv(nn.Module):
             if self.cond_dim != self.dim:
                 raise ValueError(f"cond is required: cond_dim={self.cond_dim} differs from dim={self.dim}")
             return x
-        cond = _check_input("cond", cond, self.cond_dim)
-        if cond.shape[:-1] != x.shape[:-1]:
-            raise ValueError(f"cond must share x's [B, T] = {tuple(x.shape[:-1])}, got {tuple(cond.shape[:-1])}")
         return cond
 
     def forward(self, x: torch.Tensor, cond: torch.Tensor | None = None,
@@ -210,13 +206,15 @@ class DynamicShortConv(nn.Module):
         decode cache ``[B (or N), W-1, D]`` (prefill), to continue with :meth:`step`. Under
         :func:`conv_cache` the call continues the previous call's sequence (see :class:`ConvCache`).
         """
-        x = _check_input("x", x, self.dim)
+        check_arguments("DynamicShortConv.forward",
+                        {"x": stream(f"B T {self.dim}"), "cond": Optional(stream(f"B T {self.cond_dim}")),
+                         "cu_seqlens": CU_SEQLENS}, {"x": x, "cond": cond, "cu_seqlens": cu_seqlens})
         c = self._cond(x, cond)
         # under torch.autocast, x and cond are cast to the autocast dtype first (as SDPA does): a bf16
         # projection output conditioned on an fp32 normed block input is what autocast produces
         x, c = autocast_inputs(x, c)
-        if c.dtype != x.dtype:
-            raise TypeError(f"cond dtype ({c.dtype}) must match x ({x.dtype})")
+        if c is not x:
+            _check_same("cond", c, x)
         check_finite(x=x, cond=None if c is x else c)
         if self.conv_cache is not None:
             y = _stateful(self, self._run, x, c, self.conv_cache, cu_seqlens)
@@ -241,18 +239,15 @@ class DynamicShortConv(nn.Module):
             taps = F.linear(c, self.tap_weight.to(dt)).view(b, t, self.dim // self.head_size, self.kernel_size)
             return dynamic_conv1d(x, taps, static_w, self.residual, self.backend, cu_seqlens, finite_check=False)
 
+    @validate(batch_size=POS_INT)
     def init_state(self, batch_size: int, *, device: torch.device | str | None = None,
                    dtype: torch.dtype | None = None) -> torch.Tensor:
         """An empty decode cache ``[B, W-1, D]`` (zeros: nothing before the first token)."""
-        _positive_int("batch_size", batch_size)
         return torch.zeros(batch_size, self.kernel_size - 1, self.dim, device=device, dtype=dtype)
 
     def taps_at(self, cond_t: torch.Tensor) -> torch.Tensor:
         """The full filter ``K_t + S`` for conditioning ``cond_t: [B, Dc]``: ``[B, W, D]``."""
-        if not isinstance(cond_t, torch.Tensor) or cond_t.dim() != 2 or cond_t.shape[1] != self.cond_dim \
-                or not cond_t.is_floating_point():
-            raise ValueError(f"cond_t must be a float tensor [B, {self.cond_dim}], got "
-                             f"{getattr(cond_t, 'shape', type(cond_t).__name__)}")
+        check_arguments("DynamicShortConv.taps_at", {"cond_t": stream(f"B {self.cond_dim}")}, {"cond_t": cond_t})
         check_finite(cond_t=cond_t)
         b, dt = cond_t.shape[0], cond_t.dtype
         if self.head_size is None:
@@ -266,16 +261,9 @@ class DynamicShortConv(nn.Module):
              ) -> tuple[torch.Tensor, torch.Tensor]:
         """One decoding step. ``x_t: [B, D]``, ``cond_t: [B, Dc]`` (None = ``x_t``), ``state: [B, W-1, D]``
         (the last W-1 inputs, oldest first) -> ``(y_t [B, D], new_state [B, W-1, D])``."""
-        if not isinstance(x_t, torch.Tensor) or x_t.dim() != 2 or x_t.shape[1] != self.dim:
-            raise ValueError(f"x_t must be [B, {self.dim}], got "
-                             f"{tuple(x_t.shape) if isinstance(x_t, torch.Tensor) else type(x_t).__name__}")
-        b = x_t.shape[0]
-        if cond_t is None:
-            cond_t = x_t if self.cond_dim == self.dim else None
-        if cond_t is None or cond_t.dim() != 2 or tuple(cond_t.shape) != (b, self.cond_dim):
-            raise ValueError(f"cond_t must be [B, cond_dim] = [{b}, {self.cond_dim}], got "
-                             f"{None if cond_t is None else tuple(cond_t.shape)}")
-        state = _check_state(state, b, self.kernel_size, self.dim, x_t)
+        if cond_t is None and self.cond_dim == self.dim:
+            cond_t = x_t  # None is refused below when cond_dim != dim (cond_t is required then)
+        _check_step("DynamicShortConv.step", self, x_t, cond_t, state, self.cond_dim)
         window = torch.cat([state, x_t[:, None]], dim=1)  # [B, W, D]; window[:, W-1-w] = x_{t-w}
         k = self.taps_at(cond_t)  # [B, W, D], lag 0 first
         # accumulate in the input dtype, at least fp32 (bf16/fp16 as the kernels do; fp64 stays fp64)
@@ -297,10 +285,11 @@ class StaticShortConv(nn.Module):
     Without ``cu_seqlens`` the forward is one ``F.conv1d(groups=D)`` (cuDNN on GPU).
     """
 
+    @validate(dim=POS_INT, kernel_size=POS_INT)
     def __init__(self, dim: int, kernel_size: int = 4, residual: bool = True) -> None:
         super().__init__()
-        self.dim = _positive_int("dim", dim)
-        self.kernel_size = _positive_int("kernel_size", kernel_size)
+        dim, kernel_size = int(dim), int(kernel_size)
+        self.dim, self.kernel_size = dim, kernel_size
         self.residual = bool(residual)
         bound = 1.0 / math.sqrt(kernel_size)  # nn.Conv1d's default bound for fan_in = W
         self.weight = nn.Parameter(torch.empty(kernel_size, dim).uniform_(-bound, bound))
@@ -310,12 +299,11 @@ class StaticShortConv(nn.Module):
         return f"dim={self.dim}, kernel_size={self.kernel_size}, residual={self.residual}"
 
     @classmethod
+    @validate(conv=Instance(nn.Conv1d, "torch.nn.Conv1d"))
     def from_conv1d(cls, conv: nn.Conv1d, *, residual: bool = False) -> StaticShortConv:
         """Import a depthwise ``nn.Conv1d(D, D, W, groups=D, padding=W-1, bias=False)`` used causally
         (output cropped to the first T steps); flips its taps into lag order. Non-causal set-ups
         (``padding`` other than ``W-1``, stride/dilation != 1) and biases are rejected."""
-        if not isinstance(conv, nn.Conv1d):
-            raise TypeError(f"conv must be an nn.Conv1d, got {type(conv).__name__}")
         d, width = conv.in_channels, conv.kernel_size[0]
         if conv.groups != d or conv.out_channels != d:
             raise ValueError(f"conv must be depthwise (groups = in = out channels), got groups={conv.groups}, "
@@ -333,7 +321,8 @@ class StaticShortConv(nn.Module):
 
     def forward(self, x: torch.Tensor, cu_seqlens: torch.Tensor | None = None) -> torch.Tensor:
         """``x: [B, T, D]`` -> ``[B, T, D]``; ``cu_seqlens`` packs sequences (``B == 1``)."""
-        x = _check_input("x", x, self.dim)
+        check_arguments("StaticShortConv.forward", {"x": stream(f"B T {self.dim}"), "cu_seqlens": CU_SEQLENS},
+                        {"x": x, "cu_seqlens": cu_seqlens})
         check_cu_seqlens(cu_seqlens, x)
         check_finite(x=x)
         if self.conv_cache is not None:
@@ -353,30 +342,27 @@ class StaticShortConv(nn.Module):
             y = sum(weight[w] * _shift(x, w, starts) for w in range(self.kernel_size))
         return y + x if self.residual else y
 
+    @validate(batch_size=POS_INT)
     def init_state(self, batch_size: int, *, device: torch.device | str | None = None,
                    dtype: torch.dtype | None = None) -> torch.Tensor:
-        _positive_int("batch_size", batch_size)
         return torch.zeros(batch_size, self.kernel_size - 1, self.dim, device=device, dtype=dtype)
 
     def step(self, x_t: torch.Tensor, state: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """``x_t: [B, D]``, ``state: [B, W-1, D]`` -> ``(y_t, new_state)``."""
-        if not isinstance(x_t, torch.Tensor) or x_t.dim() != 2 or x_t.shape[1] != self.dim:
-            raise ValueError(f"x_t must be [B, {self.dim}]")
-        state = _check_state(state, x_t.shape[0], self.kernel_size, self.dim, x_t)
+        _check_step("StaticShortConv.step", self, x_t, None, state)
         window = torch.cat([state, x_t[:, None]], dim=1)
         acc = torch.promote_types(x_t.dtype, torch.float32)
         y = (self.weight.to(acc) * window.flip(1).to(acc)).sum(1).to(x_t.dtype)
         return (y + x_t if self.residual else y), window[:, 1:]
 
 
+@validate(t=POS_INT, cu_seqlens=Tensor("N", dtype="integer", finite=False))
 def packed_causal_mask(cu_seqlens: torch.Tensor, t: int, device: torch.device) -> torch.Tensor:
     """Block-diagonal causal mask ``[T, T]`` (True = attend) for packed sequences (``cu_seqlens`` as in
     :func:`~.ops.dynamic_conv1d`: 0 first, ``t`` last, non-decreasing)."""
-    t = _positive_int("t", t)
+    t = int(t)
     probe = torch.empty(1, t, 1, device=device)
     check_cu_seqlens(cu_seqlens, probe)
-    if cu_seqlens is None:
-        raise TypeError("cu_seqlens must be a 1-D integer tensor [N+1], got None")
     starts = sequence_starts(cu_seqlens, probe).long()
     i = torch.arange(t, device=device)
     return (i[None, :] <= i[:, None]) & (i[None, :] >= starts[:, None])
@@ -419,19 +405,17 @@ class ConvAugmentedAttention(nn.Module):
     ``forward(x, cos, sin, cu_seqlens=None, **attention_kwargs)`` matches :class:`neurips26.nn.Attention`.
     """
 
+    @validate(d_model=POS_INT, n_heads=POS_INT, n_kv_heads=Optional(POS_INT), conv=CONV_KIND)
     def __init__(self, d_model: int, n_heads: int, n_kv_heads: int | None = None, *, conv: str = "dynamic",
                  kernel_size: int = 4, rank: int = 15, rope_theta: float = 10000.0, backend: str = "auto",
                  attention_fn: Callable[..., torch.Tensor] | None = None) -> None:
         super().__init__()
-        _positive_int("d_model", d_model)
-        _positive_int("n_heads", n_heads)
-        n_kv_heads = n_heads if n_kv_heads is None else _positive_int("n_kv_heads", n_kv_heads)
+        d_model, n_heads = int(d_model), int(n_heads)
+        n_kv_heads = n_heads if n_kv_heads is None else int(n_kv_heads)
         if d_model % n_heads or (d_model // n_heads) % 2:
             raise ValueError(f"d_model ({d_model}) / n_heads ({n_heads}) must be an even integer (RoPE)")
         if n_heads % n_kv_heads:
             raise ValueError(f"n_kv_heads ({n_kv_heads}) must divide n_heads ({n_heads})")
-        if conv not in CONV_KINDS:
-            raise ValueError(f"conv must be one of {CONV_KINDS}, got {conv!r}")
         self.n_heads, self.n_kv_heads, self.head_dim = n_heads, n_kv_heads, d_model // n_heads
         self.conv, self.rope_theta = conv, float(rope_theta)
         self.attention_fn = attention_fn or sdpa_attention
@@ -465,7 +449,10 @@ class ConvAugmentedAttention(nn.Module):
         With ``kv_cache`` (decoding) the call continues the cached sequence: its keys/values are appended to
         the cache and the queries attend causally to everything cached (pass matching ``cos``/``sin`` of the
         new positions, as :func:`~.decoding.generate` does)."""
-        x = _check_input("x", x, self.q_proj.in_features)  # shapes only: no NaN scan (no extra sync per layer)
+        # shapes only: no NaN scan (no extra sync per layer)
+        check_arguments("ConvAugmentedAttention.forward",
+                        {"x": stream(f"B T {self.q_proj.in_features}"), "cu_seqlens": CU_SEQLENS},
+                        {"x": x, "cu_seqlens": cu_seqlens})
         b, t, _ = x.shape
         if kv_cache is not None and cu_seqlens is not None:
             raise ValueError("kv_cache cannot be combined with cu_seqlens")
@@ -493,16 +480,11 @@ class ConvAugmentedAttention(nn.Module):
         return self.o_proj(out.transpose(1, 2).reshape(b, t, self.n_heads * self.head_dim))
 
 
+@validate(conv=CONV_KIND, kernel_size=POS_INT, rank=POS_INT, backend=BACKEND)
 def conv_attention_factory(conv: str = "dynamic", *, kernel_size: int = 4, rank: int = 15,
                            backend: str = "auto") -> Callable[[LlamaConfig, int], ConvAugmentedAttention]:
     """``Llama(config, attention_factory=conv_attention_factory("dynamic"))``: convs on Q/K/V in every layer."""
-    if conv not in CONV_KINDS:
-        raise ValueError(f"conv must be one of {CONV_KINDS}, got {conv!r}")
-    _positive_int("kernel_size", kernel_size)  # checked now, not when the model is built
-    _positive_int("rank", rank)
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-
+    # kernel_size, rank and backend are checked now (declared above), not when the model is built
     def factory(config: LlamaConfig, layer_idx: int) -> ConvAugmentedAttention:
         return ConvAugmentedAttention(config.d_model, config.n_heads, config.n_kv_heads, conv=conv,
                                       kernel_size=kernel_size, rank=rank, rope_theta=config.rope_theta,

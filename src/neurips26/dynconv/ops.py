@@ -23,38 +23,47 @@ from __future__ import annotations
 
 import torch
 
+from neurips26.constraints import Choice, Optional, Tensor, check_arguments, validate
 from neurips26.nn.backend import BACKENDS, resolve_backend, triton_available
 
 # --------------------------------------------------------------------------------------------------
-# validation (shared by both functional forms and the modules)
+# validation (shared by both functional forms, the naive baselines and the modules)
 # --------------------------------------------------------------------------------------------------
 
-def _check_x(x: object) -> torch.Tensor:
-    if not isinstance(x, torch.Tensor):
-        raise TypeError(f"x must be a torch.Tensor [B, T, D], got {type(x).__name__}")
-    if x.dim() != 3:
-        raise ValueError(f"x must be [B, T, D] (3 dims), got shape {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"x must be a floating-point tensor, got dtype {x.dtype}")
-    return x
+#: declared argument constraints (neurips26.constraints); named dimensions bind across one call's arguments.
+#: Finiteness is checked separately by :func:`check_finite` (after the autocast casts, skipped while
+#: ``torch.compile`` traces, and switched off by ``finite_check=False``).
+BACKEND = Choice(*BACKENDS)
+X = Tensor("B T D", dtype="float", finite=False)
+STATIC_W = Optional(Tensor("W D", finite=False))
+CU_SEQLENS = Optional(Tensor("N", dtype="integer", finite=False))
+#: the inputs of the head-wise form (taps: B, T from x; static_w: W from taps, D from x)
+HEADWISE = {"x": X, "taps": Tensor("B T H W", finite=False), "static_w": STATIC_W}
+#: the inputs of the low-rank form (z: B, T from x; U: R from z; static_w: D from x, W checked from U)
+LOWRANK = {"x": X, "z": Tensor("B T R", finite=False), "U": Tensor("R _", finite=False), "static_w": STATIC_W}
 
 
-def _check_same(name: str, t: torch.Tensor, x: torch.Tensor) -> None:
+def _check_same(name: str, t: torch.Tensor, x: torch.Tensor, ref: str = "x") -> None:
+    """``t`` has ``x``'s dtype and device (a dependency between arguments a declaration cannot state)."""
     if t.dtype != x.dtype:
-        raise TypeError(f"{name} dtype must match x ({x.dtype}), got {t.dtype}")
+        raise TypeError(f"{name} dtype must match {ref} ({x.dtype}), got {t.dtype}")
     if t.device != x.device:
-        raise ValueError(f"{name} must be on x's device ({x.device}), got {t.device}")
+        raise ValueError(f"{name} must be on {ref}'s device ({x.device}), got {t.device}")
 
 
-def _check_static(static_w: torch.Tensor | None, width: int, x: torch.Tensor) -> None:
-    if static_w is None:
-        return
-    if not isinstance(static_w, torch.Tensor):
-        raise TypeError(f"static_w must be a torch.Tensor [W, D] or None, got {type(static_w).__name__}")
-    if tuple(static_w.shape) != (width, x.shape[2]):
-        raise ValueError(f"static_w must be [W, D] = [{width}, {x.shape[2]}] (causal taps, lag 0 first), "
-                         f"got {tuple(static_w.shape)}")
-    _check_same("static_w", static_w, x)
+def _check_width(width: int, what: str) -> None:
+    if width < 1:
+        raise ValueError(f"kernel size W ({what}) must be >= 1, got {width}")
+
+
+def check_taps(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor | None) -> None:
+    """What :data:`HEADWISE` cannot declare: ``W >= 1``, ``H`` divides ``D``, one dtype and device."""
+    _check_width(taps.shape[3], "taps.shape[3]")
+    if taps.shape[2] < 1 or x.shape[2] % taps.shape[2]:
+        raise ValueError(f"taps heads H={taps.shape[2]} must divide D={x.shape[2]}")
+    _check_same("taps", taps, x)
+    if static_w is not None:
+        _check_same("static_w", static_w, x)
 
 
 def autocast_inputs(*tensors: torch.Tensor | None) -> tuple[torch.Tensor | None, ...]:
@@ -79,20 +88,10 @@ def check_finite(**tensors: torch.Tensor | None) -> None:
             raise ValueError(f"{name} holds NaN or inf values; dynamic conv refuses non-finite input")
 
 
-def _check_backend(backend: str) -> None:
-    if backend not in BACKENDS:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-
-
 def check_cu_seqlens(cu_seqlens: torch.Tensor | None, x: torch.Tensor) -> None:
-    """``cu_seqlens``: int tensor ``[N+1]``, 0 first, ``T`` last, non-decreasing; needs ``B == 1``."""
+    """What :data:`CU_SEQLENS` cannot declare: ``B == 1``, and the values: 0 first, ``T`` last, non-decreasing."""
     if cu_seqlens is None:
         return
-    if not isinstance(cu_seqlens, torch.Tensor) or cu_seqlens.dim() != 1 or cu_seqlens.is_floating_point():
-        raise TypeError("cu_seqlens must be a 1-D integer tensor [N+1] of cumulative sequence lengths, got "
-                        f"{cu_seqlens!r}" if not isinstance(cu_seqlens, torch.Tensor) else
-                        f"cu_seqlens must be a 1-D integer tensor [N+1], got {cu_seqlens.dtype} "
-                        f"{tuple(cu_seqlens.shape)}")
     if x.shape[0] != 1:
         raise ValueError(f"cu_seqlens packs sequences along T and needs batch size 1, got B={x.shape[0]}")
     c = cu_seqlens.tolist()
@@ -185,6 +184,7 @@ def _resolve(backend: str, x: torch.Tensor) -> str:
                            interpreted=interpreted)
 
 
+@validate(**HEADWISE, backend=BACKEND, cu_seqlens=CU_SEQLENS)
 def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor | None = None,
                    residual: bool = False, backend: str = "auto",
                    cu_seqlens: torch.Tensor | None = None, *, finite_check: bool = True) -> torch.Tensor:
@@ -206,22 +206,8 @@ def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor |
         cast to the autocast dtype first (as SDPA does), so the output is in that dtype. The Triton backend
         takes fp32/fp16/bf16; fp64 runs on ``backend="torch"`` (``"auto"`` picks it).
     """
-    x = _check_x(x)
-    _check_backend(backend)
-    if not isinstance(taps, torch.Tensor):
-        raise TypeError(f"taps must be a torch.Tensor [B, T, H, W], got {type(taps).__name__}")
-    if static_w is not None and not isinstance(static_w, torch.Tensor):
-        raise TypeError(f"static_w must be a torch.Tensor [W, D] or None, got {type(static_w).__name__}")
     x, taps, static_w = autocast_inputs(x, taps, static_w)
-    if taps.dim() != 4 or taps.shape[:2] != x.shape[:2]:
-        raise ValueError(f"taps must be [B, T, H, W] with B, T = {tuple(x.shape[:2])} from x, got "
-                         f"{tuple(taps.shape)}")
-    if taps.shape[3] < 1:
-        raise ValueError(f"kernel size W (taps.shape[3]) must be >= 1, got {taps.shape[3]}")
-    if taps.shape[2] < 1 or x.shape[2] % taps.shape[2]:
-        raise ValueError(f"taps heads H={taps.shape[2]} must divide D={x.shape[2]}")
-    _check_same("taps", taps, x)
-    _check_static(static_w, taps.shape[3], x)
+    check_taps(x, taps, static_w)
     check_cu_seqlens(cu_seqlens, x)
     chosen = _resolve(backend, x)
     if finite_check:
@@ -235,23 +221,25 @@ def dynamic_conv1d(x: torch.Tensor, taps: torch.Tensor, static_w: torch.Tensor |
         return headwise_conv_triton(x, taps, static_w, residual, starts)
 
 
-def check_lowrank_shapes(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor, static_w: torch.Tensor | None) -> int:
-    """Shapes, dtypes and devices of :func:`lowrank_dynamic_conv1d`'s inputs (also used by the naive
-    baseline); returns the filter width W."""
-    if z.dim() != 3 or z.shape[:2] != x.shape[:2]:
-        raise ValueError(f"z must be [B, T, R] with B, T = {tuple(x.shape[:2])} from x, got {tuple(z.shape)}")
+def check_lowrank_shapes(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor, static_w: torch.Tensor | None,
+                         where: str = "lowrank_dynamic_conv1d") -> int:
+    """What :data:`LOWRANK` cannot declare (``R >= 1``, ``U``'s width a multiple ``W*D``, ``static_w``'s ``W``
+    from it, one dtype and device), for :func:`lowrank_dynamic_conv1d` and the naive baseline; returns W."""
     if z.shape[2] < 1:
         raise ValueError(f"rank R = z.shape[2] must be >= 1, got {z.shape[2]}")
     d = x.shape[2]
-    if U.dim() != 2 or U.shape[0] != z.shape[2] or U.shape[1] < d or U.shape[1] % d:
+    if U.shape[1] < d or U.shape[1] % d:
         raise ValueError(f"U must be [R, W*D] with R={z.shape[2]}, D={d} and W >= 1, got {tuple(U.shape)}")
+    width = U.shape[1] // d
+    check_arguments(where, {"static_w": Optional(Tensor(f"{width} {d}", finite=False))}, {"static_w": static_w})
     _check_same("z", z, x)
     _check_same("U", U, x)
-    width = U.shape[1] // d
-    _check_static(static_w, width, x)
+    if static_w is not None:
+        _check_same("static_w", static_w, x)
     return width
 
 
+@validate(**LOWRANK, backend=BACKEND, cu_seqlens=CU_SEQLENS)
 def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
                            static_w: torch.Tensor | None = None, residual: bool = False,
                            backend: str = "auto", cu_seqlens: torch.Tensor | None = None, *,
@@ -269,13 +257,6 @@ def lowrank_dynamic_conv1d(x: torch.Tensor, z: torch.Tensor, U: torch.Tensor,
         ``[B, T, D]`` in ``x``'s dtype. Any ``R >= 1`` works (the kernel pads R on chip; no power-of-two
         rule).
     """
-    x = _check_x(x)
-    _check_backend(backend)
-    for name, t in (("z", z), ("U", U)):
-        if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-    if static_w is not None and not isinstance(static_w, torch.Tensor):
-        raise TypeError(f"static_w must be a torch.Tensor [W, D] or None, got {type(static_w).__name__}")
     x, z, U, static_w = autocast_inputs(x, z, U, static_w)
     check_lowrank_shapes(x, z, U, static_w)
     check_cu_seqlens(cu_seqlens, x)

@@ -25,24 +25,20 @@ import math
 import numpy as np
 import torch
 
+from neurips26.constraints import Int, Real, validate
+
 IGNORE_INDEX = -100
 
 
-def _validate(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: int, power_a: float) -> None:
-    for name, value in (("vocab_size", vocab_size), ("num_examples", num_examples), ("seq_len", seq_len),
-                        ("num_kv_pairs", num_kv_pairs)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
+#: declared arguments of every task generator (neurips26.constraints)
+COUNT = Int(low=1)
+TASK_ARGS = {"vocab_size": COUNT, "num_examples": COUNT, "seq_len": COUNT, "num_kv_pairs": COUNT,
+             "power_a": Real(low=0.0, high=1.0, closed="right"), "seed": Int(low=0)}
+
+
+def _check_vocab(vocab_size: int, seq_len: int) -> None:
     if vocab_size <= seq_len:
         raise ValueError(f"vocab_size ({vocab_size}) must exceed seq_len ({seq_len})")
-    if isinstance(power_a, bool) or not (isinstance(power_a, int | float) and 0 < power_a <= 1):
-        raise ValueError(f"power_a must be in (0, 1], got {power_a!r}")
-
-
-def _check_seed(seed: object) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-    return int(seed)
 
 
 def _build(rng: np.random.Generator, vocab_size: int, num_examples: int, seq_len: int,
@@ -89,6 +85,7 @@ def _build(rng: np.random.Generator, vocab_size: int, num_examples: int, seq_len
     return torch.from_numpy(inputs), torch.from_numpy(labels)
 
 
+@validate(**TASK_ARGS)
 def mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: int, power_a: float = 0.01,
          seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """Multi-query associative recall with one-token keys.
@@ -97,19 +94,23 @@ def mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: int, po
         ``(inputs, labels)``, both int64 ``[num_examples, seq_len]``; labels are values at query
         positions and ``-100`` elsewhere.
     """
-    _validate(vocab_size, num_examples, seq_len, num_kv_pairs, power_a)
+    vocab_size, num_examples, seq_len, num_kv_pairs = int(vocab_size), int(num_examples), int(seq_len), \
+        int(num_kv_pairs)
+    power_a = float(power_a)
+    _check_vocab(vocab_size, seq_len)
     half = vocab_size // 2
     if num_kv_pairs > half - 1:
         raise ValueError(f"num_kv_pairs ({num_kv_pairs}) must be < vocab_size/2 - 1 = {half - 1} (distinct keys)")
     if 2 * num_kv_pairs + 1 > seq_len:
         raise ValueError(f"seq_len ({seq_len}) must be >= 2*num_kv_pairs+1 = {2 * num_kv_pairs + 1} (context "
                          "plus at least one query)")
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(int(seed))
     keys = np.stack([rng.choice(np.arange(1, half), num_kv_pairs, replace=False) for _ in range(num_examples)])
     values = rng.integers(half, vocab_size, size=(num_examples, num_kv_pairs))
     return _build(rng, vocab_size, num_examples, seq_len, [keys], values, keys, 0.0, power_a, 1)
 
 
+@validate(**TASK_ARGS, gap_prob=Real(low=0.0, high=1.0))
 def compositional_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: int = 9,
                        power_a: float = 0.01, seed: int = 0, *, gap_prob: float = 0.0
                        ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -118,9 +119,10 @@ def compositional_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_
     ``gap_prob`` > 0 gives the gap variant (a filler between ``a`` and ``b`` per occurrence).
     Returns ``(inputs, labels)`` as :func:`mqar`.
     """
-    _validate(vocab_size, num_examples, seq_len, num_kv_pairs, power_a)
-    if isinstance(gap_prob, bool) or not (isinstance(gap_prob, int | float) and 0.0 <= gap_prob <= 1.0):
-        raise ValueError(f"gap_prob must be in [0, 1], got {gap_prob!r}")
+    vocab_size, num_examples, seq_len, num_kv_pairs = int(vocab_size), int(num_examples), int(seq_len), \
+        int(num_kv_pairs)
+    power_a = float(power_a)
+    _check_vocab(vocab_size, seq_len)
     half = vocab_size // 2
     m = math.ceil(math.sqrt(num_kv_pairs))
     if 2 * m > half - 1:
@@ -130,7 +132,7 @@ def compositional_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_
     if num_kv_pairs * (key_len + 1) + key_len > seq_len:
         raise ValueError(f"seq_len ({seq_len}) too short for {num_kv_pairs} pairs of {key_len}-token keys plus "
                          f"a query: need >= {num_kv_pairs * (key_len + 1) + key_len}")
-    rng = np.random.default_rng(_check_seed(seed))
+    rng = np.random.default_rng(int(seed))
     n = num_examples
     toks = np.stack([rng.choice(np.arange(1, half), 2 * m, replace=False) for _ in range(n)])  # [N, 2m]
     cells = np.stack([rng.choice(m * m, num_kv_pairs, replace=False) for _ in range(n)])  # grid cells
@@ -140,9 +142,8 @@ def compositional_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_
     return _build(rng, vocab_size, n, seq_len, [a, b], values, toks, float(gap_prob), power_a, key_len)
 
 
+@validate(**TASK_ARGS, gap_prob=Real(low=0.0, high=1.0, closed="right"))
 def gap_mqar(vocab_size: int, num_examples: int, seq_len: int, num_kv_pairs: int = 9, power_a: float = 0.01,
              seed: int = 0, gap_prob: float = 0.5) -> tuple[torch.Tensor, torch.Tensor]:
     """Compositional MQAR with a random filler between the two key tokens w.p. ``gap_prob`` (inferred)."""
-    if isinstance(gap_prob, bool) or not (isinstance(gap_prob, int | float) and 0.0 < gap_prob <= 1.0):
-        raise ValueError(f"gap_prob must be in (0, 1] for the gap variant, got {gap_prob!r}")
     return compositional_mqar(vocab_size, num_examples, seq_len, num_kv_pairs, power_a, seed, gap_prob=gap_prob)
