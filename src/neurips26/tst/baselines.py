@@ -22,18 +22,19 @@ from typing import Any
 import torch
 from torch import nn
 
+from neurips26.constraints import Choice, validate
+
 from .schedule import TSTSchedule
 from .trainer import TSTTrainer
 
 ARMS: tuple[str, ...] = ("ntp", "tst", "input_only", "output_only", "reinit", "patch_level")
 
 
+@validate(arm=Choice(*ARMS))
 def make_trainer(arm: str, model: nn.Module, optimizer: torch.optim.Optimizer, *, total_steps: int,
                  bag_size: int = 4, superposition_fraction: float = 0.3, **trainer_kwargs: Any) -> TSTTrainer:
     """A :class:`TSTTrainer` configured as one of :data:`ARMS` (``trainer_kwargs`` go to the trainer:
     ``lr_scheduler``, ``context_len``, ``grad_clip``, ...)."""
-    if arm not in ARMS:
-        raise ValueError(f"arm must be one of {ARMS}, got {arm!r}")
     if arm == "ntp":
         schedule = TSTSchedule(total_steps, bag_size, 0.0)
     elif arm == "patch_level":

@@ -45,11 +45,11 @@ from typing import Any
 import torch
 from torch.utils.data import DataLoader, IterableDataset
 
-from neurips26._checks import check_int
+from neurips26.constraints import Instance, Int, Optional, check_arguments, validate
 from neurips26.nn import TokenWindows
 from neurips26.nn.train import NonFiniteLossError
 
-from .schedule import TSTSchedule
+from .schedule import CONTEXT, TSTSchedule
 from .stream import ShuffledTokenWindows
 from .trainer import check_tst_model, ntp_loss, tst_loss, tst_row_len, uses_superposition
 
@@ -59,6 +59,9 @@ except ImportError as err:  # pragma: no cover - exercised only without the hf e
     raise ImportError("neurips26.tst.hf needs transformers: pip install 'neurips26[hf]'") from err
 
 __all__ = ["TSTHFTrainer", "TSTRowStream"]
+
+_SCHEDULE = Instance(TSTSchedule)
+_ARGS = Instance(transformers.TrainingArguments, "transformers.TrainingArguments")
 
 
 class TSTRowStream(IterableDataset):
@@ -81,17 +84,11 @@ class TSTRowStream(IterableDataset):
     (that is what Trainer's resume relies on: it skips the batches already seen).
     """
 
+    @validate(schedule=_SCHEDULE, context_len=CONTEXT, rows_per_step=Int(low=1), world_size=Int(low=1),
+              rank=Int(low=0), block_len=Optional(Int(low=1)))
     def __init__(self, tokens: torch.Tensor, schedule: TSTSchedule, *, context_len: int, rows_per_step: int,
                  seed: int = 0, superpose_inputs: bool = True, multi_hot_targets: bool = True,
                  block_len: int | None = None, rank: int = 0, world_size: int = 1) -> None:
-        if not isinstance(schedule, TSTSchedule):
-            raise TypeError(f"schedule must be a TSTSchedule, got {type(schedule).__name__}")
-        check_int("context_len", context_len)
-        check_int("rows_per_step", rows_per_step)
-        check_int("world_size", world_size)
-        check_int("rank", rank, minimum=0)
-        if block_len is not None:
-            check_int("block_len", block_len)
         if rows_per_step % world_size or rank >= world_size:
             raise ValueError(f"rows_per_step={rows_per_step} must be divisible by world_size={world_size} and "
                              f"rank={rank} below it")
@@ -153,16 +150,13 @@ class TSTHFTrainer(transformers.Trainer):
     rank reads its own lanes of the global batch (module docstring).
     """
 
+    @validate(schedule=_SCHEDULE, context_len=CONTEXT)
     def __init__(self, *args: Any, schedule: TSTSchedule, context_len: int,
                  train_tokens: torch.Tensor | None = None, superpose_inputs: bool = True,
                  multi_hot_targets: bool = True, stream_seed: int = 0, stream_block_len: int | None = None,
                  **kwargs: Any) -> None:
-        if not isinstance(schedule, TSTSchedule):
-            raise TypeError(f"schedule must be a TSTSchedule, got {type(schedule).__name__}")
-        check_int("context_len", context_len)
-        targs = kwargs.get("args", args[1] if len(args) > 1 else None)
-        if targs is None:
-            raise ValueError("args: TSTHFTrainer needs TrainingArguments with max_steps = schedule.total_steps")
+        targs = kwargs.get("args", args[1] if len(args) > 1 else None)  # needed: max_steps = schedule.total_steps
+        check_arguments("TSTHFTrainer", {"args": _ARGS}, {"args": targs})
         if targs.max_steps != schedule.total_steps:
             raise ValueError(f"args.max_steps must equal schedule.total_steps={schedule.total_steps} (the phases "
                              f"are counted in optimizer steps), got max_steps={targs.max_steps}")

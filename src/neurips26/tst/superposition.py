@@ -11,15 +11,13 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import AnyOf, Choice, Instance, Int, Tensor, check_arguments, validate
 
-def _check_bag_size(s: object, name: str = "s") -> int:
-    if isinstance(s, bool) or not isinstance(s, int):
-        raise TypeError(f"{name} (bag size) must be an int, got {type(s).__name__}")
-    if s < 1:
-        raise ValueError(f"{name} (bag size) must be >= 1, got {s}")
-    return s
+TOKEN_IDS = (torch.int64, torch.int32)  # the integer dtypes token ids may come in
+_FINITE_LOGITS = {"logits": Tensor(finite=True)}
 
 
+@validate(s=Int(low=1), ids=Tensor("B N", dtype=TOKEN_IDS))
 def fold_bags(ids: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Fold raw token rows into non-overlapping contiguous bags; return (input bags, target bags).
 
@@ -34,12 +32,6 @@ def fold_bags(ids: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor]:
     Returns:
         ``inputs [B, L, s]`` (bags 0..L-1) and ``targets [B, L, s]`` (bags 1..L), views of ``ids``.
     """
-    s = _check_bag_size(s)
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 2:
-        raise ValueError(f"ids must be a 2-D tensor [B, s*(L+1)], got {type(ids).__name__} "
-                         f"{tuple(getattr(ids, 'shape', ()))}")
-    if ids.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"ids must be an integer tensor, got {ids.dtype}")
     b, n = ids.shape
     if n < 2 * s:
         raise ValueError(f"ids rows of length {n} are shorter than two bags of s={s} (one input bag and "
@@ -51,6 +43,8 @@ def fold_bags(ids: torch.Tensor, s: int) -> tuple[torch.Tensor, torch.Tensor]:
     return bags[:, :-1], bags[:, 1:]
 
 
+@validate(embedding=AnyOf(Instance(nn.Embedding, "nn.Embedding"), Tensor("V D", finite=False)),
+          bag_ids=Tensor("B L S", dtype=TOKEN_IDS))
 def superpose_embeddings(bag_ids: torch.Tensor, embedding: nn.Embedding | torch.Tensor) -> torch.Tensor:
     r"""Mean input embedding of each bag: $h^0_j = \frac{1}{s}\sum_{k<s} E[x_{js+k}]$ (no new parameters).
 
@@ -62,12 +56,6 @@ def superpose_embeddings(bag_ids: torch.Tensor, embedding: nn.Embedding | torch.
         ``[B, L, D]`` in the embedding's dtype; gradients flow to every token's row (each gets $1/s$).
     """
     weight = embedding.weight if isinstance(embedding, nn.Embedding) else embedding
-    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
-        raise TypeError(f"embedding must be an nn.Embedding or a [V, D] tensor, got {type(embedding).__name__}")
-    if not isinstance(bag_ids, torch.Tensor) or bag_ids.dim() != 3:
-        raise ValueError(f"bag_ids must be [B, L, s], got {tuple(getattr(bag_ids, 'shape', ()))}")
-    if bag_ids.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"bag_ids must be an integer tensor, got {bag_ids.dtype}")
     if bag_ids.numel() and (int(bag_ids.min()) < 0 or int(bag_ids.max()) >= weight.shape[0]):
         raise ValueError(f"bag_ids must lie in [0, vocab_size={weight.shape[0]}), got ids in "
                          f"[{int(bag_ids.min())}, {int(bag_ids.max())}]")
@@ -80,6 +68,8 @@ def superpose_embeddings(bag_ids: torch.Tensor, embedding: nn.Embedding | torch.
     return vectors.mean(dim=2)
 
 
+@validate(reduction=Choice("mean", "sum", "none"), logits=Tensor("B L V", dtype="float", finite=False),
+          targets=Tensor("B L S", dtype=TOKEN_IDS))
 def multi_hot_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, ignore_index: int = -100,
                             reduction: str = "mean") -> torch.Tensor:
     r"""Multi-hot cross-entropy of the next bag (MCE): one log-softmax, ``s`` gathers.
@@ -103,25 +93,14 @@ def multi_hot_cross_entropy(logits: torch.Tensor, targets: torch.Tensor, *, igno
         reduction: ``"mean"`` (over all non-ignored (position, k) pairs; nats/token),
             ``"sum"``, or ``"none"`` (``[B, L, s]``, zero where ignored).
     """
-    if reduction not in ("mean", "sum", "none"):
-        raise ValueError(f"reduction must be 'mean', 'sum' or 'none', got {reduction!r}")
-    if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or not logits.is_floating_point():
-        raise ValueError(f"logits must be a float tensor [B, L, V], got {getattr(logits, 'dtype', None)} "
-                         f"{tuple(getattr(logits, 'shape', ()))}")
-    if not isinstance(targets, torch.Tensor) or targets.dim() != 3:
-        raise ValueError(f"targets must be [B, L, s], got {tuple(getattr(targets, 'shape', ()))}")
-    if targets.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"targets must be an integer tensor, got {targets.dtype}")
-    if targets.shape[:2] != logits.shape[:2]:
-        raise ValueError(f"targets {tuple(targets.shape)} and logits {tuple(logits.shape)} must agree on [B, L]")
     vocab = logits.shape[-1]
     valid = targets != ignore_index
     if ((targets[valid] < 0) | (targets[valid] >= vocab)).any():
         raise ValueError(f"targets must lie in [0, {vocab}) or equal ignore_index={ignore_index}")
     # log softmax(z_j) = z_j - LSE(z_j): one fused pass over [B, L, V] (in float32), shared by all s targets.
     # (A separate logsumexp + gather on the logits is mathematically the same but slower on CPU.)
-    if not torch.compiler.is_compiling() and not bool(torch.isfinite(logits).all()):
-        raise ValueError("logits hold NaN or inf values; multi_hot_cross_entropy refuses non-finite input")
+    if not torch.compiler.is_compiling():  # finiteness: one reduction, not while tracing for torch.compile
+        check_arguments("multi_hot_cross_entropy", _FINITE_LOGITS, {"logits": logits})
     # computed in promote(float32, logits.dtype): fp32 for fp16/bf16/fp32 logits, fp64 for fp64 (gradcheck)
     log_probs = torch.log_softmax(logits.to(torch.promote_types(torch.float32, logits.dtype)), dim=-1)
     # s gathers in one call: [B, L, s] (ignored entries read index 0, then are masked out).

@@ -32,12 +32,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import Choice, Instance, Int, Optional, Real, Tensor, check_arguments, validate
 from neurips26.nn.train import NonFiniteLossError, TrainingGuard
 
-from .schedule import TSTSchedule
-from .superposition import fold_bags, multi_hot_cross_entropy, superpose_embeddings
+from .schedule import CONTEXT, TSTSchedule
+from .superposition import TOKEN_IDS, fold_bags, multi_hot_cross_entropy, superpose_embeddings
 
 _FORMAT = "neurips26.tst.TSTTrainer/1"
+
+MODEL = Instance(nn.Module, "nn.Module")
+COUNT = Int(low=1)
 
 
 def unwrap_model(model: nn.Module) -> nn.Module:
@@ -78,14 +82,13 @@ def _world() -> tuple[int, int]:
 
 
 @torch.no_grad()
+@validate(model=MODEL)
 def check_tst_model(model: nn.Module, schedule: TSTSchedule, superpose_inputs: bool = True) -> set[str]:
     """Refuse a model TST cannot drive (wrapped models are unwrapped); returns its ``forward`` parameter names.
 
     TST needs ``get_input_embeddings()`` returning an ``nn.Embedding``, ``forward(input_ids=...)`` and, when the
     superposition phase feeds mean embeddings, ``inputs_embeds=`` and ``position_ids=`` (Hugging Face names).
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
     base = unwrap_model(model)
     get_emb = getattr(base, "get_input_embeddings", None)
     if not callable(get_emb) or not isinstance(get_emb(), nn.Embedding):
@@ -99,14 +102,14 @@ def check_tst_model(model: nn.Module, schedule: TSTSchedule, superpose_inputs: b
     if isinstance(getattr(out, "weight", None), torch.Tensor) and out.weight is not get_emb().weight:
         _check_finite_embedding(out.weight, "output")
     params = _forward_params(base)
-    if "input_ids" not in params:
-        raise TypeError(f"model.forward must accept input_ids=..., {type(base).__name__}.forward has "
-                        f"{sorted(params)}")
-    if superpose_inputs and schedule.switch_step > 0 and (
-            "inputs_embeds" not in params or "position_ids" not in params):
-        raise TypeError(f"model: TST feeds mean embeddings, so model.forward must accept inputs_embeds= and "
-                        f"position_ids= (Hugging Face convention); {type(base).__name__}.forward has "
-                        f"{sorted(params)}")
+    # input_ids= always; inputs_embeds= and position_ids= when the superposition phase feeds mean embeddings
+    needed = ["input_ids"] + (["inputs_embeds", "position_ids"] if superpose_inputs and schedule.switch_step > 0
+                              else [])
+    missing = [name for name in needed if name not in params]
+    if missing:
+        raise TypeError(f"model: TST calls model.forward with {'=, '.join(needed)}= (Hugging Face convention; "
+                        f"inputs_embeds= carries the mean embeddings), {type(base).__name__}.forward lacks "
+                        f"{missing}, has {sorted(params)}")
     return params
 
 
@@ -183,16 +186,12 @@ def tst_loss(model: nn.Module, ids: torch.Tensor, schedule: TSTSchedule, step: i
     return ntp_loss(model, ids, extra_kwargs=extra_kwargs), "ce"
 
 
+@validate(windows=Tensor("N T", dtype=TOKEN_IDS), batch_size=COUNT)
 def evaluate_ntp(model: nn.Module, windows: torch.Tensor, *, batch_size: int = 32) -> float:
     """Mean next-token cross-entropy (nats/token) of ``model`` on ``windows: int64 [n, L+1]``."""
-    if not isinstance(windows, torch.Tensor) or windows.dim() != 2 or windows.shape[1] < 2:
-        raise ValueError(f"windows must be int64 [n, L+1] with L >= 1, got {tuple(getattr(windows, 'shape', ()))}")
-    if windows.shape[0] == 0:
-        raise ValueError("windows must hold at least one window, got 0 rows")
-    if windows.dtype not in (torch.int64, torch.int32):
-        raise TypeError(f"windows must be an integer tensor of token ids, got {windows.dtype}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}")
+    if windows.shape[0] == 0 or windows.shape[1] < 2:
+        raise ValueError(f"evaluate_ntp: windows must hold at least one window of L+1 >= 2 tokens, got shape "
+                         f"{tuple(windows.shape)}")
     base = unwrap_model(model)
     was_training = base.training
     base.eval()
@@ -241,30 +240,16 @@ class TSTTrainer:
     Accepts ``torch.compile(model)`` and DDP-wrapped models (:func:`unwrap_model` finds the module).
     """
 
+    @validate(model=MODEL, optimizer=Instance(torch.optim.Optimizer, "torch.optim.Optimizer"),
+              schedule=Instance(TSTSchedule), context_len=Optional(CONTEXT),
+              grad_clip=Optional(Real(0.0, closed="neither")),
+              autocast_dtype=Choice(None, torch.bfloat16, torch.float16), grad_accum_steps=COUNT, reinit_seed=Int())
     def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, schedule: TSTSchedule, *,
                  lr_scheduler: Any | None = None, context_len: int | None = None,
                  superpose_inputs: bool = True, multi_hot_targets: bool = True,
                  reinit_embeddings_at_switch: bool = False, grad_clip: float | None = 1.0,
                  reinit_seed: int = 0, autocast_dtype: torch.dtype | None = None,
                  grad_accum_steps: int = 1) -> None:
-        if not isinstance(model, nn.Module):
-            raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-        if not isinstance(optimizer, torch.optim.Optimizer):
-            raise TypeError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
-        if not isinstance(schedule, TSTSchedule):
-            raise TypeError(f"schedule must be a TSTSchedule, got {type(schedule).__name__}")
-        if context_len is not None and (isinstance(context_len, bool) or not isinstance(context_len, int)
-                                        or context_len < 1):
-            raise ValueError(f"context_len must be a positive int, got {context_len!r}")
-        if grad_clip is not None and (isinstance(grad_clip, bool) or not isinstance(grad_clip, int | float)
-                                      or not math.isfinite(grad_clip) or not grad_clip > 0):
-            raise ValueError(f"grad_clip must be a finite number > 0 or None, got {grad_clip!r}")
-        if autocast_dtype not in (None, torch.bfloat16, torch.float16):
-            raise ValueError(f"autocast_dtype must be None, torch.bfloat16 or torch.float16, got {autocast_dtype!r}")
-        if isinstance(grad_accum_steps, bool) or not isinstance(grad_accum_steps, int) or grad_accum_steps < 1:
-            raise ValueError(f"grad_accum_steps must be an int >= 1, got {grad_accum_steps!r}")
-        if isinstance(reinit_seed, bool) or not isinstance(reinit_seed, int):
-            raise TypeError(f"reinit_seed must be an int, got {type(reinit_seed).__name__}")
         params = check_tst_model(model, schedule, superpose_inputs)
         self.model, self.optimizer, self.schedule = model, optimizer, schedule
         self.lr_scheduler, self.context_len, self.grad_clip = lr_scheduler, context_len, grad_clip
@@ -326,6 +311,7 @@ class TSTTrainer:
                 w.copy_(torch.randn(w.shape, generator=gen).mul_(std).to(w))
                 self.optimizer.state.pop(w, None)
 
+    @validate(step=Optional(Int()))
     def train_step(self, batch_ids: torch.Tensor, step: int | None = None) -> dict[str, Any]:
         """One optimizer step on ``batch_ids: int64 [B, row_len(step)]`` (this rank's rows).
 
@@ -335,22 +321,16 @@ class TSTTrainer:
         """
         if step is None:
             step = self.step
-        if isinstance(step, bool) or not isinstance(step, int):
-            raise TypeError(f"step must be an int or None, got {type(step).__name__}")
         if step != self.step:
             raise ValueError(f"step={step} but the trainer is at step {self.step}; steps must be consecutive "
                              "(restore a checkpoint to jump)")
         if step >= self.schedule.total_steps:
             raise ValueError(f"step {step} is past the schedule's total_steps={self.schedule.total_steps}")
-        if not isinstance(batch_ids, torch.Tensor) or batch_ids.dim() != 2:
-            raise ValueError(f"batch_ids must be a 2-D int64 tensor [B, row_len], got "
-                             f"{tuple(getattr(batch_ids, 'shape', ()))}")
-        if batch_ids.dtype not in (torch.int64, torch.int32):
-            raise TypeError(f"batch_ids must be an integer tensor, got {batch_ids.dtype}")
+        # rows of row_len(step) raw tokens when the context length is known: s·(L+1), L+s or L+1 (see row_len)
+        row = "N" if self.context_len is None else str(self.row_len(step))
+        check_arguments("TSTTrainer.train_step", {"batch_ids": Tensor(f"B {row}", dtype=TOKEN_IDS)},
+                        {"batch_ids": batch_ids})
         phase = self.schedule.phase(step)
-        if self.context_len is not None and batch_ids.shape[1] != self.row_len(step):
-            raise ValueError(f"batch_ids rows must hold {self.row_len(step)} raw tokens at step {step} "
-                             f"({phase}, L={self.context_len}, s={self.schedule.bag_size}), got {batch_ids.shape[1]}")
         vocab = unwrap_model(self.model).get_input_embeddings().num_embeddings
         if batch_ids.numel() == 0:
             raise ValueError(f"batch_ids is empty, got shape {tuple(batch_ids.shape)}")
@@ -417,8 +397,8 @@ class TSTTrainer:
         if self.context_len is None:
             raise ValueError("fit needs context_len: pass TSTTrainer(context_len=L)")
         end = self.schedule.total_steps if until_step is None else until_step
-        if not isinstance(end, int) or not self.step <= end <= self.schedule.total_steps:
-            raise ValueError(f"until_step must be an int in [{self.step}, {self.schedule.total_steps}], got {end!r}")
+        check_arguments("TSTTrainer.fit", {"until_step": Int(low=self.step, high=self.schedule.total_steps)},
+                        {"until_step": end})
         history = []
         # all or nothing: on a failure (non-finite loss, an error, an interrupt) the guard puts weights, optimizer
         # state and modes back as they were before the fit; the step counter, LR scheduler and data position
@@ -487,9 +467,9 @@ class TSTTrainer:
         opt_groups = state["optimizer"].get("param_groups", [])
         if [len(g["params"]) for g in opt_groups] != [len(g["params"]) for g in self.optimizer.param_groups]:
             raise ValueError("optimizer: the checkpoint's parameter groups do not match this optimizer's")
-        step = state["step"]
-        if isinstance(step, bool) or not isinstance(step, int) or not 0 <= step <= self.schedule.total_steps:
-            raise ValueError(f"step: the checkpoint holds step={step!r}, outside [0, {self.schedule.total_steps}]")
+        step = state["step"]  # the checkpoint's step counter
+        check_arguments("TSTTrainer.load_state_dict", {"state['step']": Int(low=0, high=self.schedule.total_steps)},
+                        {"state['step']": step})
         previous_data = data.state_dict() if data is not None else None
         if data is not None:
             data.load_state_dict(state["data"])  # may refuse another layout: nothing else was touched yet
@@ -510,7 +490,7 @@ class TSTTrainer:
             if data is not None:
                 data.load_state_dict(previous_data)
             raise
-        self.step = step
+        self.step = int(step)
 
     def save_checkpoint(self, path: str | os.PathLike, data: Any | None = None) -> Path:
         """Write :meth:`state_dict` atomically (temporary file + ``os.replace``); under DDP rank 0 writes.
@@ -566,14 +546,10 @@ def remove_stale_checkpoint_tmp(path: str | os.PathLike) -> list[Path]:
     return removed
 
 
+@validate(model=MODEL, rows=COUNT, context_len=CONTEXT)
 def flops_per_step(model: nn.Module, *, rows: int, context_len: int) -> float:
     r"""Approximate training FLOPs of one step, $6 N \cdot B L$ plus attention $12\,n_\ell\, d\, B L^2 / 2$
     (causal). Equal in both TST phases: the model always runs on ``rows × context_len`` positions."""
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be an nn.Module, got {type(model).__name__}")
-    for name, value in (("rows", rows), ("context_len", context_len)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}")
     base = unwrap_model(model)
     n_params = sum(p.numel() for p in {id(p): p for p in base.parameters()}.values())
     n_params -= base.get_input_embeddings().weight.numel()  # the lookup is not a matmul
@@ -587,11 +563,7 @@ def flops_per_step(model: nn.Module, *, rows: int, context_len: int) -> float:
     return 6.0 * n_params * tokens + 6.0 * n_layers * d_model * rows * context_len ** 2
 
 
+@validate(nats_per_token=Real(), bytes_per_token=Real(0.0, closed="neither"))
 def bits_per_byte(nats_per_token: float, bytes_per_token: float) -> float:
     """Convert nats/token to bits/byte given the average UTF-8 bytes per token (> 0)."""
-    for name, value in (("nats_per_token", nats_per_token), ("bytes_per_token", bytes_per_token)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, got {value!r}")
-    if bytes_per_token <= 0:
-        raise ValueError(f"bytes_per_token must be > 0, got {bytes_per_token!r}")
     return nats_per_token / (bytes_per_token * math.log(2))
