@@ -76,7 +76,7 @@ def test_weights_restored_after_failed_trial():
         calls.append(1)
         return float("nan") if len(calls) == 2 else 0.5
 
-    with pytest.raises(ValueError, match="eval_fn must return a finite number"):
+    with pytest.raises(ValueError, match=r"eval_fn\(model\) must be a finite number"):
         ForwardOnlyRankSearch(candidates="all").fit(model, [_ids(0)], eval_fn=eval_fn)
     with pytest.raises(RuntimeError, match="boom"):
         LaserExhaustiveSearch(candidates="mlp", rho_grid=(0.5,)).fit(
@@ -162,7 +162,8 @@ def test_search_bad_input():
     cal = [_ids(0)]
     ok = lambda m: 0.0  # noqa: E731
     for kwargs, msg in [({"score": "x"}, "score must be one of"), ({"positions": "x"}, "positions must be one of"),
-                        ({"rank_rule": "x"}, "rank_rule must be one of"), ({"rho_grid": (0.0,)}, "rho_grid entry"),
+                        ({"rank_rule": "x"}, "rank_rule must be one of"),
+                        ({"rho_grid": (0.0,)}, r"rho_grid\[0\] must be a finite number in \(0, 1\]"),
                         ({"rho_grid": ()}, "rho_grid must be a non-empty"), ({"top_k": 0}, "top_k must be"),
                         ({"candidates": ["embed_tokens"]}, "must be an nn.Linear")]:
         with pytest.raises((ValueError, TypeError), match=msg):
@@ -173,6 +174,6 @@ def test_search_bad_input():
         ForwardOnlyRankSearch().fit(model, cal)
     with pytest.raises(RuntimeError, match="call fit"):
         ForwardOnlyRankSearch().apply(model)
-    with pytest.raises(ValueError, match="non-finite loss"):
+    with pytest.raises(ValueError, match=r"loss_fn\(model, batch\) must be a tensor with 0 dimensions of finite"):
         GradientSVSearch(lambda m, b: torch.tensor(float("inf"), requires_grad=True), "mlp").fit(model, cal)
     assert all(p.requires_grad for p in model.parameters())

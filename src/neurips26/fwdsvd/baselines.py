@@ -25,30 +25,25 @@ from typing import Any
 import torch
 from torch import nn
 
-from .search import (
-    DEFAULT_RHO_GRID,
-    SearchResult,
-    _check_grid,
-    _check_top_k,
-    _Clock,
-    grid_trials,
-)
-from .svd import RankReduction, candidate_linears, rank_for_rho, svd_factors
+from neurips26.constraints import Callable as CallableC
+from neurips26.constraints import Int, Optional, Tensor, check_arguments, validate
+
+from .search import DEFAULT_RHO_GRID, TOP_K, SearchResult, _check_grid, _Clock, _listed, grid_trials
+from .svd import MODEL, RankReduction, candidate_linears, rank_for_rho, svd_factors
 
 __all__ = ["GradientSVSearch", "LaserExhaustiveSearch", "RandomMatrixSearch", "laser_grid_passes"]
 
+COUNT = Int(low=0)
+EVAL_FN = CallableC()  # eval_fn(model) -> float, higher is better
+_SEED = {"seed": Int()}
+_GRADIENT = {"top_k": TOP_K, "loss_fn": CallableC()}
+_LOSS = {"loss_fn(model, batch)": Tensor(ndim=0)}  # a finite scalar tensor
 
+
+@validate(n_candidates=COUNT, n_rho=COUNT)
 def laser_grid_passes(n_candidates: int, n_rho: int) -> int:
     """Forward passes of LASER's full grid: one per (matrix, $\\rho$) cell (1260 = 210 x 6 for SmolLM2-135M)."""
-    for name, v in (("n_candidates", n_candidates), ("n_rho", n_rho)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-            raise ValueError(f"{name} must be an int >= 0, got {v!r}")
     return n_candidates * n_rho
-
-
-def _check_eval_fn(eval_fn: Any) -> None:
-    if not callable(eval_fn):
-        raise TypeError(f"eval_fn must be callable model -> float, got {type(eval_fn).__name__}")
 
 
 class LaserExhaustiveSearch:
@@ -58,14 +53,14 @@ class LaserExhaustiveSearch:
     def __init__(self, candidates: str | Sequence[str] = "all", rho_grid: Sequence[float] = DEFAULT_RHO_GRID) -> None:
         self.candidates, self.rho_grid = candidates, rho_grid
 
+    @validate(model=MODEL, eval_fn=EVAL_FN)
     def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
             progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
             trial_cache: dict[Any, float] | None = None,
             svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> LaserExhaustiveSearch:
         """``trial_cache``: scores of earlier searches on the same model and ``eval_fn``, reused (and filled);
         ``result_.forward_passes`` counts the cells of the grid all the same (what LASER alone would run)."""
-        grid = _check_grid(self.rho_grid)
-        _check_eval_fn(eval_fn)
+        grid = _check_grid("LaserExhaustiveSearch.fit", self.rho_grid)
         names = candidate_linears(model, self.candidates)
         clock = _Clock(model)
         svd_cache: dict[str, Any] = {} if svd is None else svd  # filled on first use of a matrix
@@ -85,16 +80,16 @@ class RandomMatrixSearch:
                  seed: int = 0) -> None:
         self.candidates, self.rho_grid, self.seed = candidates, rho_grid, seed
 
+    @validate(model=MODEL, eval_fn=EVAL_FN)
     def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
             trial_cache: dict[Any, float] | None = None,
             svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> RandomMatrixSearch:
-        grid = _check_grid(self.rho_grid)
-        _check_eval_fn(eval_fn)
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ValueError(f"seed must be an int, got {self.seed!r}")
+        where = "RandomMatrixSearch.fit"
+        grid = _check_grid(where, self.rho_grid)
+        check_arguments(where, _SEED, {"seed": self.seed})
         names = candidate_linears(model, self.candidates)
         clock = _Clock(model)
-        module = random.Random(self.seed).choice(names)
+        module = random.Random(int(self.seed)).choice(names)
         base, trials, best, best_score, _ = grid_trials(model, [module], grid, eval_fn, trial_cache=trial_cache,
                                                         svd_cache=svd)
         wall, cpu, peak = clock.done()
@@ -162,10 +157,7 @@ class GradientSVSearch:
                 _swap(model, n, mod)
             for batch in batches:
                 loss = self.loss_fn(model, batch)
-                if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-                    raise ValueError(f"loss_fn must return a scalar tensor, got {loss!r}")
-                if not torch.isfinite(loss):
-                    raise ValueError(f"loss_fn returned a non-finite loss {float(loss.detach())}")
+                check_arguments("GradientSVSearch", _LOSS, {"loss_fn(model, batch)": loss})
                 loss.backward()
             sigmas = {n: mod.sigma.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}
             return {n: mod.sigma.grad.detach().to(torch.float64).cpu().clone() for n, mod in swapped.items()}, sigmas
@@ -175,28 +167,17 @@ class GradientSVSearch:
             for p, flag in flags.items():
                 p.requires_grad_(flag)
 
+    @validate(model=MODEL, eval_fn=Optional(EVAL_FN))
     def fit(self, model: nn.Module, cal_batches: Iterable[Any], eval_fn: Callable[[nn.Module], float] | None = None,
             *, progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
             trial_cache: dict[Any, float] | None = None,
             svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> GradientSVSearch:
         """``trial_cache`` / ``svd``: scores of earlier trials and SVD factors to reuse. A fit that raises
         leaves the attributes of the previous fit whole."""
-        grid = _check_grid(self.rho_grid)
-        _check_top_k(self.top_k)
-        if not callable(self.loss_fn):
-            raise TypeError(f"loss_fn must be callable (model, batch) -> loss, got {type(self.loss_fn).__name__}")
-        if eval_fn is not None:
-            _check_eval_fn(eval_fn)
-        if isinstance(cal_batches, torch.Tensor | dict):
-            batches = [cal_batches]
-        else:
-            try:
-                batches = list(cal_batches)
-            except TypeError as err:
-                raise TypeError(f"cal_batches must be an iterable of batches, got {type(cal_batches).__name__}") \
-                    from err
-        if not batches:
-            raise ValueError("cal_batches is empty: the search needs calibration data")
+        where = "GradientSVSearch.fit"
+        grid = _check_grid(where, self.rho_grid)
+        check_arguments(where, _GRADIENT, {"top_k": self.top_k, "loss_fn": self.loss_fn})
+        batches = _listed(where, cal_batches, single=(torch.Tensor, dict))
         clock = _Clock(model)
         grads, sigmas = self._gradients(model, batches, svd)
         tail: dict[str, dict[float, float]] = {}

@@ -28,38 +28,37 @@ import numpy as np
 import torch
 from torch import nn
 
+from neurips26.constraints import AnyOf, ArrayLike, Choice, Int, Tensor, check_arguments, validate
+from neurips26.constraints import Callable as CallableC
+
 from .search import DEFAULT_RHO_GRID, SearchResult, _check_grid, _Clock, grid_trials
+from .stats import RHO_MIN
 from .svd import candidate_linears, svd_factors
 
 __all__ = ["WEIGHT_SCORES", "WeightSpectrumSearch", "marchenko_pastur_edge", "mp_noise_share", "sigma_tail_share",
            "weight_scores"]
 
 WEIGHT_SCORES = ("sigma_tail", "mp_noise")
+SIGMA = AnyOf(Tensor("R"), ArrayLike("R"))  # singular values [r], finite (a tensor or anything np.asarray takes)
+_WEIGHT_SEARCH = {"score": Choice(*WEIGHT_SCORES), "rho_min": RHO_MIN, "seed": Int()}
 
 
-def _check_sigma(sigma: Any) -> torch.Tensor:
-    if isinstance(sigma, str | bytes) or sigma is None:
-        raise TypeError(f"sigma must be a 1-D tensor of singular values, got {type(sigma).__name__}")
+def _check_sigma(where: str, sigma: Any) -> torch.Tensor:
+    """``sigma`` (already declared :data:`SIGMA`) as float64: non-empty, >= 0 and descending."""
     s = torch.as_tensor(sigma, dtype=torch.float64)
-    if s.dim() != 1 or s.numel() == 0:
-        raise ValueError(f"sigma must be a non-empty 1-D tensor, got shape {tuple(s.shape)}")
-    if not torch.isfinite(s).all() or (s < 0).any():
-        raise ValueError("sigma must be finite and >= 0")
+    if s.numel() == 0 or (s < 0).any():
+        got = f"{s.numel()} values" + (f", the smallest {float(s.min())!r}" if s.numel() else "")
+        raise ValueError(f"{where}: sigma must be non-empty and >= 0 (singular values), got {got}")
     if (s[1:] > s[:-1] + 1e-12 * float(s.max())).any():
-        raise ValueError("sigma must be sorted in descending order (as svd_factors returns it)")
+        raise ValueError(f"{where}: sigma must be sorted in descending order (as svd_factors returns it)")
     return s
 
 
-def _check_rho_min(rho_min: Any) -> float:
-    if isinstance(rho_min, bool) or not isinstance(rho_min, int | float) or not 0 <= rho_min < 1:
-        raise ValueError(f"rho_min must be a number in [0, 1), got {rho_min!r}")
-    return float(rho_min)
-
-
+@validate(sigma=SIGMA, rho_min=RHO_MIN)
 def sigma_tail_share(sigma: torch.Tensor, rho_min: float = 0.01) -> float:
     r"""$\sum_{i > k_0} \sigma_i^2 / \sum_i \sigma_i^2$, $k_0 = \lceil \rho_{\min} r \rceil$ (0 for a zero matrix)."""
-    s = _check_sigma(sigma)
-    k0 = math.ceil(_check_rho_min(rho_min) * s.numel() - 1e-9)
+    s = _check_sigma("sigma_tail_share", sigma)
+    k0 = math.ceil(float(rho_min) * s.numel() - 1e-9)
     total = float((s ** 2).sum())
     return float((s[k0:] ** 2).sum()) / total if total > 0 else 0.0
 
@@ -76,17 +75,18 @@ def _mp_median(beta: float) -> float:
     return float(x[np.searchsorted(cdf, 0.5)])
 
 
+@validate(sigma=SIGMA)
 def marchenko_pastur_edge(sigma: torch.Tensor, shape: tuple[int, int]) -> tuple[float, int]:
     r"""``(σ₊, MP rank)`` of a matrix of ``shape`` ``(m, n)`` with singular values ``sigma`` (descending, length
     ``min(m, n)``): the noise scale from the median, the bulk edge $\sigma_+ = s\sqrt p(1+\sqrt\beta)$ and the
     number of singular values above it."""
-    s = _check_sigma(sigma)
+    s = _check_sigma("marchenko_pastur_edge", sigma)
     if (not isinstance(shape, tuple | list) or len(shape) != 2
             or not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in shape)):
-        raise ValueError(f"shape must be (m, n) of positive ints, got {shape!r}")
+        raise ValueError(f"marchenko_pastur_edge: shape must be (m, n) of positive ints, got {shape!r}")
     p, q = max(shape), min(shape)
     if s.numel() != q:
-        raise ValueError(f"sigma has {s.numel()} values, a {shape[0]}x{shape[1]} matrix has {q}")
+        raise ValueError(f"marchenko_pastur_edge: sigma has {s.numel()} values, a {shape[0]}x{shape[1]} matrix has {q}")
     beta = q / p
     # s² = median(σ_i² / p) / μ_β ; σ₊ = s √p (1 + √β)
     noise_var = float(torch.median(s ** 2 / p)) / _mp_median(beta)
@@ -94,21 +94,21 @@ def marchenko_pastur_edge(sigma: torch.Tensor, shape: tuple[int, int]) -> tuple[
     return edge, int((s > edge).sum())
 
 
+@validate(sigma=SIGMA)
 def mp_noise_share(sigma: torch.Tensor, shape: tuple[int, int]) -> float:
     r"""$\sum_{\sigma_i \le \sigma_+} \sigma_i^2 / \sum_i \sigma_i^2$: the energy share of the MP noise bulk."""
-    s = _check_sigma(sigma)
+    s = _check_sigma("mp_noise_share", sigma)
     edge, _ = marchenko_pastur_edge(s, shape)
     total = float((s ** 2).sum())
     return float((s[s <= edge] ** 2).sum()) / total if total > 0 else 0.0
 
 
+@validate(score=_WEIGHT_SEARCH["score"], rho_min=RHO_MIN)
 def weight_scores(model: nn.Module, candidates: str | Sequence[str] = "all", score: str = "sigma_tail",
                   rho_min: float = 0.01,
                   svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> dict[str, float]:
     """``{module: weight-only score}`` (higher = reduced first) for every candidate; ``svd`` caches factors."""
-    if score not in WEIGHT_SCORES:
-        raise ValueError(f"score must be one of {WEIGHT_SCORES}, got {score!r}")
-    rho_min = _check_rho_min(rho_min)
+    rho_min = float(rho_min)
     cache = {} if svd is None else svd
     out = {}
     for name in candidate_linears(model, candidates):
@@ -138,21 +138,20 @@ class WeightSpectrumSearch:
         self.candidates, self.score, self.rho_grid = candidates, score, rho_grid
         self.rho_min, self.seed = rho_min, seed
 
+    @validate(eval_fn=CallableC())
     def fit(self, model: nn.Module, eval_fn: Callable[[nn.Module], float], *,
             progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
             trial_cache: dict[Any, float] | None = None,
             svd: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None) -> WeightSpectrumSearch:
-        grid = _check_grid(self.rho_grid)
-        if not callable(eval_fn):
-            raise TypeError(f"eval_fn must be callable model -> float, got {type(eval_fn).__name__}")
-        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
-            raise ValueError(f"seed must be an int, got {self.seed!r}")
+        where = "WeightSpectrumSearch.fit"
+        check_arguments(where, _WEIGHT_SEARCH, {name: getattr(self, name) for name in _WEIGHT_SEARCH})
+        grid = _check_grid(where, self.rho_grid)
         clock = _Clock(model)
         cache = {} if svd is None else svd
         scores = weight_scores(model, self.candidates, self.score, self.rho_min, cache)
         top = max(scores.values())
         tied = sorted(n for n, v in scores.items() if v == top)
-        module = random.Random(self.seed).choice(tied)
+        module = random.Random(int(self.seed)).choice(tied)
         base, trials, best, best_score, calls = grid_trials(model, [module], grid, eval_fn, svd_cache=cache,
                                                             progress=progress, trial_cache=trial_cache)
         wall, cpu, peak = clock.done()

@@ -15,6 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from neurips26.constraints import Choice, validate
+
 from .baselines import GradientSVSearch
 from .search import DEFAULT_RHO_GRID
 from .stats import AngleConcentrationStats
@@ -76,6 +78,7 @@ def _synthetic_items(n: int, seed: int) -> list[ChoiceItem]:
     return [ChoiceItem(words(6), tuple(words(3) for _ in range(4)), int(rng.integers(4))) for _ in range(n)]
 
 
+@validate(task=Choice("S", "A", "B"))
 def task_items(task: str, n: int, seed: int, tokenizer: Any = None) -> list[ChoiceItem]:
     """``n`` items of task ``"S"`` (synthetic), ``"A"`` (next line) or ``"B"`` (line-end cloze), drawn with
     ``seed``. A and B read the plays (``neurips26.data.load_shakespeare_plays``): a missing corpus raises
@@ -87,9 +90,7 @@ def task_items(task: str, n: int, seed: int, tokenizer: Any = None) -> list[Choi
     text = plays_text(load_shakespeare_plays())
     if task == "A":
         return next_line_items(text, n, seed)
-    if task == "B":
-        return cloze_items(text, n, seed, tokenizer)
-    raise ValueError(f"task must be 'S', 'A' or 'B', got {task!r}")
+    return cloze_items(text, n, seed, tokenizer)  # "B"
 
 
 def candidates(model: Any, cfg: dict[str, Any]) -> tuple[list[str], int]:
@@ -141,6 +142,7 @@ def _write_json(out_path: str, payload: dict[str, Any]) -> None:
     os.replace(tmp, out_path)
 
 
+@validate(method=Choice("forward", "gradient"))
 def memory_probe(method: str, scale: str, split: str, out_path: str) -> None:
     """Run in a fresh process (``claims.measure.peak_rss_subprocess``): load the model and the calibration items,
     reset the peak-RSS counter (``/proc/self/clear_refs``), run the method's selection phase, read the peak;
@@ -149,8 +151,6 @@ def memory_probe(method: str, scale: str, split: str, out_path: str) -> None:
     folders, fix) and return normally, so the parent can report a skip instead of a crashed child."""
     from neurips26.data import DatasetNotFoundError
 
-    if method not in ("forward", "gradient"):
-        raise ValueError(f"method must be 'forward' or 'gradient', got {method!r}")
     torch.set_num_threads(1)
     cfg = SETTINGS[scale]
     try:

@@ -17,7 +17,15 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import Int, validate
+
 __all__ = ["HarnessLM", "multiple_choice_eval_fn"]
+
+
+def check_tokenizer(where: str, tokenizer: Any) -> None:
+    """A tokenizer is anything with ``encode(str) -> list[int]`` (duck typed: no class to declare)."""
+    if not callable(getattr(tokenizer, "encode", None)):
+        raise TypeError(f"{where}: tokenizer must have encode(str) -> list[int], got {type(tokenizer).__name__}")
 
 
 def _pair(request: Any) -> tuple[str, str]:
@@ -37,12 +45,9 @@ class HarnessLM:
         batch_size: sequences per forward (right-padded; the causal model never looks at the padding).
     """
 
+    @validate(max_length=Int(low=2), batch_size=Int(low=2))
     def __init__(self, model: nn.Module, tokenizer: Any, *, max_length: int = 512, batch_size: int = 16) -> None:
-        if not callable(getattr(tokenizer, "encode", None)):
-            raise TypeError(f"tokenizer must have encode(str) -> list[int], got {type(tokenizer).__name__}")
-        for name, v in (("max_length", max_length), ("batch_size", batch_size)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < 2:
-                raise ValueError(f"{name} must be an int >= 2, got {v!r}")
+        check_tokenizer("HarnessLM", tokenizer)
         self.model, self.tokenizer, self.max_length, self.batch_size = model, tokenizer, max_length, batch_size
 
     def _score(self, pairs: list[tuple[list[int], list[int]]]) -> list[tuple[float, bool]]:

@@ -20,6 +20,10 @@ from typing import Any
 import torch
 from torch import nn
 
+from neurips26.constraints import Choice, Optional, validate
+
+from .svd import MODEL
+
 __all__ = ["load_pretrained", "save_pretrained"]
 
 _WEIGHTS, _EDITS, _CONFIG = "model.safetensors", "fwdsvd.json", "config.json"
@@ -72,6 +76,7 @@ def _hf_config(model: nn.Module) -> dict[str, Any]:
             "torch_dtype": str(model.embed_tokens.weight.dtype).removeprefix("torch.")}
 
 
+@validate(model=MODEL, factorized=Choice("keep", "dense"))
 def save_pretrained(model: nn.Module, directory: str | os.PathLike, *, factorized: str = "keep") -> Path:
     """Write ``model`` (edited in place by :func:`~neurips26.fwdsvd.laser_reduce` or not) to ``directory``.
 
@@ -82,10 +87,6 @@ def save_pretrained(model: nn.Module, directory: str | os.PathLike, *, factorize
     Returns:
         the directory. Tied weights (the LM head of a tied Llama) are stored once.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if factorized not in ("keep", "dense"):
-        raise ValueError(f"factorized must be 'keep' or 'dense', got {factorized!r}")
     from safetensors.torch import save_file
 
     out = Path(directory)
@@ -139,6 +140,7 @@ def _set(model: nn.Module, name: str, module: nn.Module) -> None:
     setattr(model.get_submodule(parent) if parent else model, child, module)
 
 
+@validate(model=Optional(MODEL))
 def load_pretrained(directory: str | os.PathLike, model: nn.Module | None = None) -> nn.Module:
     """Load what :func:`save_pretrained` wrote. Without ``model``, a :class:`neurips26.nn.Llama` is built from
     ``config.json``; with it, its weights are replaced (modules factorised in the save are factorised here).
@@ -163,8 +165,6 @@ def load_pretrained(directory: str | os.PathLike, model: nn.Module | None = None
                                   norm_eps=c["rms_norm_eps"], tie_embeddings=c["tie_word_embeddings"]))
         dtype = getattr(torch, str(c.get("torch_dtype", "float32")), None)
         model = model.to(dtype if isinstance(dtype, torch.dtype) else torch.float32)
-    elif not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module or None, got {type(model).__name__}")
     stored = load_file(str(src / _WEIGHTS))
     olds = _swap_in_pairs(model, meta["factorized"])
     try:

@@ -26,13 +26,31 @@ from typing import Any
 import torch
 from torch import nn
 
-from .stats import _EPS, POSITIONS, SCORES, AngleConcentrationStats, _selection, _unpack, check_rows
-from .svd import RankReduction, RestoreHandle, _check_rho, laser_reduce, rank_for_rho, svd_factors
+from neurips26.constraints import AnyOf, ArrayLike, Choice, Int, Optional, Real, Tensor, check_arguments, validate
+from neurips26.constraints import Callable as CallableC
+
+from .stats import (
+    _EPS,
+    POSITION_RULES,
+    RHO_MIN,
+    ROWS,
+    SCORE_RULES,
+    AngleConcentrationStats,
+    _rows,
+    _selection,
+    _unpack,
+)
+from .svd import MODEL, RHO, RankReduction, RestoreHandle, laser_reduce, rank_for_rho, svd_factors
 
 __all__ = ["DEFAULT_RHO_GRID", "ForwardOnlyRankSearch", "SearchResult", "angle_concentration_by_rank", "knee_index"]
 
 DEFAULT_RHO_GRID = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5)
 RANK_RULES = ("grid", "auto")
+TOP_K = Int(low=1)
+_SCORE = {"eval_fn(model)": Real()}  # what eval_fn returns: a finite number
+_FINITE_BATCH = {"calibration batch": Tensor(finite=True)}
+_SEARCH = {"positions": POSITION_RULES, "score": SCORE_RULES, "rank_rule": Choice(*RANK_RULES),
+           "top_k": TOP_K, "rho_min": RHO_MIN}
 
 
 @dataclass
@@ -92,8 +110,7 @@ def _checked_score(eval_fn: Callable[[nn.Module], float], model: nn.Module) -> f
     value = eval_fn(model)
     if isinstance(value, torch.Tensor):
         value = value.item()
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ValueError(f"eval_fn must return a finite number, got {value!r}")
+    check_arguments("", _SCORE, {"eval_fn(model)": value})
     return float(value)
 
 
@@ -131,39 +148,45 @@ def grid_trials(model: nn.Module, modules: Sequence[str], rho_grid: Sequence[flo
     return base, trials, best, best_score, calls
 
 
-def _check_grid(rho_grid: Any) -> tuple[float, ...]:
+def _check_grid(where: str, rho_grid: Any) -> tuple[float, ...]:
+    """``rho_grid`` as a tuple of floats: a non-empty sequence whose every entry is a reduction in (0, 1]."""
     if isinstance(rho_grid, str) or not isinstance(rho_grid, Sequence) or not rho_grid:
-        raise ValueError(f"rho_grid must be a non-empty sequence of numbers in (0, 1], got {rho_grid!r}")
-    return tuple(_check_rho(r, "rho_grid entry") for r in rho_grid)
+        raise ValueError(f"{where}: rho_grid must be a non-empty sequence of numbers in (0, 1], got {rho_grid!r}")
+    entries = {f"rho_grid[{i}]": r for i, r in enumerate(rho_grid)}
+    check_arguments(where, dict.fromkeys(entries, RHO), entries)
+    return tuple(float(r) for r in rho_grid)
 
 
-def _check_top_k(top_k: Any) -> int:
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
-        raise ValueError(f"top_k must be a positive int, got {top_k!r}")
-    return top_k
-
-
-def _check_batches(cal_batches: Any) -> list[Any]:
-    if isinstance(cal_batches, torch.Tensor | Mapping):
+def _listed(where: str, cal_batches: Any, single: type | tuple[type, ...] = (torch.Tensor, Mapping)) -> list[Any]:
+    """``cal_batches`` as a non-empty list (one batch of a ``single`` type counts as a list of one)."""
+    if isinstance(cal_batches, single):
         cal_batches = [cal_batches]
     try:
         batches = list(cal_batches)
     except TypeError as err:
-        raise TypeError(f"cal_batches must be an iterable of batches, got {type(cal_batches).__name__}") from err
+        raise TypeError(f"{where}: cal_batches must be an iterable of batches, got {type(cal_batches).__name__}") \
+            from err
     if not batches:
-        raise ValueError("cal_batches is empty: the search needs calibration data")
+        raise ValueError(f"{where}: cal_batches is empty: the search needs calibration data")
+    return batches
+
+
+def _check_batches(where: str, cal_batches: Any) -> list[Any]:
+    """The token batches of a forward search: listed, each one well formed (:func:`_unpack`) and finite."""
+    batches = _listed(where, cal_batches)
     for b in batches:
-        ids, _ = _unpack(b)
-        if ids.dtype.is_floating_point and not torch.isfinite(ids).all():
-            raise ValueError("calibration batch contains non-finite values")
+        ids, _ = _unpack(b, where)
+        if ids.dtype.is_floating_point:
+            check_arguments(where, _FINITE_BATCH, {"calibration batch": ids})
     return batches
 
 
 # ------------------------------------------------------------------------------------------ rank rule "auto"
+@validate(c=ROWS)
 def angle_concentration_by_rank(c: torch.Tensor) -> torch.Tensor:
     r"""$A(W_k)$ for $k = 1..r$ from the coefficient block ``c [T, r]``: the mean pairwise cosine of
     $W_k x_t = \sum_{i \le k} c_{t,i} u_i$, i.e. of the truncated rows $c_{t, \le k}$. Returns float64 ``[r]``."""
-    c = check_rows(c, "c")
+    c = _rows("angle_concentration_by_rank", c, "c")
     t = c.shape[0]
     # ‖c_{t,≤k}‖ for every k: cumulative sums of squares  [T, r]
     norms = torch.sqrt(torch.cumsum(c ** 2, dim=1)).clamp_min(_EPS)
@@ -175,17 +198,14 @@ def angle_concentration_by_rank(c: torch.Tensor) -> torch.Tensor:
     return out
 
 
+@validate(curve=AnyOf(Tensor("K"), ArrayLike("K")))
 def knee_index(curve: torch.Tensor) -> int:
     """0-based index of the knee of a curve over ``k = 1..r``: the point farthest from the chord between
     its end points after scaling both axes to [0, 1] (Kneedle's distance form; a choice, inferred)."""
-    if isinstance(curve, str | bytes) or curve is None:
-        raise TypeError(f"curve must be a 1-D tensor of numbers, got {type(curve).__name__}")
     y = torch.as_tensor(curve, dtype=torch.float64)
-    if y.dim() != 1 or y.numel() == 0:
-        raise ValueError(f"curve must be a non-empty 1-D tensor, got shape {tuple(y.shape)}")
-    if not torch.isfinite(y).all():
-        raise ValueError("curve must be finite (found NaN or inf)")
     n = y.numel()
+    if n == 0:
+        raise ValueError("knee_index: curve must be a non-empty 1-D tensor, got shape (0,)")
     if n < 3:
         return n - 1
     x = torch.linspace(0, 1, n, dtype=torch.float64)
@@ -206,7 +226,7 @@ class _CoefficientRecorder:
 
     def __call__(self, mod: nn.Module, inputs: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
         with torch.no_grad():
-            x = self.stats._tokens(inputs[0].detach())
+            x = self.stats._tokens(inputs[0].detach(), self.module)
             self.rows.append(((x @ self.v) * self.sigma).to(device="cpu", dtype=torch.float64))
 
 
@@ -232,17 +252,11 @@ class ForwardOnlyRankSearch:
         self.rho_grid, self.rank_rule, self.top_k, self.rho_min = rho_grid, rank_rule, top_k, rho_min
 
     def _validate(self) -> tuple[float, ...]:
-        if self.positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {POSITIONS}, got {self.positions!r}")
-        if self.score not in SCORES:
-            raise ValueError(f"score must be one of {SCORES}, got {self.score!r}")
-        if self.rank_rule not in RANK_RULES:
-            raise ValueError(f"rank_rule must be one of {RANK_RULES}, got {self.rank_rule!r}")
-        _check_top_k(self.top_k)
-        if isinstance(self.rho_min, bool) or not isinstance(self.rho_min, int | float) or not 0 <= self.rho_min < 1:
-            raise ValueError(f"rho_min must be a number in [0, 1), got {self.rho_min!r}")
-        return _check_grid(self.rho_grid)
+        where = "ForwardOnlyRankSearch.fit"
+        check_arguments(where, _SEARCH, {name: getattr(self, name) for name in _SEARCH})
+        return _check_grid(where, self.rho_grid)
 
+    @validate(model=MODEL, eval_fn=Optional(CallableC()))
     def fit(self, model: nn.Module, cal_batches: Iterable[Any],
             eval_fn: Callable[[nn.Module], float] | None = None, *,
             progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
@@ -253,11 +267,10 @@ class ForwardOnlyRankSearch:
         ``trial_cache`` / ``svd``: scores of earlier trials and SVD factors to reuse (see :func:`grid_trials`).
         A fit that raises leaves the attributes of the previous fit (``result_``, ``stats_``, ...) whole."""
         grid = self._validate()
-        batches = _check_batches(cal_batches)
+        batches = _check_batches("ForwardOnlyRankSearch.fit", cal_batches)
         if self.rank_rule == "grid" and eval_fn is None:
-            raise ValueError("rank_rule='grid' needs eval_fn(model) -> float (e.g. calibration accuracy)")
-        if eval_fn is not None and not callable(eval_fn):
-            raise TypeError(f"eval_fn must be callable, got {type(eval_fn).__name__}")
+            raise ValueError("ForwardOnlyRankSearch.fit: rank_rule='grid' needs eval_fn(model) -> float (e.g. "
+                             "calibration accuracy)")
         clock = _Clock(model)
         stats = AngleConcentrationStats.attach(model, self.candidates, self.positions, svd=svd)
         try:
@@ -295,7 +308,7 @@ class ForwardOnlyRankSearch:
         handle = model.get_submodule(module).register_forward_hook(recorder)
         try:
             for batch in batches:
-                ids, mask = _unpack(batch)
+                ids, mask = _unpack(batch, "ForwardOnlyRankSearch.fit")
                 stats._select = _selection(mask, self.positions)
                 with torch.no_grad():
                     model(ids)

@@ -34,7 +34,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from .svd import candidate_linears, svd_factors
+from neurips26.constraints import AnyOf, ArrayLike, Choice, Instance, Optional, Real, Tensor, check_arguments, validate
+
+from .svd import MODEL, candidate_linears, svd_factors
 
 __all__ = ["POSITIONS", "SCORES", "AngleConcentrationStats", "kappa_from_coefficients", "mean_pairwise_cosine"]
 
@@ -43,29 +45,33 @@ POSITIONS = ("last", "all")
 _EPS = 1e-12  # ‖W x‖ below this counts as zero: ĉ = 0 for that token
 
 
-def check_rows(c: object, name: str = "c", *, min_rows: int = 2) -> torch.Tensor:
-    """``c`` as a finite float64 tensor ``[T >= min_rows, r >= 1]`` on its device (a tensor or nested list)."""
-    if isinstance(c, str | bytes) or c is None:
-        raise TypeError(f"{name} must be a 2-D tensor [T, r] of numbers, got {type(c).__name__}")
-    try:
-        t = torch.as_tensor(c).detach()
-    except (TypeError, ValueError, RuntimeError) as err:
-        raise TypeError(f"{name} must be a 2-D tensor [T, r] of numbers, got {type(c).__name__}") from err
-    if t.dtype == torch.bool or t.is_complex():
-        raise TypeError(f"{name} must hold real numbers, got dtype {t.dtype}")
-    if t.dim() != 2 or t.shape[0] < min_rows or t.shape[1] < 1:
-        raise ValueError(f"{name} must be [T >= {min_rows}, r >= 1], got shape {tuple(t.shape)}")
-    t = t.to(dtype=torch.float64)
-    if not torch.isfinite(t).all():
-        raise ValueError(f"{name} must be finite, got {int((~torch.isfinite(t)).sum())} NaN/inf entries")
-    return t
+POSITION_RULES = Choice(*POSITIONS)
+SCORE_RULES = Choice(*SCORES)
+RHO_MIN = Real(0, 1, closed="left")  # the protected head share
+# rows [T, r] of real numbers (float finite, or integer), as a tensor or anything np.asarray takes (nested lists)
+ROWS = AnyOf(Tensor("T R", dtype="float"), Tensor("T R", dtype="integer"), ArrayLike("T R", dtype="float"),
+             ArrayLike("T R", dtype="integer"))
+_LAYER_INPUT = Tensor(ndim=(2, 3))       # what a hooked Linear sees: [N, n] or [B, T, n], finite
+_SELECT = {"the token selection": Tensor("B T", finite=False), "the layer input": Tensor("B T _", finite=False)}
+_SVD_CACHE = Optional(Instance(Mapping, "mapping module name -> (U, S, Vh)"))
+_BATCH = {"input_ids": Tensor("B T", finite=False), "attention_mask": Tensor("B T", finite=False)}
 
 
+def _rows(where: str, c: object, name: str = "c", *, min_rows: int = 2) -> torch.Tensor:
+    """``c`` (already declared :data:`ROWS`) as a float64 tensor on its device, with ``T >= min_rows`` and
+    ``r >= 1``."""
+    t = torch.as_tensor(c).detach()
+    if t.shape[0] < min_rows or t.shape[1] < 1:
+        raise ValueError(f"{where}: {name} must be [T >= {min_rows}, r >= 1], got shape {tuple(t.shape)}")
+    return t.to(dtype=torch.float64)
+
+
+@validate(y=ROWS)
 def mean_pairwise_cosine(y: torch.Tensor) -> float:
     r"""Brute force $\frac{1}{T(T-1)}\sum_{s \ne t} \cos(y_s, y_t)$ of rows ``y [T, m]`` (T >= 2), in float64.
 
     Every row must be non-zero (the cosine of a zero vector is undefined)."""
-    y = check_rows(y, "y").cpu()
+    y = _rows("mean_pairwise_cosine", y, "y").cpu()
     if bool((y.norm(dim=1) == 0).any()):
         raise ValueError(f"y has {int((y.norm(dim=1) == 0).sum())} all-zero rows: their cosine is undefined")
     rows = y.numpy()
@@ -78,9 +84,10 @@ def mean_pairwise_cosine(y: torch.Tensor) -> float:
     return total / (t * (t - 1))
 
 
+@validate(c=ROWS)
 def kappa_from_coefficients(c: torch.Tensor) -> torch.Tensor:
     r"""$\kappa$ [r] from the whole coefficient block ``c [T, r]`` at once (the batch form of the streamed sums)."""
-    c = check_rows(c, "c")
+    c = _rows("kappa_from_coefficients", c, "c")
     t = c.shape[0]
     norm = c.norm(dim=1, keepdim=True)
     c_hat = torch.where(norm > _EPS, c / norm.clamp_min(_EPS), torch.zeros_like(c))
@@ -163,38 +170,32 @@ class AngleConcentrationStats:
         self.forward_passes = 0
 
     @classmethod
+    @validate(model=MODEL, positions=POSITION_RULES, svd=_SVD_CACHE)
     def attach(cls, model: nn.Module, candidates: str | Sequence[str] = "all", positions: str = "last", *,
                svd: Mapping[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] | None = None,
                ) -> AngleConcentrationStats:
         """Hook the candidates of ``model`` (see :func:`~neurips26.fwdsvd.svd.candidate_linears`).
         ``svd``: precomputed :func:`~neurips26.fwdsvd.svd.svd_factors` per module name (the rest are computed)."""
-        if positions not in POSITIONS:
-            raise ValueError(f"positions must be one of {POSITIONS}, got {positions!r}")
-        if svd is not None and not isinstance(svd, Mapping):
-            raise TypeError(f"svd must be a mapping module name -> (U, S, Vh), got {type(svd).__name__}")
         return cls(model, candidate_linears(model, candidates), positions, svd)
 
     # ------------------------------------------------------------------------------------ hooks
-    def _tokens(self, x: torch.Tensor) -> torch.Tensor:
-        """The rows of ``x`` that count, as ``[T, n]``."""
+    def _tokens(self, x: torch.Tensor, module: str) -> torch.Tensor:
+        """The rows of ``x`` (the input of the hooked layer ``module``: finite, ``[N, n]`` or ``[B, T, n]``)
+        that count, as ``[T, n]``."""
+        name = f"the input of {module!r}"
+        check_arguments("AngleConcentrationStats", {name: _LAYER_INPUT}, {name: x})
         if x.dim() == 2:
             return x
-        if x.dim() != 3:
-            raise ValueError(f"hooked Linear inputs must be [N, n] or [B, T, n], got {tuple(x.shape)}")
         if self._select is not None:
-            if self._select.shape != x.shape[:2]:
-                raise ValueError(f"attention_mask {tuple(self._select.shape)} does not match the layer input "
-                                 f"{tuple(x.shape[:2])}")
+            check_arguments("AngleConcentrationStats", _SELECT, {"the token selection": self._select,
+                                                                 "the layer input": x})
             return x[self._select.to(x.device)]
         return x[:, -1] if self.positions == "last" else x[:, 1:].reshape(-1, x.shape[-1])
 
     def _hook(self, name: str) -> Any:
         def hook(module: nn.Module, inputs: tuple[torch.Tensor, ...], output: torch.Tensor) -> None:
             with torch.no_grad():
-                x = inputs[0].detach()
-                if not torch.isfinite(x).all():
-                    raise ValueError(f"non-finite input reached {name!r}")
-                self._stats[name].update(self._tokens(x))
+                self._stats[name].update(self._tokens(inputs[0].detach(), name))
                 if not self._in_forward:  # the layer ran on its own (outside the model): it counts at once
                     self._stats[name].commit()
         return hook
@@ -222,14 +223,13 @@ class AngleConcentrationStats:
             self._in_forward = False
 
     @contextmanager
+    @validate(select=Optional(Tensor("B T", finite=False)))
     def counting(self, select: torch.Tensor | None = None) -> Iterator[None]:
         """Count the hooked layers' inputs of the code run inside the block (which need not call the model
         itself); ``select [B, T]`` bool picks the tokens of 3-D inputs (default: the class rule). The sums
         are committed when the block ends normally and dropped when it raises."""
         if not self._handles:
             raise RuntimeError("the statistics are detached")
-        if select is not None and (not isinstance(select, torch.Tensor) or select.dim() != 2):
-            raise ValueError(f"select must be a [B, T] bool tensor, got {getattr(select, 'shape', select)!r}")
         self._begin()
         self._select = None if select is None else select.bool()
         try:
@@ -249,10 +249,8 @@ class AngleConcentrationStats:
         A forward that raises adds nothing."""
         if model is not self.model:
             raise ValueError("observe() must be given the model the statistics are attached to")
-        if not self._handles:
-            raise RuntimeError("the statistics are detached")
-        ids, mask = _unpack(batch)
-        self._settle()
+        ids, mask = _unpack(batch, "AngleConcentrationStats.observe")
+        self._settle()  # (a detached statistics object is refused by counting(), before anything runs)
         with self.counting(_selection(mask, self.positions)), torch.no_grad():
             model(ids)
         self.forward_passes += 1
@@ -293,12 +291,9 @@ class AngleConcentrationStats:
         """$E_i = \\sum_t c_{t,i}^2$, float64 ``[r]``."""
         return self._get(module).energy.clone()
 
+    @validate(score=SCORE_RULES, rho_min=RHO_MIN)
     def dispersion(self, score: str = "dispersion_energy", rho_min: float = 0.01) -> dict[str, float]:
         """``{module: score}`` for every hooked matrix (higher = more dispersed; see the module doc)."""
-        if score not in SCORES:
-            raise ValueError(f"score must be one of {SCORES}, got {score!r}")
-        if isinstance(rho_min, bool) or not isinstance(rho_min, int | float) or not 0 <= rho_min < 1:
-            raise ValueError(f"rho_min must be a number in [0, 1), got {rho_min!r}")
         out = {}
         for name in self.names:
             kappa, st = self.kappa(name), self._stats[name]
@@ -331,8 +326,9 @@ def _selection(mask: torch.Tensor, positions: str) -> torch.Tensor:
     return sel
 
 
-def _unpack(batch: Mapping[str, torch.Tensor] | torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(input_ids [B, T], attention_mask [B, T])`` from a batch; checks right padding."""
+def _unpack(batch: Mapping[str, torch.Tensor] | torch.Tensor, where: str = "") -> tuple[torch.Tensor, torch.Tensor]:
+    """``(input_ids [B, T], attention_mask [B, T])`` from a batch; checks right padding (``where``: the entry
+    point, for the messages)."""
     if isinstance(batch, torch.Tensor):
         ids, mask = batch, torch.ones_like(batch)
     elif isinstance(batch, Mapping) and "input_ids" in batch:
@@ -341,11 +337,7 @@ def _unpack(batch: Mapping[str, torch.Tensor] | torch.Tensor) -> tuple[torch.Ten
     else:
         raise TypeError(f"batch must be an input_ids tensor or a mapping with 'input_ids' "
                         f"(and 'attention_mask'), got {type(batch).__name__}")
-    if not isinstance(ids, torch.Tensor) or ids.dim() != 2:
-        raise ValueError(f"input_ids must be a 2-D tensor [B, T], got {getattr(ids, 'shape', ids)!r}")
-    if not isinstance(mask, torch.Tensor) or mask.shape != ids.shape:
-        raise ValueError(f"attention_mask must have the shape of input_ids {tuple(ids.shape)}, "
-                         f"got {getattr(mask, 'shape', mask)!r}")
+    check_arguments(where, _BATCH, {"input_ids": ids, "attention_mask": mask})
     m = mask.long()
     if ((m != 0) & (m != 1)).any():
         raise ValueError("attention_mask must hold 0 and 1 only")

@@ -23,8 +23,27 @@ from typing import Any
 import torch
 from torch import nn
 
+from neurips26.constraints import (
+    ArgumentTypeError,
+    Bool,
+    Choice,
+    Instance,
+    Int,
+    Real,
+    Tensor,
+    check_arguments,
+    validate,
+)
+
 __all__ = ["ComposedEdit", "RankReduction", "RestoreHandle", "candidate_linears", "compose_edits", "laser_reduce",
            "rank_for_rho", "svd_factors"]
+
+# the argument declarations shared by the package's entry points
+MODEL = Instance(nn.Module, "torch.nn.Module")
+MODULE_NAME = Instance(str, "dotted module name (str)")
+RHO = Real(0, 1, closed="right")  # a LASER reduction in (0, 1]
+RANK = Int(low=1)
+_CANDIDATE_SETS = Choice("all", "mlp", "last_half")
 
 
 @dataclass(frozen=True)
@@ -36,24 +55,19 @@ class RankReduction:
     rank: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.module, str) or not self.module:
-            raise TypeError(f"module must be a dotted module name (str), got {self.module!r}")
-        _check_rho(self.rho)
-        if isinstance(self.rank, bool) or not isinstance(self.rank, int) or self.rank < 1:
-            raise ValueError(f"rank must be a positive int, got {self.rank!r}")
+        check_arguments("RankReduction", _REDUCTION, {"module": self.module, "rho": self.rho, "rank": self.rank})
+        if not self.module:
+            raise ArgumentTypeError(f"RankReduction: module must be a non-empty dotted module name, got "
+                                    f"{self.module!r}")
 
 
-def _check_rho(rho: Any, name: str = "rho") -> float:
-    if isinstance(rho, bool) or not isinstance(rho, int | float) or not math.isfinite(rho) or not 0 < rho <= 1:
-        raise ValueError(f"{name} must be a number in (0, 1], got {rho!r}")
-    return float(rho)
+_REDUCTION = {"module": MODULE_NAME, "rho": RHO, "rank": RANK}
 
 
+@validate(rho=RHO, r=RANK)
 def rank_for_rho(rho: float, r: int) -> int:
     r"""$k = \max(1, \lfloor \rho r \rfloor)$ (LASER's rule), for ``rho`` in (0, 1] and full rank ``r``."""
-    rho = _check_rho(rho)
-    if isinstance(r, bool) or not isinstance(r, int) or r < 1:
-        raise ValueError(f"r must be a positive int, got {r!r}")
+    rho = float(rho)
     # the 1e-9 guards float products such as 0.1 * 30 = 3.0000000000000004 / 0.29 * 100 = 28.999999999999996
     return max(1, math.floor(rho * r + 1e-9))
 
@@ -63,11 +77,8 @@ def _tied_weights(model: nn.Module) -> set[int]:
     return {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
 
 
-def _get_linear(model: nn.Module, module: Any) -> nn.Linear:
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if not isinstance(module, str) or not module:
-        raise TypeError(f"module must be a dotted module name (str), got {module!r}")
+def _get_linear(model: nn.Module, module: str) -> nn.Linear:
+    """The ``nn.Linear`` named ``module`` (both already declared valid: a module and a string)."""
     try:
         layer = model.get_submodule(module)
     except AttributeError as err:
@@ -90,6 +101,7 @@ def _layer_index(name: str) -> int | None:
     return None
 
 
+@validate(model=MODEL)
 def candidate_linears(model: nn.Module, candidates: str | Sequence[str] = "all") -> list[str]:
     """The dotted names of the ``nn.Linear`` layers a search may edit, in module order.
 
@@ -98,8 +110,11 @@ def candidate_linears(model: nn.Module, candidates: str | Sequence[str] = "all")
             mlp/ffn/gate_proj/up_proj/down_proj/fc...), ``"last_half"`` (Linears of blocks with index
             $\\ge \\lceil L/2 \\rceil$, the index being the first integer in the name), or a list of names.
     """
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if isinstance(candidates, str):
+        check_arguments("candidate_linears", {"candidates": _CANDIDATE_SETS}, {"candidates": candidates})
+    elif not (isinstance(candidates, Sequence) and all(isinstance(c, str) for c in candidates)):
+        raise TypeError(f"candidate_linears: candidates must be 'all', 'mlp', 'last_half' or a list of module names, "
+                        f"got {candidates!r}")
     tied = _tied_weights(model)
     linears = [n for n, m in model.named_modules() if isinstance(m, nn.Linear) and id(m.weight) not in tied]
     if isinstance(candidates, str):
@@ -107,37 +122,27 @@ def candidate_linears(model: nn.Module, candidates: str | Sequence[str] = "all")
             chosen = linears
         elif candidates == "mlp":
             chosen = [n for n in linears if any(w in n.split(".")[-2:] or n.endswith(w) for w in _MLP_WORDS)]
-        elif candidates == "last_half":
+        else:  # "last_half"
             idx = {n: _layer_index(n) for n in linears}
             known = [i for i in idx.values() if i is not None]
             if not known:
                 raise ValueError("candidates='last_half' needs numbered blocks (names like 'layers.3.mlp.up_proj')")
             n_layers = max(known) + 1
             chosen = [n for n in linears if idx[n] is not None and idx[n] >= math.ceil(n_layers / 2)]
-        else:
-            raise ValueError(f"candidates must be 'all', 'mlp', 'last_half' or a list of module names, "
-                             f"got {candidates!r}")
-    elif isinstance(candidates, Sequence) and all(isinstance(c, str) for c in candidates):
+    else:
         for name in candidates:
             _get_linear(model, name)
         chosen = list(dict.fromkeys(candidates))
-    else:
-        raise TypeError(f"candidates must be a string or a list of module names, got {candidates!r}")
     if not chosen:
         raise ValueError(f"candidates={candidates!r} selects no nn.Linear in the model")
     return chosen
 
 
+@validate(weight=Tensor("M N", dtype="float"))
 def svd_factors(weight: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     r"""Thin SVD in float64 on the CPU: ``U [m, r]``, ``S [r]`` (descending), ``Vh [r, n]``;
     $W = U \,\mathrm{diag}(S)\, V_h$."""
-    if not isinstance(weight, torch.Tensor) or weight.dim() != 2:
-        raise ValueError(f"weight must be a 2-D tensor, got {getattr(weight, 'shape', type(weight).__name__)}")
-    if not weight.dtype.is_floating_point:
-        raise TypeError(f"weight must be a floating tensor, got dtype {weight.dtype}")
     w = weight.detach().to(device="cpu", dtype=torch.float64)
-    if not torch.isfinite(w).all():
-        raise ValueError("weight contains non-finite values")
     return torch.linalg.svd(w, full_matrices=False)
 
 
@@ -226,6 +231,7 @@ class ComposedEdit:
         return f"ComposedEdit({self.reductions})"
 
 
+@validate(model=MODEL, factorize=Bool())
 def compose_edits(model: nn.Module, reductions: Sequence[RankReduction | tuple[str, float]],
                   factorize: bool = False) -> ComposedEdit:
     """Apply several LASER edits (``RankReduction`` or ``(module, rho)``) one after the other; if one is
@@ -250,19 +256,18 @@ def compose_edits(model: nn.Module, reductions: Sequence[RankReduction | tuple[s
 
 
 def _check_svd(svd: Any, m: int, n: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Precomputed factors ``(U [m, r], S [r], Vh [r, n])``, ``r = min(m, n)``, finite."""
-    if not isinstance(svd, tuple | list) or len(svd) != 3 or not all(isinstance(t, torch.Tensor) for t in svd):
-        raise TypeError(f"svd must be the (U, S, Vh) tensors of svd_factors, got {type(svd).__name__}")
-    U, S, Vh = svd
+    """Precomputed factors ``(U [m, r], S [r], Vh [r, n])`` of the ``m x n`` weight, ``r = min(m, n)``: finite
+    floating tensors."""
+    if not isinstance(svd, tuple | list) or len(svd) != 3:
+        raise TypeError(f"laser_reduce: svd must be the (U, S, Vh) tensors of svd_factors, got {type(svd).__name__}")
     r = min(m, n)
-    if U.shape != (m, r) or S.shape != (r,) or Vh.shape != (r, n):
-        raise ValueError(f"svd factors {tuple(U.shape)}, {tuple(S.shape)}, {tuple(Vh.shape)} do not match weight "
-                         f"{m}x{n} (expected ({m}, {r}), ({r},), ({r}, {n}))")
-    if not all(t.dtype.is_floating_point and bool(torch.isfinite(t).all()) for t in svd):
-        raise ValueError("svd factors must be finite floating tensors (found NaN/inf or an integer dtype)")
-    return U, S, Vh
+    factors = {"svd[0] (U)": Tensor(f"{m} {r}", dtype="float"), "svd[1] (S)": Tensor(f"{r}", dtype="float"),
+               "svd[2] (Vh)": Tensor(f"{r} {n}", dtype="float")}
+    check_arguments("laser_reduce", factors, dict(zip(factors, svd)))
+    return svd[0], svd[1], svd[2]
 
 
+@validate(model=MODEL, module=MODULE_NAME, rho=RHO, factorize=Bool())
 def laser_reduce(model: nn.Module, module: str, rho: float, factorize: bool = False, *,
                  svd: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None) -> RestoreHandle:
     r"""Replace ``model.<module>`` (an ``nn.Linear``) by its rank-$k$ truncation $W_k$,
@@ -279,9 +284,7 @@ def laser_reduce(model: nn.Module, module: str, rho: float, factorize: bool = Fa
         a :class:`RestoreHandle`; the weight is restored bit for bit.
     """
     layer = _get_linear(model, module)
-    rho = _check_rho(rho)
-    if not isinstance(factorize, bool):
-        raise TypeError(f"factorize must be a bool, got {factorize!r}")
+    rho = float(rho)
     m, n = layer.weight.shape
     U, S, Vh = svd_factors(layer.weight) if svd is None else _check_svd(svd, m, n)
     k = rank_for_rho(rho, min(m, n))

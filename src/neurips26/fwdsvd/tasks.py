@@ -28,8 +28,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from neurips26.constraints import Int, validate
 from neurips26.nn import rope_cos_sin
 
+from .harness import check_tokenizer
 from .svd import _layer_index
 
 __all__ = ["ChoiceEvaluator", "ChoiceItem", "cloze_items", "genre_items", "next_line_items", "plays_text"]
@@ -66,14 +68,12 @@ def plays_text(plays: object, keys: Sequence[str] | None = None) -> str:
     return "\n\n".join(plays[k] for k in (list(plays) if keys is None else keys))
 
 
+@validate(n_items=Int(low=1))
 def cloze_items(text: str, n_items: int, seed: int, tokenizer: object, *, n_choices: int = 4,
                 min_words: int = 5) -> list[ChoiceItem]:
     """Task (B): ``n_items`` line-end cloze items drawn with ``random.Random(seed)``; every choice is a word of
     at least 3 letters that ``tokenizer`` encodes (with its leading space) as one token."""
-    if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items < 1:
-        raise ValueError(f"n_items must be a positive int, got {n_items!r}")
-    if not callable(getattr(tokenizer, "encode", None)):
-        raise TypeError(f"tokenizer must have encode(str) -> list[int], got {type(tokenizer).__name__}")
+    check_tokenizer("cloze_items", tokenizer)
     one_token: dict[str, bool] = {}
 
     def single(word: str) -> bool:
@@ -107,10 +107,9 @@ def cloze_items(text: str, n_items: int, seed: int, tokenizer: object, *, n_choi
     return items
 
 
+@validate(n_items=Int(low=1))
 def next_line_items(text: str, n_items: int, seed: int, *, n_choices: int = 4, min_words: int = 4) -> list[ChoiceItem]:
     """Task (A): ``n_items`` items drawn with ``random.Random(seed)`` from consecutive line pairs of a speech."""
-    if isinstance(n_items, bool) or not isinstance(n_items, int) or n_items < 1:
-        raise ValueError(f"n_items must be a positive int, got {n_items!r}")
     pairs, lines = [], []
     for speaker, speech in _speeches(text):
         lines.extend(speech)
