@@ -92,9 +92,9 @@ def test_count_flops_linear():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: frechet_distance(torch.randn(10, 3), torch.randn(10, 4)), "same width"),
+    (lambda: frechet_distance(torch.randn(10, 3), torch.randn(10, 4)), r"d = 3 \(from feats_a\)"),
     (lambda: frechet_distance(torch.randn(1, 3), torch.randn(10, 3)), "at least 2 rows"),
-    (lambda: frechet_distance(torch.randn(10), torch.randn(10, 3)), r"shape \[N, d\]"),
+    (lambda: frechet_distance(torch.randn(10), torch.randn(10, 3)), r"feats_a must be an array \[N_a, d\]"),
     (lambda: frechet_distance(torch.full((4, 2), float("nan")), torch.randn(4, 2)), "finite"),
     (lambda: ClassifierFID(3), "callable"),
     (lambda: knn_precision_recall(torch.randn(5, 2), torch.randn(5, 2), k=5), "k must be"),

@@ -29,24 +29,27 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .sle import (
-    FrozenTokenizerGenerator,
-    check_probability,
-    check_sample_args,
-    drop_labels,
-    guided,
-    to_unit_interval,
+from neurips26.constraints import Real, validate
+
+from .sle import SAMPLE, FrozenTokenizerGenerator, drop_labels, guided, to_unit_interval
+from .sphere import ANGLE, DEFAULT_MAX_ANGLE_DEG, PROBABILITY, spherical_corrupt, spherify, stratified_radii
+from .tokenizer import (
+    ARCH,
+    CLASSES,
+    FLAG,
+    MODULE,
+    NONNEG,
+    TOKENIZER,
+    ConvDecoder,
+    ConvEncoder,
+    LatentTokenizer,
+    check_images,
+    check_labels,
+    check_latents,
+    trusted,
 )
-from .sphere import DEFAULT_MAX_ANGLE_DEG, sigma_max, spherical_corrupt, spherify, stratified_radii
-from .tokenizer import ConvDecoder, ConvEncoder, LatentTokenizer, check_images, check_labels, check_latents, trusted
 
 __all__ = ["LatentConsistencyModel", "LatentFlowMatching", "SphereEncoder", "matched_generators", "se_width_for"]
-
-
-def _nonneg(name: str, v: object) -> float:
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-    return float(v)
 
 
 class SphereEncoder(nn.Module):
@@ -63,6 +66,8 @@ class SphereEncoder(nn.Module):
             and conditional samples stay at chance class accuracy (the defect of the first claim check).
     """
 
+    @validate(**ARCH, num_classes=CLASSES, max_angle_deg=ANGLE, hard_case_prob=PROBABILITY, rec_weight=NONNEG,
+              pix_con_weight=NONNEG, lat_con_weight=NONNEG, class_dropout=PROBABILITY, position=FLAG)
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 64,
                  downsample: int = 2, num_classes: int = 0, max_angle_deg: float = DEFAULT_MAX_ANGLE_DEG,
                  hard_case_prob: float = 0.1, rec_weight: float = 25.0, pix_con_weight: float = 1.0,
@@ -71,13 +76,11 @@ class SphereEncoder(nn.Module):
         kw = dict(in_channels=in_channels, image_size=image_size, latent_channels=latent_channels, width=width,
                   downsample=downsample, num_classes=num_classes, position=position)
         self.encoder, self.decoder = ConvEncoder(**kw), ConvDecoder(**kw)
-        sigma_max(max_angle_deg)
-        self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), check_probability("hard_case_prob",
-                                                                                            hard_case_prob)
-        self.rec_weight = _nonneg("rec_weight", rec_weight)
-        self.pix_con_weight = _nonneg("pix_con_weight", pix_con_weight)
-        self.lat_con_weight = _nonneg("lat_con_weight", lat_con_weight)
-        self.class_dropout = check_probability("class_dropout", class_dropout)
+        self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), float(hard_case_prob)
+        self.rec_weight = float(rec_weight)
+        self.pix_con_weight = float(pix_con_weight)
+        self.lat_con_weight = float(lat_con_weight)
+        self.class_dropout = float(class_dropout)
         self.num_classes, self.in_channels, self.image_size = num_classes, in_channels, image_size
         side = image_size // 2 ** downsample
         self.latent_shape = (latent_channels, side, side)
@@ -87,20 +90,19 @@ class SphereEncoder(nn.Module):
 
     def encode(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """Images [-1, 1] -> $f(E(x, y))$ on the sphere."""
-        check_images(x, channels=self.in_channels, size=self.image_size)
+        check_images(x, channels=self.in_channels, size=self.image_size, where="SphereEncoder.encode")
         return spherify(self.encoder(x, y))
 
     def decode(self, z: Tensor, y: Tensor | None = None) -> Tensor:
         """Spherical latents -> images (about [-1, 1])."""
-        check_latents(z, self.latent_shape)
+        check_latents(z, self.latent_shape, where="SphereEncoder.decode")
         return self.decoder(z, y)
 
     def loss(self, x: Tensor, y: Tensor | None = None) -> tuple[Tensor, dict[str, float]]:
         """SE's training loss on ``x [B, C, H, W]`` in [-1, 1] (B >= 3); returns (loss, logs)."""
-        check_images(x, channels=self.in_channels, size=self.image_size)
-        if x.shape[0] < 3:
-            raise ValueError(f"x must hold at least 3 images (stratified radii), got batch {x.shape[0]}")
-        y = check_labels(y, x.shape[0], self.num_classes)
+        check_images(x, channels=self.in_channels, size=self.image_size, where="SphereEncoder.loss",
+                     min_batch=3)  # stratified radii: one 0, one 1 and at least one stratum
+        y = check_labels(y, x.shape[0], self.num_classes, where="SphereEncoder.loss")
         with trusted():
             return self._loss(x, y)
 
@@ -126,17 +128,17 @@ class SphereEncoder(nn.Module):
     @torch.no_grad()
     def reconstruct(self, x: Tensor, y: Tensor | None = None) -> Tensor:
         """$D(f(E(x)))$ at $r = 0$, images in [-1, 1] (SE's own reconstruction, for the objective-conflict test)."""
-        check_images(x, channels=self.in_channels, size=self.image_size)
-        y = check_labels(y, x.shape[0], self.num_classes)
+        check_images(x, channels=self.in_channels, size=self.image_size, where="SphereEncoder.reconstruct")
+        y = check_labels(y, x.shape[0], self.num_classes, where="SphereEncoder.reconstruct")
         return self.decode(self.encode(x, y), y)
 
     @torch.no_grad()
+    @validate(**SAMPLE)
     def sample(self, n: int, steps: int = 4, y: Tensor | None = None, cfg: float = 1.0, noise_scale: float = 1.0,
                cache_noise: bool = True, generator: torch.Generator | None = None,
                return_latents: bool = False) -> Tensor | tuple[Tensor, Tensor]:
         """``n`` images in [0, 1] after ``steps`` pixel-loop steps ($T$ decodes, $T - 1$ encodes)."""
-        check_sample_args(n, steps, cfg, noise_scale, generator, cache_noise, return_latents)
-        y = check_labels(y, n, self.num_classes)
+        y = check_labels(y, n, self.num_classes, where=f"{type(self).__name__}.sample")
         with trusted():
             return self._sample(n, steps, y, cfg, noise_scale, cache_noise, generator, return_latents)
 
@@ -170,17 +172,12 @@ class LatentFlowMatching(FrozenTokenizerGenerator):
         num_classes, class_dropout: as SLE.
     """
 
+    @validate(tokenizer=TOKENIZER, velocity=MODULE, num_classes=CLASSES, class_dropout=PROBABILITY)
     def __init__(self, tokenizer: LatentTokenizer, velocity: nn.Module, *,
                  latent_stats: tuple[Tensor, Tensor] | None = None, num_classes: int = 0,
                  class_dropout: float = 0.1) -> None:
         super().__init__()
-        if not isinstance(tokenizer, LatentTokenizer):
-            raise TypeError(f"tokenizer must be a LatentTokenizer, got {type(tokenizer).__name__}")
-        if not isinstance(velocity, nn.Module):
-            raise TypeError(f"velocity must be a torch.nn.Module, got {type(velocity).__name__}")
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
-            raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
-        class_dropout = check_probability("class_dropout", class_dropout)
+        class_dropout = float(class_dropout)
         self._attach_tokenizer(tokenizer, latent_stats)
         self.velocity, self.num_classes, self.class_dropout = velocity, num_classes, class_dropout
         self.config = dict(num_classes=num_classes, class_dropout=class_dropout)
@@ -197,6 +194,7 @@ class LatentFlowMatching(FrozenTokenizerGenerator):
         return loss, {"loss": float(loss.detach())}
 
     @torch.no_grad()
+    @validate(**SAMPLE)
     def sample(self, n: int, steps: int = 4, y: Tensor | None = None, cfg: float = 1.0, noise_scale: float = 1.0,
                cache_noise: bool = True, generator: torch.Generator | None = None,
                return_latents: bool = False) -> Tensor | tuple[Tensor, Tensor]:
@@ -204,8 +202,7 @@ class LatentFlowMatching(FrozenTokenizerGenerator):
 
         ``noise_scale`` scales the start noise (temperature); ``cache_noise`` has no effect (deterministic ODE).
         """
-        check_sample_args(n, steps, cfg, noise_scale, generator, cache_noise, return_latents)
-        y = check_labels(y, n, self.num_classes)
+        y = check_labels(y, n, self.num_classes, where=f"{type(self).__name__}.sample")
         with trusted():
             return self._sample(n, steps, y, cfg, noise_scale, generator, return_latents)
 
@@ -250,23 +247,17 @@ class LatentConsistencyModel(FrozenTokenizerGenerator):
         huber_c: $c$ of the pseudo-Huber distance (0.03).
     """
 
+    @validate(tokenizer=TOKENIZER, net=MODULE, num_classes=CLASSES, class_dropout=PROBABILITY,
+              delta_start=PROBABILITY, delta_end=PROBABILITY, huber_c=Real(0.0, closed="neither"))
     def __init__(self, tokenizer: LatentTokenizer, net: nn.Module, *, latent_stats: tuple[Tensor, Tensor] | None = None,
                  num_classes: int = 0, class_dropout: float = 0.1, delta_start: float = 0.2, delta_end: float = 0.01,
                  huber_c: float = 0.03) -> None:
         super().__init__()
-        if not isinstance(tokenizer, LatentTokenizer):
-            raise TypeError(f"tokenizer must be a LatentTokenizer, got {type(tokenizer).__name__}")
-        if not isinstance(net, nn.Module):
-            raise TypeError(f"net must be a torch.nn.Module, got {type(net).__name__}")
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
-            raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
-        class_dropout = check_probability("class_dropout", class_dropout)
-        d0, d1 = check_probability("delta_start", delta_start), check_probability("delta_end", delta_end)
+        class_dropout = float(class_dropout)
+        d0, d1 = float(delta_start), float(delta_end)
         if not 0 < d1 <= d0:
             raise ValueError(f"need 0 < delta_end <= delta_start, got delta_start={delta_start!r}, "
                              f"delta_end={delta_end!r}")
-        if _nonneg("huber_c", huber_c) <= 0:
-            raise ValueError(f"huber_c must be > 0, got {huber_c!r}")
         self._attach_tokenizer(tokenizer, latent_stats)
         self.net, self.num_classes, self.class_dropout = net, num_classes, class_dropout
         self.delta_start, self.delta_end, self.huber_c = d0, d1, float(huber_c)
@@ -274,10 +265,9 @@ class LatentConsistencyModel(FrozenTokenizerGenerator):
                            huber_c=self.huber_c)
         self.progress = 0.0
 
+    @validate(fraction=PROBABILITY)
     def set_progress(self, fraction: float) -> None:
         """Fraction of training done, in [0, 1]: sets the gap $\\Delta$ of the next steps."""
-        if isinstance(fraction, bool) or not isinstance(fraction, int | float) or not 0 <= fraction <= 1:
-            raise ValueError(f"fraction must be a number in [0, 1], got {fraction!r}")
         self.progress = float(fraction)
 
     @property
@@ -309,6 +299,7 @@ class LatentConsistencyModel(FrozenTokenizerGenerator):
         return loss, {"loss": float(loss.detach()), "delta": delta}
 
     @torch.no_grad()
+    @validate(**SAMPLE)
     def sample(self, n: int, steps: int = 4, y: Tensor | None = None, cfg: float = 1.0, noise_scale: float = 1.0,
                cache_noise: bool = False, generator: torch.Generator | None = None,
                return_latents: bool = False) -> Tensor | tuple[Tensor, Tensor]:
@@ -316,8 +307,7 @@ class LatentConsistencyModel(FrozenTokenizerGenerator):
 
         ``noise_scale`` scales every noise draw; ``cache_noise`` reuses the first ε at every re-noising.
         """
-        check_sample_args(n, steps, cfg, noise_scale, generator, cache_noise, return_latents)
-        y = check_labels(y, n, self.num_classes)
+        y = check_labels(y, n, self.num_classes, where=f"{type(self).__name__}.sample")
         with trusted():
             device = self.latent_mean.device
             if y is not None:

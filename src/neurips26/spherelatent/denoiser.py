@@ -21,16 +21,21 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.constraints import Real, check_arguments, validate
+from neurips26.constraints import Tensor as TensorSpec
+
 from ..nn.layers import AdaLNZeroBlock, modulate
-from .tokenizer import check_labels, check_latents, is_trusted
+from .tokenizer import CLASSES, COUNT, FLAG, check_labels, check_latents, is_trusted
 
 __all__ = ["LatentTransformer"]
 
 
+_WHERE = "LatentTransformer.forward"
+
+
 def _null_only(y: object, b: int) -> Tensor:
     """Without classes the only label is the null class 0 (what :func:`guided` passes)."""
-    if not isinstance(y, Tensor) or y.shape != (b,) or y.is_floating_point():
-        raise ValueError(f"y must be an integer tensor of shape [{b}], got {y!r}")
+    check_arguments(_WHERE, {"y": TensorSpec(str(b), dtype="integer")}, {"y": y})
     if not is_trusted() and bool((y != 0).any()):
         raise ValueError("y must be the null class 0 (or None): this LatentTransformer has no classes")
     return y.long()
@@ -49,23 +54,16 @@ class LatentTransformer(nn.Module):
         time_input: add an embedding of ``t`` (flow matching); SLE uses False.
     """
 
+    @validate(dim=COUNT, depth=COUNT, heads=COUNT, mlp_ratio=Real(0.0, closed="neither"), num_classes=CLASSES,
+              time_input=FLAG)
     def __init__(self, latent_shape: tuple[int, int, int], *, dim: int = 128, depth: int = 4, heads: int = 4,
                  mlp_ratio: float = 4.0, num_classes: int = 0, time_input: bool = False) -> None:
         super().__init__()
         if not (isinstance(latent_shape, tuple | list) and len(latent_shape) == 3
                 and all(isinstance(s, int) and not isinstance(s, bool) and s >= 1 for s in latent_shape)):
             raise ValueError(f"latent_shape must be three positive ints (C, h, w), got {latent_shape!r}")
-        for name, v, low in (("dim", dim, 1), ("depth", depth, 1), ("heads", heads, 1),
-                             ("num_classes", num_classes, 0)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
         if dim % heads:
             raise ValueError(f"dim must be divisible by heads, got dim={dim}, heads={heads}")
-        if isinstance(mlp_ratio, bool) or not isinstance(mlp_ratio, int | float) or not math.isfinite(mlp_ratio) \
-                or mlp_ratio <= 0:
-            raise ValueError(f"mlp_ratio must be a finite number > 0, got {mlp_ratio!r}")
-        if not isinstance(time_input, bool):
-            raise TypeError(f"time_input must be a bool, got {time_input!r}")
         self.latent_shape = tuple(latent_shape)
         self.num_classes, self.time_input, self.dim = num_classes, bool(time_input), dim
         self.config = dict(latent_shape=list(latent_shape), dim=dim, depth=depth, heads=heads,
@@ -96,16 +94,15 @@ class LatentTransformer(nn.Module):
 
     def forward(self, z: Tensor, y: Tensor | None = None, t: Tensor | None = None) -> Tensor:
         """``z [B, C, h, w]``, ``y [B]`` long or ``None`` (no class), ``t [B]`` in [0, 1] iff ``time_input``."""
-        check_latents(z, self.latent_shape)
+        check_latents(z, self.latent_shape, where=_WHERE)
         b = z.shape[0]
         if y is None:
             y = torch.full((b,), self.num_classes, dtype=torch.long, device=z.device)
         else:  # labels in [0, num_classes], num_classes being the null class
-            y = check_labels(y, b, self.num_classes + 1) if self.num_classes > 0 else _null_only(y, b)
+            y = check_labels(y, b, self.num_classes + 1, where=_WHERE) if self.num_classes > 0 else _null_only(y, b)
         c = self.class_embed(y)
-        if self.time_input:
-            if not isinstance(t, Tensor) or t.shape != (b,) or not t.is_floating_point():
-                raise ValueError(f"t must be a float tensor of shape [{b}] (time_input=True), got {t!r}")
+        if self.time_input:  # t [B] in [0, 1] (time_input=True)
+            check_arguments(_WHERE, {"t": TensorSpec(str(b), dtype="float")}, {"t": t})
             if not is_trusted() and not bool(((t >= 0) & (t <= 1)).all()):
                 raise ValueError("t must lie in [0, 1] (NaN refused)")
             c = c + self._time_embedding(t)

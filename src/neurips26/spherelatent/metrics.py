@@ -22,25 +22,29 @@ import torch
 from scipy import linalg
 from torch import Tensor, nn
 
-from .tokenizer import check_images
+from neurips26.constraints import ArrayLike, Bool, Instance, Int, Real, check_arguments, validate
+from neurips26.constraints import Callable as IsCallable
+from neurips26.constraints import Tensor as TensorSpec
+
+from .tokenizer import COUNT, check_images
 
 __all__ = ["ClassifierFID", "DigitsClassifier", "compare_sampling_speed", "count_flops", "frechet_distance",
            "knn_precision_recall", "psnr"]
 
 
-def _features(name: str, f: object) -> np.ndarray:
-    if isinstance(f, Tensor):
-        f = f.detach().cpu().double().numpy()
-    if not isinstance(f, np.ndarray):
-        raise TypeError(f"{name} must be a tensor or array of features [N, d], got {type(f).__name__}")
-    if f.ndim != 2:
-        raise ValueError(f"{name} must have shape [N, d], got shape {f.shape}")
-    if f.shape[0] < 2:
-        raise ValueError(f"{name} needs at least 2 rows for a covariance, got {f.shape[0]}")
-    arr = f.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite, got non-finite entries")
-    return arr
+#: a feature set: a tensor or an ndarray (not a list); its shape [N, d] is :func:`_features`' declaration
+FEATURES = Instance((Tensor, np.ndarray), "tensor or ndarray of features [N, d]")
+
+
+def _features(where: str, specs: dict[str, str], **sets: object) -> list[np.ndarray]:
+    """Each feature set as a float64 array of shape ``specs[name]`` (``"N_a d"``: ``d`` shared): finite,
+    N >= 2 (a covariance)."""
+    arrays = {name: f.detach().cpu().double().numpy() if isinstance(f, Tensor) else f for name, f in sets.items()}
+    check_arguments(where, {name: ArrayLike(specs[name]) for name in arrays}, arrays)
+    for name, f in arrays.items():
+        if f.shape[0] < 2:
+            raise ValueError(f"{where}: {name} needs at least 2 rows for a covariance, got {f.shape[0]}")
+    return [f.astype(np.float64) for f in arrays.values()]
 
 
 def _frechet_from_moments(mu_a: np.ndarray, cov_a: np.ndarray, mu_b: np.ndarray, cov_b: np.ndarray,
@@ -60,14 +64,14 @@ def _frechet_from_moments(mu_a: np.ndarray, cov_a: np.ndarray, mu_b: np.ndarray,
     return max(value, 0.0)  # d^2 >= 0; round-off can leave about -1e-12
 
 
+@validate(feats_a=FEATURES, feats_b=FEATURES)
 def frechet_distance(feats_a: Tensor | np.ndarray, feats_b: Tensor | np.ndarray) -> float:
     """Fréchet distance between Gaussians fitted to ``feats_a [N_a, d]`` and ``feats_b [N_b, d]`` (N >= 2 each).
 
     Compare methods only at identical N (the estimate is biased in N).
     """
-    a, b = _features("feats_a", feats_a), _features("feats_b", feats_b)
-    if a.shape[1] != b.shape[1]:
-        raise ValueError(f"feats_a and feats_b must have the same width, got {a.shape[1]} and {b.shape[1]}")
+    a, b = _features("frechet_distance", {"feats_a": "N_a d", "feats_b": "N_b d"}, feats_a=feats_a,
+                     feats_b=feats_b)
     return _frechet_from_moments(a.mean(0), np.cov(a, rowvar=False, ddof=1), b.mean(0), np.cov(b, rowvar=False, ddof=1))
 
 
@@ -80,11 +84,8 @@ class ClassifierFID:
         batch_size: images per forward pass.
     """
 
+    @validate(feature_extractor=IsCallable(), batch_size=COUNT)
     def __init__(self, feature_extractor: Callable[[Tensor], Tensor], *, batch_size: int = 512) -> None:
-        if not callable(feature_extractor):
-            raise TypeError(f"feature_extractor must be callable, got {type(feature_extractor).__name__}")
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
         self.feature_extractor, self.batch_size = feature_extractor, batch_size
         self.reset()
 
@@ -105,24 +106,14 @@ class ClassifierFID:
                 net.train()
         return out.detach().cpu().double().numpy()
 
+    @validate(real=Bool(), x=TensorSpec("B C H W", dtype="float"))
     def update(self, x: Tensor, real: bool) -> None:
         """Add images ``x [B, C, H, W]`` (finite) to the real (``real=True``) or generated side."""
-        if not isinstance(real, bool):
-            raise TypeError(f"real must be a bool, got {type(real).__name__}")
-        if not isinstance(x, Tensor) or x.ndim != 4:
-            raise ValueError(f"x must be an image tensor [B, C, H, W], got {getattr(x, 'shape', type(x).__name__)}")
-        if not x.is_floating_point():
-            raise TypeError(f"x must be a floating-point image tensor, got dtype {x.dtype}")
-        if not bool(torch.isfinite(x).all()):
-            raise ValueError("x must be finite, got non-finite entries")
         feats = self._extract(x)
-        if feats.ndim != 2:
-            raise ValueError(f"feature_extractor must return [B, d], got shape {feats.shape}")
-        if not np.all(np.isfinite(feats)):
-            raise ValueError("feature_extractor returned non-finite features for x")
-        width = next((f.shape[1] for side in self._feats.values() for f in side), feats.shape[1])
-        if feats.shape[1] != width:
-            raise ValueError(f"feature_extractor returned width {feats.shape[1]}, earlier updates had {width}")
+        # the extractor's output: [rows, d], finite, d that of the earlier updates
+        width = next((f.shape[1] for side in self._feats.values() for f in side), None)
+        spec = ArrayLike(f"_ {'d' if width is None else width}")
+        check_arguments("ClassifierFID.update", {"feature_extractor(x)": spec}, {"feature_extractor(x)": feats})
         self._feats[real].append(feats)
 
     def features(self, real: bool) -> np.ndarray:
@@ -142,11 +133,8 @@ class DigitsClassifier(nn.Module):
     Input: images ``[B, 1, S, S]`` in [0, 1]. Trained as a classifier; never used in any generator loss.
     """
 
+    @validate(image_size=Int(low=4), num_classes=Int(low=2), feature_dim=COUNT)
     def __init__(self, *, image_size: int = 16, num_classes: int = 10, feature_dim: int = 64) -> None:
-        for name, v, low in (("image_size", image_size, 4), ("num_classes", num_classes, 2),
-                             ("feature_dim", feature_dim, 1)):
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
         if image_size % 4:
             raise ValueError(f"image_size must be a multiple of 4 (two 2x2 poolings), got {image_size}")
         super().__init__()
@@ -159,7 +147,7 @@ class DigitsClassifier(nn.Module):
 
     def features(self, x: Tensor) -> Tensor:
         """``[B, 1, S, S]`` in [0, 1] -> ``[B, feature_dim]``."""
-        check_images(x, channels=1, size=self.image_size)
+        check_images(x, channels=1, size=self.image_size, where="DigitsClassifier.features")
         return self.fc(self.conv(x * 2 - 1))
 
     def forward(self, x: Tensor) -> Tensor:
@@ -170,9 +158,8 @@ class DigitsClassifier(nn.Module):
 class FeatureView(nn.Module):
     """Wraps a classifier so that ``forward`` returns its ``features`` (for torchmetrics and :class:`ClassifierFID`)."""
 
+    @validate(classifier=Instance(DigitsClassifier))
     def __init__(self, classifier: DigitsClassifier) -> None:
-        if not isinstance(classifier, DigitsClassifier):
-            raise TypeError(f"classifier must be a DigitsClassifier, got {type(classifier).__name__}")
         super().__init__()
         self.classifier = classifier
         self.num_features = classifier.num_features
@@ -181,17 +168,17 @@ class FeatureView(nn.Module):
         return self.classifier.features(x)
 
 
+@validate(real=FEATURES, fake=FEATURES, k=COUNT)
 def knn_precision_recall(real: Tensor | np.ndarray, fake: Tensor | np.ndarray, k: int = 3) -> tuple[float, float]:
     """Improved precision/recall (Kynkäänniemi et al. 2019) with k-NN balls in feature space.
 
     precision = share of fake samples inside some real sample's k-NN ball; recall = share of real samples inside
     some fake sample's ball (radius = distance to its k-th nearest neighbour within its own set).
     """
-    a, b = _features("real", real), _features("fake", fake)
-    if a.shape[1] != b.shape[1]:
-        raise ValueError(f"real and fake must have the same width, got {a.shape[1]} and {b.shape[1]}")
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1 or k >= min(len(a), len(b)):
-        raise ValueError(f"k must be an int in [1, min(N) - 1], got {k!r}")
+    a, b = _features("knn_precision_recall", {"real": "N_real d", "fake": "N_fake d"}, real=real, fake=fake)
+    if k >= min(len(a), len(b)):
+        raise ValueError(f"knn_precision_recall: k must be an int in [1, min(N) - 1] = [1, {min(len(a), len(b)) - 1}], "
+                         f"got {k!r}")
 
     ta, tb = torch.from_numpy(a), torch.from_numpy(b)
 
@@ -205,33 +192,26 @@ def knn_precision_recall(real: Tensor | np.ndarray, fake: Tensor | np.ndarray, k
     return inside(tb, ta, radii(ta)), inside(ta, tb, radii(tb))
 
 
+@validate(x=TensorSpec(dtype="float"), ref=TensorSpec(dtype="float"), data_range=Real(0.0, closed="neither"))
 def psnr(x: Tensor, ref: Tensor, data_range: float = 2.0) -> float:
     """Peak signal-to-noise ratio in dB over the whole batch (images in [-1, 1]: range 2)."""
-    for name, t in (("x", x), ("ref", ref)):
-        if not isinstance(t, Tensor) or not t.is_floating_point():
-            raise TypeError(f"{name} must be a floating-point tensor, got {type(t).__name__}")
-        if not bool(torch.isfinite(t).all()):
-            raise ValueError(f"{name} must be finite, got non-finite entries")
     if x.shape != ref.shape:
         raise ValueError(f"x and ref must have the same shape, got {tuple(x.shape)} and {tuple(ref.shape)}")
-    if isinstance(data_range, bool) or not isinstance(data_range, int | float) or not math.isfinite(data_range) \
-            or data_range <= 0:
-        raise ValueError(f"data_range must be a finite number > 0, got {data_range!r}")
     mse = float((x - ref).pow(2).mean())
     return math.inf if mse == 0 else 10.0 * math.log10(data_range ** 2 / mse)
 
 
+@validate(fn=IsCallable())
 def count_flops(fn: Callable[[], Any]) -> int:
     """Floating-point operations of one call of ``fn()`` (``torch.utils.flop_counter``; a multiply-add = 2)."""
     from torch.utils.flop_counter import FlopCounterMode
 
-    if not callable(fn):
-        raise TypeError(f"fn must be a callable taking no arguments, got {type(fn).__name__}")
     with FlopCounterMode(display=False) as counter:
         fn()
     return int(counter.get_total_flops())
 
 
+@validate(steps=COUNT, batch=COUNT, repeats=Int(low=2), num_classes=COUNT, threads=COUNT, flops_batch=COUNT)
 def compare_sampling_speed(model_a: Any, model_b: Any, *, steps: int, batch: int = 256, repeats: int = 7,
                            num_classes: int = 10, threads: int = 1, flops_batch: int = 16) -> dict[str, Any]:
     """Sampling cost of ``model_a`` against ``model_b`` at ``steps`` steps: both ``sample(batch, steps, y)`` calls
@@ -244,10 +224,6 @@ def compare_sampling_speed(model_a: Any, model_b: Any, *, steps: int, batch: int
     """
     from neurips26.claims import measure
 
-    for name, v, low in (("steps", steps, 1), ("batch", batch, 1), ("repeats", repeats, 2),
-                         ("num_classes", num_classes, 1), ("threads", threads, 1), ("flops_batch", flops_batch, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
     labels = torch.arange(batch) % num_classes
     gen_a, gen_b = torch.Generator().manual_seed(0), torch.Generator().manual_seed(0)
 

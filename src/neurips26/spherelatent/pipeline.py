@@ -28,10 +28,12 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
+from neurips26.constraints import AnyOf, ArrayLike, Bool, Choice, Instance, Int, Optional, check_arguments, validate
+
 from .baselines import LatentConsistencyModel, LatentFlowMatching, SphereEncoder
 from .denoiser import LatentTransformer
 from .sle import SphereLatentEncoder
-from .tokenizer import ConvAutoencoder, check_images, check_latents
+from .tokenizer import COUNT, ConvAutoencoder, check_images, check_latents
 
 __all__ = ["DiffusersVAETokenizer", "ImagePipelineOutput", "SphereLatentPipeline"]
 
@@ -40,6 +42,8 @@ _GENERATORS = {c.__name__: c for c in (SphereLatentEncoder, LatentFlowMatching, 
                                        SphereEncoder)}
 _NET_ARG = {"SphereLatentEncoder": "denoiser", "LatentFlowMatching": "velocity", "LatentConsistencyModel": "net"}
 _DIFFUSERS_HINT = "needs the `diffusers` package: pip install 'neurips26[diffusers]' (or pip install diffusers)"
+#: an int, or a non-empty 1-D list / array / tensor of ints (``None``: unconditional, then ``batch_size``)
+_CLASS_LABELS = Optional(AnyOf(Int(), ArrayLike(ndim=1, dtype="integer")))
 
 
 def _safetensors() -> Any:
@@ -67,11 +71,11 @@ class SphereLatentPipeline:
         default_steps: ``num_inference_steps`` when the call gives none (4).
     """
 
+    @validate(default_steps=COUNT)
     def __init__(self, model: nn.Module, *, default_steps: int = 4) -> None:
+        # exactly one of the generator classes (not a subclass: save/load rebuilds the class by its name)
         if type(model).__name__ not in _GENERATORS or not isinstance(model, tuple(_GENERATORS.values())):
             raise TypeError(f"model must be one of {sorted(_GENERATORS)}, got {type(model).__name__}")
-        if isinstance(default_steps, bool) or not isinstance(default_steps, int) or default_steps < 1:
-            raise ValueError(f"default_steps must be an int >= 1, got {default_steps!r}")
         self.model, self.default_steps = model.eval(), default_steps
 
     @property
@@ -79,22 +83,23 @@ class SphereLatentPipeline:
         return next(self.model.parameters()).device
 
     def _labels(self, class_labels: Any, batch_size: int | None) -> tuple[Tensor | None, int]:
+        """``class_labels`` (declared :data:`_CLASS_LABELS`) as a long tensor on the model's device, and the
+        batch size."""
         if class_labels is None:
-            if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-                raise ValueError(f"without class_labels, batch_size must be an int >= 1, got {batch_size!r}")
+            check_arguments("SphereLatentPipeline.__call__ (without class_labels)", {"batch_size": COUNT},
+                            {"batch_size": batch_size})
             return None, batch_size
-        if isinstance(class_labels, bool):
-            raise TypeError("class_labels must be an int, a list of ints or an integer tensor, got a bool")
-        if isinstance(class_labels, int):
-            class_labels = [class_labels]
-        labels = torch.as_tensor(class_labels) if not isinstance(class_labels, Tensor) else class_labels
-        if labels.ndim != 1 or labels.is_floating_point() or labels.dtype == torch.bool or labels.numel() < 1:
+        labels = class_labels if isinstance(class_labels, Tensor) else torch.as_tensor(class_labels)
+        labels = labels.reshape(1) if labels.ndim == 0 else labels  # one int
+        if labels.numel() < 1:
             raise ValueError(f"class_labels must be a non-empty 1-D list or tensor of ints, got {class_labels!r}")
         if batch_size is not None and batch_size != labels.numel():
             raise ValueError(f"batch_size={batch_size!r} disagrees with the {labels.numel()} class_labels")
         return labels.long().to(self.device), labels.numel()
 
     @torch.no_grad()
+    @validate(class_labels=_CLASS_LABELS, num_inference_steps=Optional(COUNT), batch_size=Optional(COUNT),
+              output_type=Choice("pt", "np"), return_dict=Bool())
     def __call__(self, class_labels: int | list[int] | Tensor | None = None, num_inference_steps: int | None = None,
                  generator: torch.Generator | None = None, *, batch_size: int | None = None,
                  guidance_scale: float = 1.0, output_type: str = "pt",
@@ -110,10 +115,6 @@ class SphereLatentPipeline:
             output_type: ``"pt"`` (tensor ``[B, C, H, W]``) or ``"np"`` (array ``[B, H, W, C]``), values in [0, 1].
             return_dict: an :class:`ImagePipelineOutput` (default) or the tuple ``(images,)``.
         """
-        if output_type not in ("pt", "np"):
-            raise ValueError(f"output_type must be 'pt' or 'np', got {output_type!r}")
-        if not isinstance(return_dict, bool):
-            raise TypeError(f"return_dict must be a bool, got {return_dict!r}")
         steps = self.default_steps if num_inference_steps is None else num_inference_steps
         labels, n = self._labels(class_labels, batch_size)
         images = self.model.sample(n, steps=steps, y=labels, cfg=guidance_scale, generator=generator)
@@ -213,12 +214,11 @@ class DiffusersVAETokenizer(nn.Module):
         image_size: H = W of the images (fixes ``latent_shape``).
     """
 
+    @validate(image_size=COUNT)
     def __init__(self, vae: nn.Module, *, image_size: int) -> None:
         vae_class = _diffusers_vae_class()
-        if not isinstance(vae, vae_class):
-            raise TypeError(f"vae must be a diffusers AutoencoderKL, got {type(vae).__name__}")
-        if isinstance(image_size, bool) or not isinstance(image_size, int) or image_size < 1:
-            raise ValueError(f"image_size must be an int >= 1, got {image_size!r}")
+        check_arguments("DiffusersVAETokenizer.__init__", {"vae": Instance(vae_class, "diffusers AutoencoderKL")},
+                        {"vae": vae})
         factor = 2 ** (len(vae.config.block_out_channels) - 1)
         if image_size % factor:
             raise ValueError(f"image_size must be divisible by the VAE's downsampling factor {factor}, "
@@ -238,10 +238,10 @@ class DiffusersVAETokenizer(nn.Module):
 
     def encode(self, x: Tensor) -> Tensor:
         """Images ``[B, C, H, W]`` in [-1, 1] -> ``s * mean`` of the posterior ``[B, *latent_shape]``."""
-        check_images(x, channels=self.in_channels, size=self.image_size)
+        check_images(x, channels=self.in_channels, size=self.image_size, where="DiffusersVAETokenizer.encode")
         return self.vae.encode(x).latent_dist.mean * self.scaling
 
     def decode(self, z: Tensor) -> Tensor:
         """Latents ``[B, *latent_shape]`` -> images ``[B, C, H, W]`` (about [-1, 1])."""
-        check_latents(z, self.latent_shape)
+        check_latents(z, self.latent_shape, where="DiffusersVAETokenizer.decode")
         return self.vae.decode(z / self.scaling).sample

@@ -18,54 +18,50 @@ Cost $T\cdot G + D$, no encoder call. Classifier-free guidance is one latent ler
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .sphere import DEFAULT_MAX_ANGLE_DEG, sigma_max, spherical_corrupt, spherify, stratified_radii
-from .tokenizer import LatentTokenizer, check_images, check_labels, check_latents, trusted
+from neurips26.constraints import Tensor as TensorSpec
+from neurips26.constraints import check_arguments, validate
 
-__all__ = ["SphereLatentEncoder", "check_sample_args", "to_unit_interval"]
+from .sphere import ANGLE, DEFAULT_MAX_ANGLE_DEG, GENERATOR, PROBABILITY, spherical_corrupt, spherify, stratified_radii
+from .tokenizer import (
+    CLASSES,
+    COUNT,
+    FLAG,
+    MODULE,
+    NONNEG,
+    TOKENIZER,
+    LatentTokenizer,
+    check_images,
+    check_labels,
+    check_latents,
+    trusted,
+)
 
-
-def check_sample_args(n: object, steps: object, cfg: object, noise_scale: object, generator: object,
-                      cache_noise: object = True, return_latents: object = False) -> None:
-    """Shared validation of ``sample()`` arguments (all samplers)."""
-    for name, v in (("cache_noise", cache_noise), ("return_latents", return_latents)):
-        if not isinstance(v, bool):
-            raise TypeError(f"{name} must be a bool, got {v!r}")
-    for name, v in (("n", n), ("steps", steps)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-            raise ValueError(f"{name} must be an int >= 1, got {v!r}")
-    for name, v in (("cfg", cfg), ("noise_scale", noise_scale)):
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or v < 0:
-            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
-    if generator is not None and not isinstance(generator, torch.Generator):
-        raise TypeError(f"generator must be a torch.Generator or None, got {type(generator).__name__}")
-
-
-def check_probability(name: str, v: object) -> float:
-    """A finite number in [0, 1]."""
-    if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) or not 0 <= v <= 1:
-        raise ValueError(f"{name} must be a probability in [0, 1], got {v!r}")
-    return float(v)
+__all__ = ["SAMPLE", "SphereLatentEncoder", "to_unit_interval"]
 
 
-def check_latent_stats(latent_stats: object, c: int) -> tuple[Tensor, Tensor]:
+#: the ``sample()`` arguments every sampler of this package shares (``y`` depends on the model: check_labels)
+SAMPLE = {"n": COUNT, "steps": COUNT, "cfg": NONNEG, "noise_scale": NONNEG, "cache_noise": FLAG,
+          "generator": GENERATOR, "return_latents": FLAG}
+
+
+def check_latent_stats(latent_stats: object, c: int, where: str = "") -> tuple[Tensor, Tensor]:
     """``None`` (no standardisation) or ``(mean [c], std [c])``: finite float tensors with std > 0."""
     if latent_stats is None:
         return torch.zeros(c), torch.ones(c)
-    if not isinstance(latent_stats, tuple | list) or len(latent_stats) != 2 or not all(
-            isinstance(t, Tensor) and t.is_floating_point() for t in latent_stats):
+    if not isinstance(latent_stats, tuple | list) or len(latent_stats) != 2:
         raise TypeError(f"latent_stats must be a pair (mean [{c}], std [{c}]) of float tensors (from "
                         f"latent_statistics), got {type(latent_stats).__name__}")
     mean, std = latent_stats
-    if mean.shape != (c,) or std.shape != (c,) or not bool(torch.isfinite(mean).all() & torch.isfinite(std).all()) \
-            or bool((std <= 0).any()):
-        raise ValueError(f"latent_stats must be (mean [{c}], std [{c}]), finite, with std > 0, "
-                         f"got shapes {tuple(mean.shape)}, {tuple(std.shape)}")
+    stat = TensorSpec(str(c), dtype="float")
+    check_arguments(where, {"latent_stats[0] (mean)": stat, "latent_stats[1] (std)": stat},
+                    {"latent_stats[0] (mean)": mean, "latent_stats[1] (std)": std})
+    if bool((std <= 0).any()):
+        raise ValueError(f"{where + ': ' if where else ''}latent_stats[1] (std) must be > 0, got min "
+                         f"{float(std.min())!r}")
     return mean, std
 
 
@@ -102,7 +98,8 @@ class FrozenTokenizerGenerator(nn.Module):
     def _attach_tokenizer(self, tokenizer: LatentTokenizer, latent_stats: tuple[Tensor, Tensor] | None) -> None:
         latent_shape = tuple(tokenizer.latent_shape)
         c = latent_shape[0]
-        mean, std = check_latent_stats(latent_stats, c)  # before the tokenizer is frozen: a failure changes nothing
+        # before the tokenizer is frozen: a failure changes nothing
+        mean, std = check_latent_stats(latent_stats, c, f"{type(self).__name__}.__init__")
         self.tokenizer, self.latent_shape = tokenizer, latent_shape
         if isinstance(tokenizer, nn.Module):
             tokenizer.eval().requires_grad_(False)
@@ -122,11 +119,9 @@ class FrozenTokenizerGenerator(nn.Module):
 
         Validates once here; each generator's ``_loss`` holds its objective.
         """
-        check_images(x)
-        if x.shape[0] < self.min_batch:
-            raise ValueError(f"x must hold at least {self.min_batch} images (stratified radii), "
-                             f"got batch {x.shape[0]}")
-        y = check_labels(y, x.shape[0], self.num_classes)
+        where = f"{type(self).__name__}.loss"
+        check_images(x, where=where, min_batch=self.min_batch)
+        y = check_labels(y, x.shape[0], self.num_classes, where=where)
         with trusted():
             return self._loss(x, y)
 
@@ -159,24 +154,13 @@ class SphereLatentEncoder(FrozenTokenizerGenerator):
 
     min_batch = 3  # stratified radii: at least one clean, one hard and one random radius per batch
 
+    @validate(tokenizer=TOKENIZER, denoiser=MODULE, max_angle_deg=ANGLE, hard_case_prob=PROBABILITY,
+              con_weight=NONNEG, num_classes=CLASSES, class_dropout=PROBABILITY)
     def __init__(self, tokenizer: LatentTokenizer, denoiser: nn.Module, *, max_angle_deg: float = DEFAULT_MAX_ANGLE_DEG,
                  hard_case_prob: float = 0.1, con_weight: float = 1.0,
                  latent_stats: tuple[Tensor, Tensor] | None = None,
                  num_classes: int = 0, class_dropout: float = 0.1) -> None:
         super().__init__()
-        if not isinstance(tokenizer, LatentTokenizer):
-            raise TypeError("tokenizer must provide encode(x), decode(z) and latent_shape (LatentTokenizer), "
-                            f"got {type(tokenizer).__name__}")
-        if not isinstance(denoiser, nn.Module):
-            raise TypeError(f"denoiser must be a torch.nn.Module, got {type(denoiser).__name__}")
-        sigma_max(max_angle_deg)  # validates the angle
-        if isinstance(con_weight, bool) or not isinstance(con_weight, int | float) or not math.isfinite(con_weight) \
-                or con_weight < 0:
-            raise ValueError(f"con_weight must be a finite number >= 0, got {con_weight!r}")
-        check_probability("class_dropout", class_dropout)
-        check_probability("hard_case_prob", hard_case_prob)
-        if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
-            raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
         self._attach_tokenizer(tokenizer, latent_stats)
         self.denoiser = denoiser
         self.max_angle_deg, self.hard_case_prob = float(max_angle_deg), float(hard_case_prob)
@@ -188,13 +172,13 @@ class SphereLatentEncoder(FrozenTokenizerGenerator):
     @torch.no_grad()
     def encode(self, x: Tensor) -> Tensor:
         """Images [-1, 1] -> $f(\\mathrm{std}(E(x)))$ ``[B, *latent_shape]`` on the sphere (frozen, no gradient)."""
-        check_images(x)
+        check_images(x, where="SphereLatentEncoder.encode")
         return spherify((self.tokenizer.encode(x) - self.latent_mean) / self.latent_std)
 
     @torch.no_grad()
     def decode(self, z: Tensor) -> Tensor:
         """Spherical latents -> images in [-1, 1]: $D(f(z) \\cdot \\mathrm{std} + \\mathrm{mean})$."""
-        check_latents(z, self.latent_shape)
+        check_latents(z, self.latent_shape, where="SphereLatentEncoder.decode")
         return self.tokenizer.decode(spherify(z) * self.latent_std + self.latent_mean)
 
     # ---------------------------------------------------------------------------- training
@@ -219,6 +203,7 @@ class SphereLatentEncoder(FrozenTokenizerGenerator):
 
     # ---------------------------------------------------------------------------- sampling
     @torch.no_grad()
+    @validate(**SAMPLE)
     def sample(self, n: int, steps: int = 4, y: Tensor | None = None, cfg: float = 1.0, noise_scale: float = 1.0,
                cache_noise: bool = True, generator: torch.Generator | None = None,
                return_latents: bool = False) -> Tensor | tuple[Tensor, Tensor]:
@@ -230,8 +215,7 @@ class SphereLatentEncoder(FrozenTokenizerGenerator):
             cache_noise: reuse one $\\varepsilon'$ at every step (SE's default) or draw a fresh one.
             generator: seeds the start point and $\\varepsilon'$. return_latents: also return $\\hat z_T$.
         """
-        check_sample_args(n, steps, cfg, noise_scale, generator, cache_noise, return_latents)
-        y = check_labels(y, n, self.num_classes)
+        y = check_labels(y, n, self.num_classes, where="SphereLatentEncoder.sample")
         with trusted():
             return self._sample(n, steps, y, cfg, noise_scale, cache_noise, generator, return_latents)
 

@@ -9,11 +9,14 @@ The same conv stacks, with FiLM class conditioning, are the Sphere Encoder basel
 
 from __future__ import annotations
 
-import math
+import functools
 from typing import Protocol, runtime_checkable
 
 import torch
 from torch import Tensor, nn
+
+from neurips26.constraints import Bool, Instance, Int, Real, check_arguments, validate
+from neurips26.constraints import Tensor as TensorSpec
 
 from .._checks import is_trusted, trusted  # noqa: F401  (re-exported for the package)
 
@@ -32,53 +35,52 @@ class LatentTokenizer(Protocol):
     def decode(self, z: Tensor) -> Tensor: ...
 
 
+# shared declarations (issue 33): counts, the class count, flags; the architecture of the conv stacks
+COUNT = Int(low=1)
+CLASSES = Int(low=0)  # 0: unconditional
+FLAG = Bool()
+NONNEG = Real(low=0.0)  # a finite number >= 0
+ARCH = {"in_channels": COUNT, "image_size": Int(low=2), "latent_channels": COUNT, "width": COUNT,
+        "downsample": COUNT}
+TOKENIZER = Instance(LatentTokenizer, "LatentTokenizer (encode(x), decode(z), latent_shape)")
+MODULE = Instance(nn.Module, "torch.nn.Module")
+_LABEL_DTYPES = (torch.int64, torch.int32, torch.int16, torch.uint8)
 
 
-def check_images(x: object, *, channels: int | None = None, size: int | None = None, name: str = "x") -> Tensor:
-    """Validate a batch of images ``[B, C, H, W]``: a finite float tensor (values are not clamped)."""
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of images [B, C, H, W], got {type(x).__name__}")
-    if x.ndim != 4:
-        raise ValueError(f"{name} must have shape [B, C, H, W], got shape {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {x.dtype}")
-    if channels is not None and x.shape[1] != channels:
-        raise ValueError(f"{name} must have {channels} channel(s), got shape {tuple(x.shape)}")
-    if size is not None and tuple(x.shape[2:]) != (size, size):
-        raise ValueError(f"{name} must be {size}x{size} images, got shape {tuple(x.shape)}")
-    if x.shape[0] < 1:
-        raise ValueError(f"{name} must hold at least one image, got shape {tuple(x.shape)}")
-    if not is_trusted() and not bool(torch.isfinite(x).all()):
-        raise ValueError(f"{name} must be finite, got non-finite entries")
+@functools.cache
+def _batch_spec(spec: str) -> TensorSpec:
+    return TensorSpec(f"B {spec}", dtype="float")
+
+
+def _check_batch(where: str, name: str, x: object, spec: str, noun: str, min_batch: int) -> Tensor:
+    """A finite float tensor ``[B, *spec]`` (finiteness skipped inside :func:`trusted`) with ``B >= min_batch``."""
+    check_arguments(where, {name: _batch_spec(spec)}, {name: x})
+    if x.shape[0] < min_batch:
+        raise ValueError(f"{where + ': ' if where else ''}{name} must hold at least {min_batch} {noun}"
+                         f"{'s' if min_batch > 1 else ''}, got shape {tuple(x.shape)}")
     return x
 
 
-def check_latents(z: object, latent_shape: tuple[int, ...], name: str = "z") -> Tensor:
-    """A finite float tensor ``[B, *latent_shape]``."""
-    if not isinstance(z, Tensor):
-        raise TypeError(f"{name} must be a torch.Tensor of latents [B, {', '.join(map(str, latent_shape))}], "
-                        f"got {type(z).__name__}")
-    if z.ndim != len(latent_shape) + 1 or tuple(z.shape[1:]) != tuple(latent_shape) or z.shape[0] < 1:
-        raise ValueError(f"{name} must have shape [B, {', '.join(map(str, latent_shape))}], got {tuple(z.shape)}")
-    if not z.is_floating_point():
-        raise TypeError(f"{name} must be a floating-point tensor, got dtype {z.dtype}")
-    if not is_trusted() and not bool(torch.isfinite(z).all()):
-        raise ValueError(f"{name} must be finite, got non-finite entries")
-    return z
+def check_images(x: object, *, channels: int | None = None, size: int | None = None, name: str = "x",
+                 where: str = "", min_batch: int = 1) -> Tensor:
+    """Validate a batch of images ``[B, C, H, W]`` (``B >= min_batch``): a finite float tensor (values are not
+    clamped); ``channels`` and ``size`` (H = W) fixed when given."""
+    spec = f"{'C' if channels is None else channels} {'H W' if size is None else f'{size} {size}'}"
+    return _check_batch(where, name, x, spec, "image", min_batch)
 
 
-def check_labels(y: object, n: int, num_classes: int, *, name: str = "y") -> Tensor | None:
+def check_latents(z: object, latent_shape: tuple[int, ...], name: str = "z", where: str = "") -> Tensor:
+    """A finite float tensor ``[B >= 1, *latent_shape]``."""
+    return _check_batch(where, name, z, " ".join(map(str, latent_shape)), "latent", 1)
+
+
+def check_labels(y: object, n: int, num_classes: int, *, name: str = "y", where: str = "") -> Tensor | None:
     """``None`` or integer class labels ``[n]`` in ``[0, num_classes)``; refused when the model has no classes."""
     if y is None:
         return None
     if num_classes <= 0:
         raise ValueError(f"{name} was given but the model has no classes (num_classes=0); pass {name}=None")
-    if not isinstance(y, Tensor):
-        raise TypeError(f"{name} must be a LongTensor of class labels [{n}], got {type(y).__name__}")
-    if y.dtype not in (torch.int64, torch.int32, torch.int16, torch.uint8):
-        raise TypeError(f"{name} must be an integer tensor, got dtype {y.dtype}")
-    if y.shape != (n,):
-        raise ValueError(f"{name} must have shape [{n}], got {tuple(y.shape)}")
+    check_arguments(where, {name: TensorSpec(str(n), dtype=_LABEL_DTYPES)}, {name: y})
     if n and not is_trusted() and (int(y.min()) < 0 or int(y.max()) >= num_classes):
         raise ValueError(f"{name} must lie in [0, {num_classes}), got range [{int(y.min())}, {int(y.max())}]")
     return y.long()
@@ -125,21 +127,18 @@ class _ConvStack(nn.Module):
             nn.init.zeros_(self.class_position.weight)
 
     def forward(self, h: Tensor, y: Tensor | None = None) -> Tensor:
-        first = self.layers[0]
-        check_images(h, channels=first.in_channels, name="x" if isinstance(self, ConvEncoder) else "z")
-        if self.films is None:
-            if y is not None:
-                raise ValueError("y was given but this network has no classes (num_classes=0); pass y=None")
-        elif y is not None:
-            y = check_labels(y, h.shape[0], self.num_classes + 1)  # the null class num_classes is allowed
+        where = f"{type(self).__name__}.forward"
+        # the first layer keeps the spatial size (conv3x3, padding 1): the input must match the position map
+        side = None if self.position is None else self.position.shape[-1]
+        check_images(h, channels=self.layers[0].in_channels, size=side,
+                     name="x" if isinstance(self, ConvEncoder) else "z", where=where)
+        # labels in [0, num_classes], the null class num_classes allowed; refused when there are no classes
+        y = check_labels(y, h.shape[0], self.num_classes + 1 if self.films is not None else 0, where=where)
         if self.films is not None and y is None:
             y = torch.full((h.shape[0],), self.num_classes, dtype=torch.long, device=h.device)  # null class
         for i, layer in enumerate(self.layers):
             h = layer(h)
             if i == 0 and self.position is not None:
-                if tuple(h.shape[2:]) != tuple(self.position.shape[2:]):
-                    raise ValueError(f"input of spatial size {tuple(h.shape[2:])} does not match the position map "
-                                     f"{tuple(self.position.shape[2:])} of this network")
                 h = h + self.position
                 if self.class_position is not None:
                     h = h + self.class_position(y).reshape(h.shape[0], *self.position.shape[1:])
@@ -150,35 +149,19 @@ class _ConvStack(nn.Module):
         return h
 
 
-def _check_arch(in_channels: int, image_size: int, latent_channels: int, width: int, downsample: int) -> None:
-    for name, v, low in (("in_channels", in_channels, 1), ("image_size", image_size, 2),
-                         ("latent_channels", latent_channels, 1), ("width", width, 1), ("downsample", downsample, 1)):
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise ValueError(f"{name} must be an int >= {low}, got {v!r}")
+def _check_arch(image_size: int, downsample: int) -> None:
+    """What the declaration :data:`ARCH` cannot say: the stride-2 stages must divide the image size."""
     if image_size % (2 ** downsample):
         raise ValueError(f"image_size must be divisible by 2**downsample = {2 ** downsample}, got {image_size}")
-
-
-def _check_flag(name: str, v: object) -> bool:
-    if not isinstance(v, bool):
-        raise TypeError(f"{name} must be a bool, got {v!r}")
-    return v
-
-
-def _check_classes(num_classes: object) -> int:
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 0:
-        raise ValueError(f"num_classes must be an int >= 0, got {num_classes!r}")
-    return num_classes
 
 
 class ConvEncoder(_ConvStack):
     """``[B, C, H, W] -> [B, latent_channels, H / 2^k, W / 2^k]``: conv3x3, k stride-2 conv4x4, conv1x1."""
 
+    @validate(**ARCH, num_classes=CLASSES, position=FLAG)
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
                  downsample: int = 2, num_classes: int = 0, position: bool = False) -> None:
-        _check_arch(in_channels, image_size, latent_channels, width, downsample)
-        _check_classes(num_classes)
-        _check_flag("position", position)
+        _check_arch(image_size, downsample)
         chans = [width] + [2 * width] * downsample
         layers: list[nn.Module] = [nn.Conv2d(in_channels, width, 3, padding=1)]
         layers += [nn.Conv2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
@@ -189,11 +172,10 @@ class ConvEncoder(_ConvStack):
 class ConvDecoder(_ConvStack):
     """``[B, latent_channels, h, w] -> [B, C, 2^k h, 2^k w]``: conv3x3, k transposed conv4x4, conv3x3."""
 
+    @validate(**ARCH, num_classes=CLASSES, position=FLAG)
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
                  downsample: int = 2, num_classes: int = 0, position: bool = False) -> None:
-        _check_arch(in_channels, image_size, latent_channels, width, downsample)
-        _check_classes(num_classes)
-        _check_flag("position", position)
+        _check_arch(image_size, downsample)
         chans = [2 * width] * downsample + [width]
         layers: list[nn.Module] = [nn.Conv2d(latent_channels, chans[0], 3, padding=1)]
         layers += [nn.ConvTranspose2d(chans[i], chans[i + 1], 4, stride=2, padding=1) for i in range(downsample)]
@@ -213,6 +195,7 @@ class ConvAutoencoder(nn.Module):
         downsample: number of stride-2 stages (2: 16×16 → 4×4).
     """
 
+    @validate(**ARCH)
     def __init__(self, *, in_channels: int = 1, image_size: int = 16, latent_channels: int = 8, width: int = 28,
                  downsample: int = 2) -> None:
         super().__init__()
@@ -227,25 +210,23 @@ class ConvAutoencoder(nn.Module):
 
     def encode(self, x: Tensor) -> Tensor:
         """Images ``[B, C, H, W]`` in [-1, 1] -> latents ``[B, *latent_shape]``."""
-        check_images(x, channels=self.in_channels, size=self.image_size)
+        check_images(x, channels=self.in_channels, size=self.image_size, where="ConvAutoencoder.encode")
         return self.encoder(x)
 
     def decode(self, z: Tensor) -> Tensor:
         """Latents ``[B, *latent_shape]`` -> images ``[B, C, H, W]`` (about [-1, 1]; not clamped)."""
-        check_latents(z, self.latent_shape)
+        check_latents(z, self.latent_shape, where="ConvAutoencoder.decode")
         return self.decoder(z)
 
     def forward(self, x: Tensor) -> Tensor:
         return self.decode(self.encode(x))
 
+    @validate(latent_noise=NONNEG)
     def reconstruction_loss(self, x: Tensor, latent_noise: float = 0.1) -> Tensor:
         r"""$\lVert \hat x - x\rVert_1 + \lVert \hat x - x\rVert_2^2$ (means),
         $\hat x = D(E(x) + \sigma\,\mathrm{rms}(z)\,n)$,
         $\sigma \sim U[0, \text{latent\_noise}]$ per sample (noise augmentation, as RAE trains its decoder)."""
-        check_images(x, channels=self.in_channels, size=self.image_size)
-        if isinstance(latent_noise, bool) or not isinstance(latent_noise, int | float) or not (
-                math.isfinite(latent_noise) and latent_noise >= 0):
-            raise ValueError(f"latent_noise must be a finite number >= 0, got {latent_noise!r}")
+        check_images(x, channels=self.in_channels, size=self.image_size, where="ConvAutoencoder.reconstruction_loss")
         with trusted():
             return self._reconstruction_loss(x, latent_noise)
 
@@ -260,16 +241,11 @@ class ConvAutoencoder(nn.Module):
 
 
 @torch.no_grad()
+@validate(tokenizer=TOKENIZER, batch_size=COUNT, eps=NONNEG)
 def latent_statistics(tokenizer: LatentTokenizer, x: Tensor, *, batch_size: int = 512,
                       eps: float = 1e-6) -> tuple[Tensor, Tensor]:
     """Per-channel mean and std ``([C], [C])`` of ``tokenizer.encode(x)`` over a dataset (cache them once)."""
-    if not isinstance(tokenizer, LatentTokenizer):
-        raise TypeError(f"tokenizer must provide encode(x), decode(z) and latent_shape, got {type(tokenizer).__name__}")
-    check_images(x)
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"batch_size must be an int >= 1, got {batch_size!r}")
-    if isinstance(eps, bool) or not isinstance(eps, int | float) or not math.isfinite(eps) or eps < 0:
-        raise ValueError(f"eps must be a finite number >= 0, got {eps!r}")
+    check_images(x, where="latent_statistics")
     z = torch.cat([tokenizer.encode(x[i:i + batch_size]) for i in range(0, x.shape[0], batch_size)])
     dims = (0, 2, 3)
     return z.mean(dim=dims), z.std(dim=dims) + eps

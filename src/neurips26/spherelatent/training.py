@@ -10,7 +10,6 @@ so short runs are not dominated by the initial weights (inferred; the spec gives
 from __future__ import annotations
 
 import copy
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,11 +19,23 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from neurips26.constraints import Callable as IsCallable
+from neurips26.constraints import Choice, Int, Optional, Real, validate
+from neurips26.constraints import Tensor as TensorSpec
 from neurips26.nn import train_lm
+
+from .tokenizer import COUNT, MODULE, NONNEG
 
 __all__ = ["EMA", "FitResult", "digits_images", "fit", "train_classifier", "train_tokenizer"]
 
 
+#: an EMA decay, in [0, 1)
+DECAY = Real(0.0, 1.0, closed="left")
+#: integer class labels [N] (N bound by the images)
+LABELS = TensorSpec("N", dtype="integer")
+
+
+@validate(size=Int(low=8))
 def digits_images(size: int = 16) -> tuple[Tensor, Tensor]:
     """scikit-learn's 1797 digits, bilinearly upsampled 8×8 -> ``size``×``size``, in [-1, 1].
 
@@ -32,8 +43,6 @@ def digits_images(size: int = 16) -> tuple[Tensor, Tensor]:
     """
     from neurips26.data import load_digits
 
-    if isinstance(size, bool) or not isinstance(size, int) or size < 8:
-        raise ValueError(f"size must be an int >= 8, got {size!r}")
     x, y = load_digits()
     images = torch.as_tensor(x, dtype=torch.float32).reshape(-1, 1, 8, 8) / 16.0
     if size != 8:
@@ -44,22 +53,18 @@ def digits_images(size: int = 16) -> tuple[Tensor, Tensor]:
 class EMA:
     """An exponential moving average of a module's floating-point parameters and buffers (``.module``)."""
 
+    @validate(module=MODULE, decay=DECAY)
     def __init__(self, module: nn.Module, decay: float = 0.999) -> None:
-        if not isinstance(module, nn.Module):
-            raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
-        if isinstance(decay, bool) or not isinstance(decay, int | float) or not 0.0 <= decay < 1.0:
-            raise ValueError(f"decay (ema_decay) must be a number in [0, 1), got {decay!r}")
         self.module = copy.deepcopy(module).eval().requires_grad_(False)
         self.decay, self.updates = float(decay), 0
 
     @torch.no_grad()
+    @validate(module=MODULE)
     def update(self, module: nn.Module) -> None:
         """Move the average towards ``module`` (the same architecture as the averaged one).
 
         Refuses (``ValueError``) a module with a NaN or infinite parameter or buffer, leaving the average and the
         update count unchanged: one diverged step must not poison the weights that are evaluated."""
-        if not isinstance(module, nn.Module):
-            raise TypeError(f"module must be a torch.nn.Module, got {type(module).__name__}")
         avg_sd, cur_sd = self.module.state_dict(), module.state_dict()
         if list(avg_sd) != list(cur_sd) or any(avg_sd[k].shape != cur_sd[k].shape for k in avg_sd):
             raise ValueError("module must have the averaged module's parameters and buffers (same names and "
@@ -130,6 +135,11 @@ def _steps_for_budget(model: nn.Module, loss_fn: Callable, batch: Callable, budg
     return max(10, int(budget_s / per_step))
 
 
+@validate(model=MODULE, x=TensorSpec("N _ ...", dtype="float"), y=Optional(LABELS), loss_fn=IsCallable(),
+          budget_s=Optional(Real(0.0, closed="neither")), steps=Optional(COUNT), batch_size=COUNT,
+          lr=Real(0.0, closed="neither"), seed=Int(low=0), ema_decay=Optional(DECAY), warmup_steps=Optional(Int(low=0)),
+          progress=Optional(IsCallable()), clock=Choice("process", "wall"), eval_fn=Optional(IsCallable()),
+          eval_every=Optional(COUNT), evals=Optional(COUNT), on_step=Optional(IsCallable()))
 def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.Module, Tensor, Tensor], Tensor],
         budget_s: float | None = None, steps: int | None = None, batch_size: int = 128, lr: float = 1e-3,
         seed: int = 0, ema_decay: float | None = 0.999, warmup_steps: int | None = None,
@@ -147,59 +157,19 @@ def fit(model: nn.Module, x: Tensor, y: Tensor | None, *, loss_fn: Callable[[nn.
     ``cpu_seconds``); ``on_step(steps_done, total_steps)`` after every step (e.g. a schedule
     inside the loss, as the consistency model's).
     """
-    if clock not in ("process", "wall"):
-        raise ValueError(f"clock must be 'process' or 'wall', got {clock!r}")
     if (budget_s is None) == (steps is None):
         raise ValueError("give exactly one of budget_s (CPU seconds) or steps")
-    if budget_s is not None and not (isinstance(budget_s, int | float) and not isinstance(budget_s, bool)
-                                     and math.isfinite(budget_s) and budget_s > 0):
-        raise ValueError(f"budget_s must be a positive number of seconds, got {budget_s!r}")
-    _check_fit_args(model, x, y, loss_fn, steps, batch_size, lr, seed, ema_decay, warmup_steps, progress)
-    for name, fn in (("eval_fn", eval_fn), ("on_step", on_step)):
-        if fn is not None and not callable(fn):
-            raise TypeError(f"{name} must be callable or None, got {type(fn).__name__}")
-    for name, v in (("eval_every", eval_every), ("evals", evals)):
-        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
-            raise ValueError(f"{name} must be None or an int >= 1, got {v!r}")
     if eval_every is not None and evals is not None:
         raise ValueError("give at most one of eval_every and evals")
+    if x.shape[0] < 1:
+        raise ValueError(f"fit: x must hold N >= 1 samples, got shape {tuple(x.shape)}")
+    if batch_size > x.shape[0]:
+        raise ValueError(f"fit: batch_size must be at most N = {x.shape[0]} (the number of samples in x), "
+                         f"got {batch_size!r}")
     # a run that fails midway (a non-finite loss, an interrupt) puts the weights and the modes back: train_lm
     # runs under nn.train.TrainingGuard, and nothing before it touches the model (the budget probe trains a copy)
     return _fit(model, x, y, loss_fn, budget_s, steps, batch_size, lr, seed, ema_decay, warmup_steps, progress,
                 desc, clock, eval_fn, eval_every, evals, on_step)
-
-
-def _check_fit_args(model: Any, x: Any, y: Any, loss_fn: Any, steps: Any, batch_size: Any, lr: Any, seed: Any,
-                    ema_decay: Any, warmup_steps: Any, progress: Any) -> None:
-    if not isinstance(model, nn.Module):
-        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if not isinstance(x, Tensor) or x.ndim < 2 or x.shape[0] < 1 or not x.is_floating_point():
-        raise ValueError(f"x must be a float tensor [N, ...] with N >= 1, got "
-                         f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
-    if not bool(torch.isfinite(x).all()):
-        raise ValueError("x must be finite, got non-finite entries")
-    if y is not None and (not isinstance(y, Tensor) or y.shape != (x.shape[0],) or y.is_floating_point()
-                          or y.dtype == torch.bool):
-        raise ValueError(f"y must be None or an integer tensor [{x.shape[0]}], got "
-                         f"{(y.dtype, tuple(y.shape)) if isinstance(y, Tensor) else type(y).__name__}")
-    if not callable(loss_fn):
-        raise TypeError(f"loss_fn must be callable (model, x, y) -> loss, got {type(loss_fn).__name__}")
-    if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or not 1 <= batch_size <= x.shape[0]:
-        raise ValueError(f"batch_size must be an int in [1, {x.shape[0]}] (the number of samples), got {batch_size!r}")
-    if isinstance(lr, bool) or not isinstance(lr, int | float) or not math.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be an int >= 0, got {seed!r}")
-    if ema_decay is not None and (isinstance(ema_decay, bool) or not isinstance(ema_decay, int | float)
-                                  or not 0.0 <= ema_decay < 1.0):
-        raise ValueError(f"ema_decay (EMA decay) must be None or a number in [0, 1), got {ema_decay!r}")
-    if warmup_steps is not None and (isinstance(warmup_steps, bool) or not isinstance(warmup_steps, int)
-                                     or warmup_steps < 0):
-        raise ValueError(f"warmup_steps must be None or an int >= 0, got {warmup_steps!r}")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable (a tqdm-like wrapper) or None, got {type(progress).__name__}")
 
 
 def _fit(model: nn.Module, x: Tensor, y: Tensor | None, loss_fn: Callable, budget_s: float | None, steps: int | None,
@@ -249,6 +219,7 @@ def _fit(model: nn.Module, x: Tensor, y: Tensor | None, loss_fn: Callable, budge
                      wall_seconds=time.perf_counter() - wall0, losses=result.losses, ema=ema, eval_history=history)
 
 
+@validate(latent_noise=NONNEG)
 def train_tokenizer(model: nn.Module, x: Tensor, *, budget_s: float | None = None, steps: int | None = None,
                     latent_noise: float = 0.1, batch_size: int = 128, lr: float = 2e-3, seed: int = 0,
                     progress: Callable[..., Any] | None = None, clock: str = "process") -> FitResult:
@@ -256,9 +227,6 @@ def train_tokenizer(model: nn.Module, x: Tensor, *, budget_s: float | None = Non
     if not isinstance(model, nn.Module) or not callable(getattr(model, "reconstruction_loss", None)):
         raise TypeError(f"model must be a tokenizer with reconstruction_loss() (a ConvAutoencoder), got "
                         f"{type(model).__name__}")
-    if isinstance(latent_noise, bool) or not isinstance(latent_noise, int | float) or not math.isfinite(latent_noise) \
-            or latent_noise < 0:
-        raise ValueError(f"latent_noise must be a finite number >= 0, got {latent_noise!r}")
     out = fit(model, x, None, loss_fn=lambda m, xb, _: m.reconstruction_loss(xb, latent_noise), budget_s=budget_s,
               steps=steps, batch_size=batch_size, lr=lr, seed=seed, ema_decay=None, progress=progress,
               desc="tokenizer", clock=clock)
@@ -266,30 +234,22 @@ def train_tokenizer(model: nn.Module, x: Tensor, *, budget_s: float | None = Non
     return out
 
 
+@validate(x01=TensorSpec("N 1 H W", dtype="float"), y=LABELS, image_size=Int(), steps=COUNT,
+          train_fraction=Real(0.0, 1.0, closed="neither"))
 def train_classifier(x01: Tensor, y: Tensor, *, image_size: int = 16, steps: int = 300, seed: int = 0,
                      train_fraction: float = 0.8) -> tuple[nn.Module, float]:
     """Train the digits-FID :class:`DigitsClassifier` on a seeded split; returns (model, held-out accuracy)."""
     from .metrics import DigitsClassifier
-    from .tokenizer import check_images
 
-    check_images(x01, channels=1, name="x01")
-    if isinstance(image_size, bool) or not isinstance(image_size, int) or tuple(x01.shape[2:]) != (image_size,
-                                                                                                    image_size):
-        raise ValueError(f"image_size must be the side of the x01 images {tuple(x01.shape[2:])}, got {image_size!r}")
-    if not isinstance(y, Tensor) or y.shape != (x01.shape[0],) or y.is_floating_point() or y.dtype == torch.bool:
-        raise ValueError(f"y must be an integer tensor of class labels [{x01.shape[0]}], got "
-                         f"{(y.dtype, tuple(y.shape)) if isinstance(y, Tensor) else type(y).__name__}")
-    if int(y.min()) < 0:
-        raise ValueError(f"y must hold class labels >= 0, got min {int(y.min())}")
-    if isinstance(train_fraction, bool) or not isinstance(train_fraction, int | float) \
-            or not math.isfinite(train_fraction) or not 0 < train_fraction < 1:
-        raise ValueError(f"train_fraction must be a number in (0, 1), got {train_fraction!r}")
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 1:
-        raise ValueError(f"steps must be an int >= 1, got {steps!r}")
+    if tuple(x01.shape[2:]) != (image_size, image_size):
+        raise ValueError(f"train_classifier: image_size must be the side of the x01 images {tuple(x01.shape[2:])}, "
+                         f"got {image_size!r}")
     cut = int(train_fraction * x01.shape[0])
-    if not 1 <= cut < x01.shape[0]:
+    if not 1 <= cut < x01.shape[0]:  # also refuses an empty x01
         raise ValueError(f"train_fraction={train_fraction} leaves an empty train or test split of "
                          f"{x01.shape[0]} images")
+    if int(y.min()) < 0:
+        raise ValueError(f"y must hold class labels >= 0, got min {int(y.min())}")
     gen = torch.Generator().manual_seed(seed)
     perm = torch.randperm(x01.shape[0], generator=gen)
     cut = int(train_fraction * x01.shape[0])
