@@ -467,7 +467,7 @@ def broken_bytes(draw, good: bytes) -> bytes | None:
 @FUZZ
 @given(kind=st.sampled_from(["npz", "json"]), data=st.data())
 def test_fuzz_cached_data_files(kind, data, scratch, capsys):
-    from neurips26.data import registry
+    from neurips26.data import registry, resolve
     from neurips26.data.errors import CorruptDataError
     from neurips26.data.integrity import arrays_sha256
     from neurips26.data.spec import Dataset, FileSpec
@@ -513,10 +513,10 @@ def test_fuzz_cached_data_files(kind, data, scratch, capsys):
         decode = (lambda p: dict(np.load(p, allow_pickle=False))) if kind == "npz" else \
             (lambda p: json.loads(p.read_text(encoding="utf-8")))
         if intact:
-            registry.read_dataset("fuzz/file", decode)
+            resolve.read_dataset("fuzz/file", decode)
         else:
             with pytest.raises(CorruptDataError) as info:
-                registry.read_dataset("fuzz/file", decode)
+                resolve.read_dataset("fuzz/file", decode)
             assert info.value.path == target and info.value.fix == "neurips26 data fetch fuzz/file --force"
             rc, out, err = _call(["data", "fetch", "fuzz/file"], capsys)  # no source: fails, changes nothing
             assert rc == 1 and err.count("\n") == 1

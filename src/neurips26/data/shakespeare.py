@@ -27,7 +27,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .registry import read_dataset
+from .resolve import read_dataset
 
 #: play key -> (file stem in the sdist, title, First-Folio group); Folio order within each group.
 PLAYS: dict[str, tuple[str, str, str]] = {

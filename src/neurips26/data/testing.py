@@ -19,7 +19,8 @@ import os
 from pathlib import Path
 
 from .errors import ChecksumError, CorruptDataError, DatasetNotFoundError
-from .registry import dataset_path, get_dataset, is_available
+from .registry import get_dataset, is_available
+from .resolve import dataset_path
 
 REQUIRE_ENV = "NEURIPS26_REQUIRE_DATA"
 
