@@ -22,6 +22,7 @@ from neurips26.constraints import (
     Int,
     Optional,
     Real,
+    SequenceOf,
     Tensor,
     bad_inputs,
     check_arguments,
@@ -326,3 +327,27 @@ def test_old_helpers_keep_their_behaviour_and_old_imports_work():
         with pytest.raises(ValueError, match="n must be an int >= 1"):
             check_int("n", bad)
     assert math.isnan(NAN)
+
+
+# ------------------------------------------------------------------------------------------ sequences, fractions
+@pytest.mark.parametrize("value", [[1, 2], (1,), range(3), np.arange(2), (x for x in "ab"), []])
+def test_sequence_of_accepts_any_iterable_but_text_and_mappings(value):
+    SequenceOf("numbers").check(value, "a", "f")
+
+
+@pytest.mark.parametrize("value", ["12", b"12", {0: 1}, 3, None])
+def test_sequence_of_refuses_text_mappings_and_scalars_as_a_type_error(value):
+    with pytest.raises(ArgumentTypeError, match=r"^f: a must be a sequence of numbers, got "):
+        SequenceOf("numbers").check(value, "a", "f")
+
+
+def test_real_takes_a_fraction_only_when_rational_and_compares_it_exactly():
+    from fractions import Fraction
+    tiny = Fraction(1, 10 ** 400)  # > 0 exactly, 0.0 as a float
+    Real(low=0, closed="neither", rational=True).check(tiny, "eps", "f")
+    with pytest.raises(ValueError, match=r"eps must be a finite number \(or a Fraction\) > 0"):
+        Real(low=0, closed="neither", rational=True).check(Fraction(0), "eps", "f")
+    with pytest.raises(ArgumentTypeError):
+        Real(low=0, closed="neither").check(Fraction(1, 2), "eps", "f")
+    with pytest.raises(ValueError):
+        Real(high=1, rational=True).check(Fraction(3, 2), "eps", "f")

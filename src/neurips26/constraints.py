@@ -18,7 +18,8 @@ Every refusal reads ``"<func>: <arg> must be <expected>, got <received>"``; the 
   ``except ValueError`` callers keep working. *Value* errors (out of range, wrong shape, NaN) raise a plain
   ``ValueError``.
 * Numbers: ``Int`` accepts ``int``, numpy integers (``np.int64``) and 0-d integer tensors/arrays; ``Real``
-  accepts all of those plus ``float``, numpy floats (``np.float32``) and 0-d float tensors/arrays. A ``bool``
+  accepts all of those plus ``float``, numpy floats (``np.float32``) and 0-d float tensors/arrays (with
+  ``rational=True`` also a ``Fraction``, compared with the bounds exactly, for exact-arithmetic code). A ``bool``
   (Python, numpy, or a 0-d bool tensor) is never a number. ``Real`` refuses NaN and $\pm\infty$ unless
   ``allow_nan`` / ``allow_inf``.
 * Tensors and arrays: ``finite=True`` refuses NaN/inf, except inside :func:`trusted` (the caller already
@@ -53,6 +54,7 @@ import re
 from collections.abc import Callable as _CallableABC
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -63,8 +65,8 @@ except ImportError:  # pragma: no cover
     torch = None
 
 __all__ = ["AnyOf", "ArgumentTypeError", "ArrayLike", "Bool", "Callable", "Choice", "Constraint", "Instance", "Int",
-           "Optional", "Real", "Tensor", "bad_inputs", "check_arguments", "check_bool", "check_int", "is_trusted",
-           "trusted", "validate"]
+           "Optional", "Real", "SequenceOf", "Tensor", "bad_inputs", "check_arguments", "check_bool", "check_int",
+           "is_trusted", "trusted", "validate"]
 
 
 # ------------------------------------------------------------------------------------------ trusted inputs
@@ -224,17 +226,19 @@ class Real(Constraint):
     ``"left"``, ``"right"`` or ``"neither"``); finite unless ``allow_inf`` / ``allow_nan``."""
 
     def __init__(self, low: float | None = None, high: float | None = None, closed: str = "both", *,
-                 allow_inf: bool = False, allow_nan: bool = False) -> None:
+                 allow_inf: bool = False, allow_nan: bool = False, rational: bool = False) -> None:
         if closed not in ("both", "left", "right", "neither"):
             raise ValueError(f"Real: closed must be one of ('both', 'left', 'right', 'neither'), got {closed!r}")
         self.low, self.high, self.closed = low, high, closed
-        self.allow_inf, self.allow_nan = allow_inf, allow_nan
+        self.allow_inf, self.allow_nan, self.rational = allow_inf, allow_nan, rational
         self._left, self._right = closed in ("both", "left"), closed in ("both", "right")
         kind = "a number" if allow_inf or allow_nan else "a finite number"
+        kind += " (or a Fraction)" if rational else ""
         self.expected = kind + _interval(low, high, closed) + (" or NaN" if allow_nan else "")
 
     def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
-        v = _as_number(value, integer=False)
+        # rational=True: a Fraction is compared with the bounds exactly (exact-arithmetic code keeps it)
+        v = value if self.rational and isinstance(value, Fraction) else _as_number(value, integer=False)
         if v is None:
             raise _fail(where, name, self.expected, value, ArgumentTypeError)
         if v != v:  # NaN
@@ -331,6 +335,22 @@ class Callable(Constraint):
 
     def bad_values(self, valid: Any = inspect.Parameter.empty) -> list[tuple[Any, type[Exception]]]:
         return [(42, TypeError)]
+
+
+class SequenceOf(Constraint):
+    """A sequence of ``what`` (a word for messages: ``"numbers"``, ``"rows"``): anything iterable but a ``str``,
+    ``bytes`` or ``dict`` (a list, a tuple, a range, a numpy array, a generator). The items are the body's to
+    convert and check, naming the bad one (``a[2]``); this constraint only refuses what is not a sequence."""
+
+    def __init__(self, what: str = "items") -> None:
+        self.expected = f"a sequence of {what}"
+
+    def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
+        if isinstance(value, str | bytes | dict) or not hasattr(value, "__iter__"):
+            raise _fail(where, name, self.expected, value, ArgumentTypeError)
+
+    def bad_values(self, valid: Any = inspect.Parameter.empty) -> list[tuple[Any, type[Exception]]]:
+        return [("01", TypeError), (3, TypeError), ({0: 1}, TypeError)]
 
 
 class Optional(Constraint):

@@ -91,6 +91,8 @@ def example(c: C.Constraint) -> Any:
         return False
     if isinstance(c, C.Callable):
         return lambda *args, **kwargs: None
+    if isinstance(c, C.SequenceOf):
+        return []
     if isinstance(c, C.Tensor):
         return torch.zeros(_shape(c), dtype=_torch_dtype(c.dtype))
     if isinstance(c, C.ArrayLike):
