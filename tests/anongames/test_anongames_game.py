@@ -39,7 +39,7 @@ def test_float_policies():
 def test_constructor_validation():
     with pytest.raises(ValueError, match="n >= 1"):
         LinearAnonymousGame([], [])
-    with pytest.raises(ValueError, match="same length"):
+    with pytest.raises(ValueError, match="as many as a"):
         LinearAnonymousGame([1, 2], [1])
     with pytest.raises(ValueError, match=r"a\[1\].*finite"):
         LinearAnonymousGame([1, float("inf")], [0, 0])
@@ -47,7 +47,7 @@ def test_constructor_validation():
         LinearAnonymousGame([1], [0.5], floats="refuse")
     with pytest.raises(TypeError, match="sequence"):
         LinearAnonymousGame("12", "34")
-    with pytest.raises(ValueError, match="n >= 1"):
+    with pytest.raises(ValueError, match="n must be an int >= 1"):
         LinearAnonymousGame.random(0)
     with pytest.raises(ValueError, match="kind"):
         LinearAnonymousGame.random(3, kind="weird")

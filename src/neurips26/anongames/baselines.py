@@ -27,84 +27,21 @@ from fractions import Fraction
 from itertools import product
 from typing import Any
 
-from .game import ONE, ZERO, LinearAnonymousGame
-from .solve import _check_game
+from neurips26.constraints import Choice, validate
+
+from .game import GAME, ONE, ZERO, LinearAnonymousGame, check_size
+from .solve import naive_scan_point
+
+__all__ = ["GAMBIT_SOLVERS", "brute_force_pure", "complements_pure", "gambit_available", "gambit_max_regret",
+           "gambit_pure_count", "gambit_solve", "nashpy_equilibria", "naive_scan_point", "substitutes_pure"]
 
 GAMBIT_SOLVERS = ("enumpure", "enumpoly", "gnm", "ipa", "simpdiv", "logit", "liap", "lcp", "enummixed")
 
 
-def _naive_profile(game: LinearAnonymousGame, u_order: list[int], kind: str, k: int, s: Fraction) -> list[Fraction]:
-    """The path profile at aggregate ``s`` on piece ``(kind, k)``, computed player by player."""
-    prof = []
-    taus = game.thresholds
-    rank = {i: pos for pos, i in enumerate(u_order)}
-    for i in range(game.n):
-        if game.a[i] == 0:
-            prof.append(ONE if game.b[i] > 0 else ZERO)
-        elif game.a[i] > 0:
-            prof.append(min(max(s - taus[i], ZERO), ONE))
-        else:
-            pos = rank[i] + 1  # 1-based position in the descending order
-            ones = k if kind == "H" else k - 1
-            if pos <= ones:
-                prof.append(ONE)
-            elif kind == "D" and pos == k:
-                prof.append(s - taus[i])
-            else:
-                prof.append(ZERO)
-    return prof
-
-
-def naive_scan_point(game: LinearAnonymousGame) -> tuple[str, int, Fraction]:
-    """The first zero of ``F = S - sum(profile)`` along the path, by a plain scan (Fractions).
-
-    Returns ``(kind, k, S)``; the same point as the sweep (both return the first zero along the path).
-    """
-    _check_game(game)
-    n = game.n
-    taus = game.thresholds
-    u_order = sorted((i for i in range(n) if game.a[i] < 0), key=lambda i: (-taus[i], i))
-    u_tau = [taus[i] for i in u_order]
-    c_bps = sorted({t for i, t in enumerate(taus) if game.a[i] > 0} |
-                   {t + 1 for i, t in enumerate(taus) if game.a[i] > 0})
-    r = len(u_order)
-    low, high = Fraction(-1), Fraction(n + 1)
-    if r == 0:
-        pieces = [("H", 0, low, high)]
-    else:
-        pieces = [("H", r, min(low, u_tau[-1] + 1), u_tau[-1] + 1)]
-        for k in range(r, 0, -1):
-            pieces.append(("D", k, u_tau[k - 1] + 1, u_tau[k - 1]))
-            if k > 1:
-                pieces.append(("H", k - 1, u_tau[k - 1], u_tau[k - 2] + 1))
-        pieces.append(("H", 0, u_tau[0], max(high, u_tau[0])))
-
-    def excess(kind: str, k: int, s: Fraction) -> Fraction:
-        return s - sum(_naive_profile(game, u_order, kind, k, s), ZERO)
-
-    prev = None
-    for kind, k, s0, s1 in pieces:
-        lo, hi = min(s0, s1), max(s0, s1)
-        inner = [x for x in c_bps if lo < x < hi]
-        pts = [s0] + (inner if s0 <= s1 else inner[::-1]) + [s1]
-        values = [excess(kind, k, x) for x in pts]
-        if prev is None and values[0] >= 0:  # pragma: no cover - F < 0 at S = -1
-            raise RuntimeError("internal error: F >= 0 at the start of the path")
-        for j in range(len(pts) - 1):
-            f0, f1 = values[j], values[j + 1]
-            if f0 < 0 <= f1:
-                x0, x1 = pts[j], pts[j + 1]
-                s = x1 if f1 == 0 else x0 - f0 * (x1 - x0) / (f1 - f0)
-                return kind, k, Fraction(s)
-        prev = values[-1]
-    raise RuntimeError("internal error: no zero of F along the path")  # pragma: no cover
-
-
+@validate(game=GAME)
 def brute_force_pure(game: LinearAnonymousGame, *, max_players: int = 16) -> list[list[int]]:
     """All pure Nash equilibria, checking each of the 2^n profiles on the payoff tables."""
-    _check_game(game)
-    if game.n > max_players:
-        raise ValueError(f"brute_force_pure: expected n <= {max_players}, got n={game.n}")
+    check_size("brute_force_pure", game.n, max_players, "2^n profiles")
     u1, u0 = game.payoff_tables()
     out = []
     for prof in product((0, 1), repeat=game.n):
@@ -121,6 +58,7 @@ def brute_force_pure(game: LinearAnonymousGame, *, max_players: int = 16) -> lis
     return out
 
 
+@validate(game=GAME)
 def complements_pure(game: LinearAnonymousGame) -> list[Fraction]:
     """All-complements games (every ``a_i > 0``): a pure NE maximising the potential.
 
@@ -128,7 +66,6 @@ def complements_pure(game: LinearAnonymousGame) -> list[Fraction]:
     for the ``m`` smallest thresholds; the best ``m`` gives a pure NE (a potential game: no unilateral
     deviation can raise Phi).
     """
-    _check_game(game)
     if any(ai <= 0 for ai in game.a):
         raise ValueError("complements_pure: expected every a_i > 0 (all complements)")
     taus = game.thresholds
@@ -145,10 +82,10 @@ def complements_pure(game: LinearAnonymousGame) -> list[Fraction]:
     return prof
 
 
+@validate(game=GAME)
 def substitutes_pure(game: LinearAnonymousGame) -> list[Fraction]:
     """All-substitutes games (every ``a_i < 0``): the top ``k*`` thresholds play 1,
     ``k* = max{k : tau_(k) >= k - 1}`` with thresholds sorted descending (a pure NE always exists)."""
-    _check_game(game)
     if any(ai >= 0 for ai in game.a):
         raise ValueError("substitutes_pure: expected every a_i < 0 (all substitutes)")
     taus = game.thresholds
@@ -170,13 +107,13 @@ def gambit_available() -> bool:
     return True
 
 
+@validate(game=GAME)
 def gambit_max_regret(game: LinearAnonymousGame, profile: list[Fraction]) -> Fraction:
     """Gambit's exact maximum regret of ``profile`` (``Pr[play 1]`` per player) on ``game.to_gambit()``.
 
     The profile is set as a rational ``MixedStrategyProfile``; the payoffs are scaled per player by
     :meth:`~LinearAnonymousGame.to_gambit` (a positive scaling: zero regret stays zero).
     """
-    _check_game(game)
     import pygambit
 
     g = game.to_gambit()
@@ -187,9 +124,9 @@ def gambit_max_regret(game: LinearAnonymousGame, profile: list[Fraction]) -> Fra
     return Fraction(str(prof.max_regret()))
 
 
+@validate(game=GAME)
 def gambit_pure_count(game: LinearAnonymousGame) -> int:
     """The number of pure Nash equilibria that Gambit's ``enumpure_solve`` finds (in-process; small n)."""
-    _check_game(game)
     import pygambit
 
     return len(pygambit.nash.enumpure_solve(game.to_gambit()).equilibria)
@@ -228,6 +165,7 @@ print(json.dumps({"build_s": t1 - t0, "solve_s": t2 - t1, "equilibria": eqs}))
 """
 
 
+@validate(game=GAME, solver=Choice(*GAMBIT_SOLVERS))
 def gambit_solve(game: LinearAnonymousGame, solver: str = "enumpure", *, timeout_s: float = 60.0) -> dict[str, Any]:
     """Run a Gambit solver on the expanded normal form in a subprocess with a hard timeout.
 
@@ -235,9 +173,6 @@ def gambit_solve(game: LinearAnonymousGame, solver: str = "enumpure", *, timeout
     [{"profile": [str Fractions or floats], "gambit_max_regret": str}], "max_regret_exact": ...}`` where
     ``max_regret_exact`` is our exact regret of the first equilibrium (Gambit's floats converted exactly).
     """
-    _check_game(game)
-    if solver not in GAMBIT_SOLVERS:
-        raise ValueError(f"solver: expected one of {GAMBIT_SOLVERS}, got {solver!r}")
     if not gambit_available():
         return {"status": "unavailable", "seconds": None, "equilibria": []}
     if game.n > 16:
@@ -263,9 +198,9 @@ def gambit_solve(game: LinearAnonymousGame, solver: str = "enumpure", *, timeout
     return out
 
 
+@validate(game=GAME)
 def nashpy_equilibria(game: LinearAnonymousGame) -> list[list[float]]:
     """nashpy's support enumeration for a 2-player game: ``[[Pr(p0 plays 1), Pr(p1 plays 1)], ...]``."""
-    _check_game(game)
     if game.n != 2:
         raise ValueError(f"nashpy_equilibria: nashpy handles 2 players only, got n={game.n}")
     import warnings

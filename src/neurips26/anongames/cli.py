@@ -18,6 +18,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from .game import GAME_KINDS, LinearAnonymousGame, as_profile
 from .jsonio import GameFileError, dumps_game, loads_game, parse_game_text, read_text
@@ -31,6 +33,15 @@ MODEL_FREE_MAX_N = 60  # the O(n^3) Poisson-binomial check runs by default up to
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
         raise GameFileError(f"neurips26 anongames: {message}")
+
+
+@contextmanager
+def _refused(command: str, *errors: type[Exception]) -> Iterator[None]:
+    """Report ``errors`` raised inside as one line (a :class:`GameFileError`) naming the command."""
+    try:
+        yield
+    except errors as err:
+        raise GameFileError(f"neurips26 anongames{' ' + command if command else ''}: {err}") from None
 
 
 def _is_nfg(text: str) -> bool:
@@ -56,10 +67,8 @@ def _load_tables(path: str) -> tuple[list, list]:
 
 def _dump(game: LinearAnonymousGame, fmt: str) -> str:
     if fmt == "nfg":
-        try:
+        with _refused("", ValueError):
             return dumps_nfg(game).rstrip("\n")
-        except ValueError as err:
-            raise GameFileError(f"neurips26 anongames: {err}") from None
     return dumps_game(game, tables=fmt == "tables")
 
 
@@ -131,10 +140,8 @@ def _cmd_solve(args: argparse.Namespace) -> int:
 def _cmd_verify(args: argparse.Namespace) -> int:
     u1, u0 = _load_tables(args.file)
     parts = [x.strip() for x in args.profile.split(",")]
-    try:
+    with _refused("verify", TypeError, ValueError):
         prof = as_profile(parts, len(u1), name="--profile")
-    except (TypeError, ValueError) as err:
-        raise GameFileError(f"neurips26 anongames verify: {err}") from None
     regrets = verify_anonymous(u1, u0, prof)
     for i, r in enumerate(regrets):
         print(f"  regret[{i}] = {r}")
@@ -148,22 +155,18 @@ def _cmd_enumerate(args: argparse.Namespace) -> int:
     game = _load_game(args.file)
     if args.limit is not None and args.limit < 0:
         raise GameFileError(f"neurips26 anongames enumerate: --limit must be >= 0, got {args.limit}")
-    try:
-        count = 0
+    count = 0
+    with _refused("enumerate", ValueError):
         for prof in enumerate_equilibria(game, args.limit):
             count += 1
             print("  [" + ", ".join(str(v) for v in prof) + "]")
-    except ValueError as err:
-        raise GameFileError(f"neurips26 anongames enumerate: {err}") from None
     print(f"{count} equilibrium pattern(s)")
     return 0
 
 
 def _cmd_random(args: argparse.Namespace) -> int:
-    try:
+    with _refused("random", ValueError):
         game = LinearAnonymousGame.random(args.n, args.seed, args.kind)
-    except ValueError as err:
-        raise GameFileError(f"neurips26 anongames random: {err}") from None
     print(_dump(game, args.format))
     return 0
 

@@ -51,9 +51,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from neurips26.constraints import Bool, Choice, Instance, Int, validate
+from neurips26.constraints import AnyOf, ArgumentTypeError, Bool, Choice, Int, Optional, Real, validate
 
-from .game import LinearAnonymousGame, as_fraction, as_profile
+from .exact import NUMBERS
+from .game import GAME, LinearAnonymousGame, as_fraction, as_profile
 from .solve import _Path
 
 
@@ -81,25 +82,26 @@ class DynamicsResult:
     exact_profile: list[Fraction] | None = None
 
 
-def _check_eps(eps: Any) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float, Fraction)):
-        raise TypeError(f"eps: expected a number in (0, 1], got {type(eps).__name__}")
-    value = float(eps)
-    if not math.isfinite(value) or not 0 < value <= 1:
-        raise ValueError(f"eps: expected a number in (0, 1], got {eps!r}")
-    return value
+#: the target regret: an int, float or Fraction in (0, 1]
+EPS = Real(low=0, high=1, closed="right", rational=True)
+#: the walk step of :func:`path_dynamics` (``None``: the default), a number > 0
+STEP = Optional(Real(low=0, closed="neither", rational=True))
+#: the grid unit of :func:`sequential_best_response` (``None``: ``eps / 2``), in (0, 1]
+UNIT = Optional(Real(low=0, high=1, closed="right", rational=True))
+STARTS = ("zeros", "ones", "half")
 
 
-def _check_step(step: Any, high: float | None = None) -> float | None:
-    """``None`` or a finite number > 0 (``<= high`` when given)."""
-    if step is None:
-        return None
-    if isinstance(step, bool) or not isinstance(step, (int, float, Fraction)):
-        raise TypeError(f"step: expected None or a positive number, got {type(step).__name__}")
-    value = float(step)
-    if not math.isfinite(value) or value <= 0 or (high is not None and value > high):
-        raise ValueError(f"step: expected a number in (0, {high if high is not None else 'inf'}], got {step!r}")
-    return value
+class _Named(Choice):
+    """One of the given names; a value that is not a string is a wrong type (``ArgumentTypeError``)."""
+
+    def check(self, value: Any, name: str, where: str = "", dims: dict | None = None) -> None:
+        if not isinstance(value, str):
+            raise ArgumentTypeError(f"{where}: {name} must be {self.expected}, got {value!r}")
+        super().check(value, name, where, dims)
+
+
+#: where best response starts: a named profile or ``n`` probabilities (checked by :func:`as_profile`)
+START = AnyOf(_Named(*STARTS), NUMBERS)
 
 
 def _max_regret_exact(game: LinearAnonymousGame, profile: list[Any], normalize: bool) -> Fraction:
@@ -108,7 +110,7 @@ def _max_regret_exact(game: LinearAnonymousGame, profile: list[Any], normalize: 
     return max(regrets)
 
 
-@validate(game=Instance(LinearAnonymousGame), normalize=Bool(), max_steps=Int(low=0))
+@validate(game=GAME, eps=EPS, step=STEP, normalize=Bool(), max_steps=Int(low=0))
 def path_dynamics(game: LinearAnonymousGame, eps: float, *, step: float | None = None, normalize: bool = True,
                   max_steps: int = 10**8) -> DynamicsResult:
     """Walk the announced aggregate along Gamma until the excess changes sign (ours, O(1/eps)).
@@ -120,8 +122,8 @@ def path_dynamics(game: LinearAnonymousGame, eps: float, *, step: float | None =
         normalize: measure regret in normalised units (gains divided by ``N_i``).
         max_steps: safety cap (the walk always terminates well before on valid input).
     """
-    eps_f = _check_eps(eps)
-    step_f = _check_step(step)
+    eps_f = float(eps)
+    step_f = None if step is None else float(step)
     n = game.n
     path = _Path.build(game, "fraction")
     n_c = len(path.c_tau)
@@ -200,8 +202,8 @@ def _float_profile_on_path(game: LinearAnonymousGame, path: _Path, kind: str, k:
 RULES = ("max_regret", "round_robin", "substitutes_first")
 
 
-@validate(game=Instance(LinearAnonymousGame), rule=Choice(*RULES), max_steps=Int(low=0), normalize=Bool(),
-          detect_cycles=Bool())
+@validate(game=GAME, eps=EPS, step=UNIT, rule=Choice(*RULES), max_steps=Int(low=0), start=START,
+          normalize=Bool(), detect_cycles=Bool())
 def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: float | None = None,
                              rule: Literal["max_regret", "round_robin", "substitutes_first"] = "max_regret",
                              max_steps: int = 10**6, start: str | Sequence[Any] = "zeros",
@@ -226,11 +228,9 @@ def sequential_best_response(game: LinearAnonymousGame, eps: float, *, step: flo
     Returns:
         :class:`DynamicsResult`; ``steps`` counts single-player revisions.
     """
-    eps_f = _check_eps(eps)
-    if isinstance(start, str) and start not in ("zeros", "ones", "half"):
-        raise ValueError(f"start: expected 'zeros', 'ones', 'half' or n probabilities, got {start!r}")
+    eps_f = float(eps)
     start_profile = None if isinstance(start, str) else as_profile(start, game.n, name="start")
-    unit = eps_f / 2 if step is None else _check_step(step, 1.0)
+    unit = eps_f / 2 if step is None else float(step)
     grid = math.ceil(1 / unit - 1e-12)
     n = game.n
     a = np.array([float(x) for x in game.a])

@@ -11,98 +11,46 @@ affine, its expectation needs only the first moment of ``M_{-i}``:
     g_i(p) = E[D_i(M_{-i})] = a_i * (S - p_i) + b_i
     regret_i(p) = max(g_i, 0) * (1 - p_i) + max(-g_i, 0) * p_i          (>= 0; NE <=> all zero)
 
-Everything is kept in :class:`fractions.Fraction`. Numbers are converted by :func:`as_fraction`:
-ints, Fractions, ``numbers.Rational``, ``Decimal`` and strings like ``"3/7"`` or ``"0.1"`` exactly;
-Python/numpy floats according to ``floats=``: ``"exact"`` (default: the binary value exactly, so
-``0.1`` becomes ``3602879701896397/36028797018963968``), ``"decimal"`` (the shortest decimal that
-round-trips, ``0.1 -> 1/10``) or ``"refuse"`` (TypeError). NaN/inf are always refused.
+Everything is kept in :class:`fractions.Fraction`; numbers are converted by :func:`as_fraction` (see
+:mod:`.exact`, where the conversion rules, profiles and payoff tables live; re-exported here).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-import numbers
 import random as _random
-import re
 from collections.abc import Sequence
-from decimal import Decimal
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any
 
-FloatPolicy = Literal["exact", "decimal", "refuse"]
-#: Largest decimal exponent accepted in a Decimal or a string ("1e999999999" would build a billion-digit
-#: integer and hang); far beyond any payoff, and beyond what a float can hold.
-MAX_DECIMAL_EXPONENT = 400
-_EXPONENT = re.compile(r"[eE]\s*([+-]?\d+)")
-_FLOAT_POLICIES = ("exact", "decimal", "refuse")
+from neurips26.constraints import Choice, Instance, Int, validate
+
+from .exact import (
+    FLOATS,
+    MAX_DECIMAL_EXPONENT,
+    NUMBERS,
+    ONE,
+    ZERO,
+    FloatPolicy,
+    as_fraction,
+    as_profile,
+    as_tables,
+    check_lengths,
+    fraction_list,
+)
+
+__all__ = ["GAME", "GAME_KINDS", "MAX_DECIMAL_EXPONENT", "ONE", "ZERO", "FloatPolicy", "LinearAnonymousGame",
+           "as_fraction", "as_profile", "check_size"]
+
 GAME_KINDS = ("random", "hard", "ties", "degenerate", "complements", "substitutes")
 
-ZERO = Fraction(0)
-ONE = Fraction(1)
 
-
-def as_fraction(x: Any, *, name: str = "value", floats: FloatPolicy = "exact") -> Fraction:
-    """Convert one number to an exact :class:`Fraction` (see the module docstring for the rules).
-
-    Raises:
-        TypeError: bools, non-numbers, or floats when ``floats="refuse"``.
-        ValueError: NaN/inf, unparsable strings, unknown ``floats`` policy.
-    """
-    if floats not in _FLOAT_POLICIES:
-        raise ValueError(f"floats must be one of {_FLOAT_POLICIES}, got {floats!r}")
-    if isinstance(x, bool):
-        raise TypeError(f"{name}: expected a number, got the bool {x!r}")
-    if isinstance(x, Fraction):
-        return x
-    if isinstance(x, numbers.Integral):
-        return Fraction(int(x))
-    if isinstance(x, numbers.Rational):
-        return Fraction(int(x.numerator), int(x.denominator))
-    if isinstance(x, Decimal):
-        if not x.is_finite():
-            raise ValueError(f"{name}: expected a finite number, got {x!r}")
-        if abs(x.adjusted()) > MAX_DECIMAL_EXPONENT:
-            raise ValueError(f"{name}: exponent {x.adjusted()} is out of range (|exponent| <= "
-                             f"{MAX_DECIMAL_EXPONENT}), got {x!r}")
-        return Fraction(x)
-    if isinstance(x, numbers.Real):  # Python float, numpy floating
-        value = float(x)
-        if not math.isfinite(value):
-            raise ValueError(f"{name}: expected a finite number, got {value!r}")
-        if floats == "refuse":
-            raise TypeError(f"{name}: floats are refused in exact mode (floats='refuse'), got {value!r}; "
-                            "pass an int, a Fraction or a string like '3/7'")
-        return Fraction(value) if floats == "exact" else Fraction(repr(value))
-    if isinstance(x, str):
-        exponent = _EXPONENT.search(x)
-        if exponent and (len(exponent.group(1).lstrip("+-")) > 6
-                         or abs(int(exponent.group(1))) > MAX_DECIMAL_EXPONENT):
-            raise ValueError(f"{name}: exponent out of range (|exponent| <= {MAX_DECIMAL_EXPONENT}), "
-                             f"got {x[:40]!r}")
-        try:
-            return Fraction(x.strip())
-        except (ValueError, ZeroDivisionError) as err:
-            raise ValueError(f"{name}: expected a rational like '3/7' or '0.25', got {x!r}") from err
-    raise TypeError(f"{name}: expected an int, Fraction, float, Decimal or str, got {type(x).__name__}")
-
-
-def _fraction_list(values: Any, *, name: str, floats: FloatPolicy) -> list[Fraction]:
-    if isinstance(values, (str, bytes, dict)) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{name}: expected a sequence of numbers, got {type(values).__name__}")
-    items = list(values)
-    return [as_fraction(v, name=f"{name}[{i}]", floats=floats) for i, v in enumerate(items)]
-
-
-def as_profile(p: Any, n: int, *, name: str = "p", floats: FloatPolicy = "exact") -> list[Fraction]:
-    """Validate a mixed profile: ``n`` probabilities of playing 1, each in [0, 1], as Fractions."""
-    values = _fraction_list(p, name=name, floats=floats)
-    if len(values) != n:
-        raise ValueError(f"{name}: expected {n} probabilities (one per player), got {len(values)}")
-    for i, v in enumerate(values):
-        if v < 0 or v > 1:
-            raise ValueError(f"{name}[{i}]: expected a probability in [0, 1], got {v}")
-    return values
+def check_size(where: str, n: int, high: int, why: str, bound: str = "") -> None:
+    """``n <= high`` players for a method exponential in ``n`` (``why``: what grows; ``bound``: how ``high`` is
+    named, e.g. ``"max_players="``); ``ValueError`` otherwise."""
+    if n > high:
+        raise ValueError(f"{where}: {why}; expected n <= {bound}{high}, got n={n}")
 
 
 class LinearAnonymousGame:
@@ -120,19 +68,18 @@ class LinearAnonymousGame:
         thresholds: ``tau_i = -b_i / a_i`` for C/U players, ``None`` for D players.
     """
 
+    @validate(a=NUMBERS, b=NUMBERS, floats=FLOATS)
     def __init__(self, a: Sequence[Any], b: Sequence[Any], *, floats: FloatPolicy = "exact") -> None:
-        a_f = _fraction_list(a, name="a", floats=floats)
-        b_f = _fraction_list(b, name="b", floats=floats)
-        if len(a_f) < 1:
-            raise ValueError(f"a: expected n >= 1 players, got {len(a_f)}")
-        if len(a_f) != len(b_f):
-            raise ValueError(f"a and b must have the same length n, got len(a)={len(a_f)}, len(b)={len(b_f)}")
+        a_f = fraction_list(a, name="a", floats=floats)
+        b_f = fraction_list(b, name="b", floats=floats)
+        check_lengths([("a", a_f), ("b", b_f)])
         self.a: tuple[Fraction, ...] = tuple(a_f)
         self.b: tuple[Fraction, ...] = tuple(b_f)
         self._affine: tuple[tuple[Fraction, ...], ...] | None = None
 
     # ------------------------------------------------------------------ construction
     @classmethod
+    @validate(alpha1=NUMBERS, beta1=NUMBERS, alpha0=NUMBERS, beta0=NUMBERS, floats=FLOATS)
     def from_affine(cls, alpha1: Sequence[Any], beta1: Sequence[Any], alpha0: Sequence[Any],
                     beta0: Sequence[Any], *, fraction_form: bool = False,
                     floats: FloatPolicy = "exact") -> LinearAnonymousGame:
@@ -142,14 +89,9 @@ class LinearAnonymousGame:
         (fraction of others; ``x = 0`` when ``n = 1``). The full tables are kept for
         :meth:`payoff_tables` and :meth:`expected_utility`.
         """
-        cols = [_fraction_list(v, name=nm, floats=floats)
+        cols = [fraction_list(v, name=nm, floats=floats)
                 for v, nm in ((alpha1, "alpha1"), (beta1, "beta1"), (alpha0, "alpha0"), (beta0, "beta0"))]
-        n = len(cols[0])
-        for col, nm in zip(cols, ("alpha1", "beta1", "alpha0", "beta0")):
-            if len(col) != n:
-                raise ValueError(f"{nm}: expected length {n} (= len(alpha1)), got {len(col)}")
-        if n < 1:
-            raise ValueError(f"alpha1: expected n >= 1 players, got {n}")
+        n = check_lengths(list(zip(("alpha1", "beta1", "alpha0", "beta0"), cols)))
         al1, be1, al0, be0 = cols
         if fraction_form:
             scale = Fraction(1, n - 1) if n > 1 else ZERO
@@ -166,8 +108,6 @@ class LinearAnonymousGame:
 
         Raises ValueError (naming the player and entry) when a table is ragged or not affine.
         """
-        from .verify import as_tables
-
         t1, t0 = as_tables(U1, U0, floats=floats)
         n = len(t1)
         al1, be1, al0, be0 = [], [], [], []
@@ -184,6 +124,7 @@ class LinearAnonymousGame:
         return cls.from_affine(al1, be1, al0, be0)
 
     @classmethod
+    @validate(n=Int(low=1), seed=Int(), kind=Choice(*GAME_KINDS))
     def random(cls, n: int, seed: int = 0, kind: str = "random") -> LinearAnonymousGame:
         """A seeded synthetic game with integer or half-integer data.
 
@@ -192,14 +133,6 @@ class LinearAnonymousGame:
         ``ties`` (few distinct integer thresholds, shared by many players), ``degenerate`` (ties plus
         players with a = 0 and b in {-1, 0, 1}), ``complements`` (all a > 0), ``substitutes`` (all a < 0).
         """
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral):
-            raise TypeError(f"n: expected an int, got {type(n).__name__}")
-        if n < 1:
-            raise ValueError(f"n: expected n >= 1 players, got {n}")
-        if kind not in GAME_KINDS:
-            raise ValueError(f"kind: expected one of {GAME_KINDS}, got {kind!r}")
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-            raise TypeError(f"seed: expected an int, got {type(seed).__name__}")
         n, seed = int(n), int(seed)
         rng = _random.Random(f"anongames:{kind}:{n}:{seed}")
         span = max(n - 1, 1)
@@ -409,8 +342,7 @@ class LinearAnonymousGame:
             import pygambit
         except ImportError as err:
             raise ImportError("to_gambit needs pygambit (pip install pygambit); it is optional") from err
-        if self.n > 16:
-            raise ValueError(f"to_gambit: the normal form has n*2^n payoffs; expected n <= 16, got n={self.n}")
+        check_size("to_gambit", self.n, 16, "the normal form has n*2^n payoffs")
         u1, u0 = self.payoff_tables()
         arrays = []
         shape = (2,) * self.n
@@ -424,3 +356,7 @@ class LinearAnonymousGame:
             arrays.append(arr)
         # strategy 0 of every player is action 0, strategy 1 is action 1 (array index order)
         return pygambit.Game.from_arrays(*arrays, title=title)
+
+
+#: the declared game argument of the solvers, dynamics, baselines and writers
+GAME = Instance(LinearAnonymousGame)

@@ -17,9 +17,12 @@ import json
 from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
-from .game import LinearAnonymousGame, as_fraction
+from neurips26.constraints import validate
+
+from .exact import to_fraction
+from .game import GAME, LinearAnonymousGame
 
 FORMAT = "anongames/v1"
 
@@ -82,7 +85,7 @@ def _line_of(text: str, key: str, indices: tuple[int, ...] = ()) -> int | None:
     return text.count("\n", 0, max(pos, 0)) + 1
 
 
-def _fail(source: str, text: str, message: str, key: str | None = None, indices: tuple[int, ...] = ()) -> None:
+def _fail(source: str, text: str, message: str, key: str | None = None, indices: tuple[int, ...] = ()) -> NoReturn:
     line = _line_of(text, key, indices) if key else None
     where = f"{source}:{line}" if line else source
     raise GameFileError(f"{where}: {message}")
@@ -94,10 +97,9 @@ def _number(source: str, text: str, value: Any, key: str, indices: tuple[int, ..
         _fail(source, text, f"field {field}: expected a number or a string like '3/7', "
                             f"got {type(value).__name__} {value!r}", key, indices)
     try:
-        return as_fraction(value, name=field)
+        return to_fraction(value, field)
     except (TypeError, ValueError) as err:
         _fail(source, text, f"field {err}", key, indices)
-    raise AssertionError  # pragma: no cover
 
 
 def _vector(source: str, text: str, data: dict[str, Any], key: str) -> list[Fraction]:
@@ -130,23 +132,29 @@ def _table(source: str, text: str, data: dict[str, Any], key: str, n: int | None
     return out
 
 
+def _json_error(source: str, text: str, err: Exception) -> str:
+    """The message of a JSON text ``json.loads`` refused: the source, the line where known, what is wrong."""
+    if isinstance(err, json.JSONDecodeError):
+        return f"{source}:{err.lineno}: malformed JSON: {err.msg} (column {err.colno})"
+    if isinstance(err, RecursionError):
+        return f"{source}: malformed game: JSON nested too deeply"
+    line = None
+    if isinstance(err, _DuplicateKey):
+        key = str(err).split("'")[1] if "'" in str(err) else ""
+        pos = text.find(f'"{key}"', text.find(f'"{key}"') + 1) if key else -1
+        line = text.count("\n", 0, pos) + 1 if pos >= 0 else None
+    else:  # NaN / Infinity
+        token = str(err).split()[2] if len(str(err).split()) > 2 else ""
+        line = text.count("\n", 0, max(text.find(token), 0)) + 1 if token else None
+    return f"{source}{f':{line}' if line else ''}: {err}"
+
+
 def parse_game_text(text: str, *, source: str = "<string>") -> dict[str, Any]:
     """Parse and validate; returns ``{"kind": "linear", "a", "b"}`` or ``{"kind": "tables", "U1", "U0"}``."""
     try:
         data = json.loads(text, parse_float=Decimal, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as err:
-        raise GameFileError(f"{source}:{err.lineno}: malformed JSON: {err.msg} (column {err.colno})") from None
-    except RecursionError:
-        raise GameFileError(f"{source}: malformed game: JSON nested too deeply") from None
-    except _DuplicateKey as err:
-        key = str(err).split("'")[1] if "'" in str(err) else ""
-        pos = text.find(f'"{key}"', text.find(f'"{key}"') + 1) if key else -1
-        line = text.count("\n", 0, pos) + 1 if pos >= 0 else None
-        raise GameFileError(f"{source}{f':{line}' if line else ''}: {err}") from None
-    except ValueError as err:  # NaN / Infinity
-        token = str(err).split()[2] if len(str(err).split()) > 2 else ""
-        line = text.count("\n", 0, max(text.find(token), 0)) + 1 if token else None
-        raise GameFileError(f"{source}{f':{line}' if line else ''}: {err}") from None
+    except (RecursionError, ValueError) as err:  # ValueError: malformed JSON, a duplicate field, NaN / Infinity
+        raise GameFileError(_json_error(source, text, err)) from None
     if not isinstance(data, dict):
         raise GameFileError(f"{source}:1: expected a JSON object with fields 'a'/'b' or 'U1'/'U0', "
                             f"got {type(data).__name__}")
@@ -170,7 +178,6 @@ def parse_game_text(text: str, *, source: str = "<string>") -> dict[str, Any]:
         return {"kind": "tables", "U1": u1, "U0": u0}
     _fail(source, text, f"field kind: expected 'linear' or 'tables' (or fields a/b or U1/U0), got {kind!r}",
           "kind" if "kind" in data else None)
-    raise AssertionError  # pragma: no cover
 
 
 def loads_game(text: str, *, source: str = "<string>") -> LinearAnonymousGame:
@@ -178,8 +185,13 @@ def loads_game(text: str, *, source: str = "<string>") -> LinearAnonymousGame:
     spec = parse_game_text(text, source=source)
     if spec["kind"] == "linear":
         return LinearAnonymousGame(spec["a"], spec["b"])
+    return linear_game(spec["U1"], spec["U0"], source=source)
+
+
+def linear_game(U1: list[list[Fraction]], U0: list[list[Fraction]], *, source: str) -> LinearAnonymousGame:
+    """The linear game of payoff tables read from ``source`` (a :class:`GameFileError` if not affine in m)."""
     try:
-        return LinearAnonymousGame.from_tables(spec["U1"], spec["U0"])
+        return LinearAnonymousGame.from_tables(U1, U0)
     except ValueError as err:
         raise GameFileError(f"{source}: {err}") from None
 
@@ -187,10 +199,9 @@ def loads_game(text: str, *, source: str = "<string>") -> LinearAnonymousGame:
 def read_text(path: str | Path) -> str:
     try:
         return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise GameFileError(f"{path}: no such file") from None
     except (OSError, UnicodeDecodeError) as err:
-        raise GameFileError(f"{path}: cannot read: {err}") from None
+        reason = "no such file" if isinstance(err, FileNotFoundError) else f"cannot read: {err}"
+        raise GameFileError(f"{path}: {reason}") from None
 
 
 def load_game(path: str | Path) -> LinearAnonymousGame:
@@ -206,10 +217,9 @@ def load_tables(path: str | Path) -> tuple[list[list[Fraction]], list[list[Fract
     return LinearAnonymousGame(spec["a"], spec["b"]).payoff_tables()
 
 
+@validate(game=GAME)
 def dumps_game(game: LinearAnonymousGame, *, tables: bool = False) -> str:
     """JSON text for ``game`` (numbers as exact strings); ``tables=True`` writes the payoff tables."""
-    if not isinstance(game, LinearAnonymousGame):
-        raise TypeError(f"game: expected a LinearAnonymousGame, got {type(game).__name__}")
     if not tables:
         return json.dumps(game.to_dict())
     u1, u0 = game.payoff_tables()

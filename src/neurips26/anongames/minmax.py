@@ -27,15 +27,15 @@ from fractions import Fraction
 
 import numpy as np
 
-from neurips26.constraints import Instance, validate
+from neurips26.constraints import validate
 
-from .game import ONE, ZERO, LinearAnonymousGame
+from .game import GAME, ONE, ZERO, LinearAnonymousGame
 
 #: eigenvalues within this of 0 count as 0 (the Hessian has integer entries; its eigenvalues are far from it)
 EIG_TOL = 1e-9
 
 
-@validate(game=Instance(LinearAnonymousGame))
+@validate(game=GAME)
 def potential_hessian(game: LinearAnonymousGame) -> tuple[list[int], list[list[Fraction]]]:
     """``(players, H)``: the strategic players (C and U, by index) and the exact Hessian of Phi over them.
 
@@ -99,7 +99,7 @@ def _eigenvalues(hess: list[list[Fraction]], rows: list[int]) -> list[float]:
     return [float(x) for x in np.linalg.eigvalsh(block)]
 
 
-@validate(game=Instance(LinearAnonymousGame))
+@validate(game=GAME)
 def minmax_curvature(game: LinearAnonymousGame) -> MinMaxCurvature:
     """Eigenvalues of the Hessian of Phi on the complements' and on the substitutes' block."""
     players, hess = potential_hessian(game)

@@ -35,12 +35,13 @@ import re
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from neurips26.constraints import Instance, Int, validate
 
-from .game import LinearAnonymousGame, as_fraction, as_profile
-from .jsonio import GameFileError, read_text
+from .exact import NUMBERS, check_lengths, to_fraction
+from .game import GAME, LinearAnonymousGame, as_profile, check_size
+from .jsonio import GameFileError, linear_game, read_text
 
 MAX_WRITE_PLAYERS = 16
 #: players accepted by the reader (a 2-strategy file with n players has n 2^n payoffs)
@@ -75,7 +76,7 @@ class _Reader:
     def __init__(self, tokens: list[tuple[str, str, int]], source: str) -> None:
         self.tokens, self.pos, self.source = tokens, 0, source
 
-    def fail(self, message: str) -> None:
+    def fail(self, message: str) -> NoReturn:
         line = self.tokens[min(self.pos, len(self.tokens) - 1)][2] if self.tokens else 1
         raise GameFileError(f"{self.source}:{line}: {message}")
 
@@ -101,11 +102,10 @@ class _Reader:
     def number(self, what: str) -> Fraction:
         word = self.take("word", what)
         try:
-            return as_fraction(word, name=what)
+            return to_fraction(word, what)
         except (TypeError, ValueError) as err:
             self.pos -= 1
             self.fail(str(err))
-        raise AssertionError  # pragma: no cover
 
     def integer(self, what: str) -> int:
         word = self.take("word", what)
@@ -220,11 +220,7 @@ def loads_nfg_tables(text: str, *, source: str = "<string>") -> tuple[list[list[
 
 def loads_nfg(text: str, *, source: str = "<string>") -> LinearAnonymousGame:
     """A :class:`LinearAnonymousGame` from ``.nfg`` text (anonymous, and affine in the count of others)."""
-    u1, u0 = loads_nfg_tables(text, source=source)
-    try:
-        return LinearAnonymousGame.from_tables(u1, u0)
-    except ValueError as err:
-        raise GameFileError(f"{source}: {err}") from None
+    return linear_game(*loads_nfg_tables(text, source=source), source=source)
 
 
 def load_nfg(path: str | Path) -> LinearAnonymousGame:
@@ -236,15 +232,14 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '\\"') + '"'
 
 
-@validate(game=Instance(LinearAnonymousGame), title=Instance(str))
+@validate(game=GAME, title=Instance(str))
 def dumps_nfg(game: LinearAnonymousGame, *, title: str = "linear anonymous game") -> str:
     """The payoff-version ``.nfg`` text of ``game`` (exact rationals; ``n <= 16``).
 
     Strategy 1 of every player is action 0, strategy 2 is action 1, as in :meth:`~LinearAnonymousGame.to_gambit`.
     """
     n = game.n
-    if n > MAX_WRITE_PLAYERS:
-        raise ValueError(f"dumps_nfg: the file lists n*2^n payoffs; expected n <= {MAX_WRITE_PLAYERS}, got n={n}")
+    check_size("dumps_nfg", n, MAX_WRITE_PLAYERS, "the file lists n*2^n payoffs")
     u1, u0 = game.payoff_tables()
     head = (f"NFG 1 R {_quote(title)} {{ " + " ".join(_quote(str(i + 1)) for i in range(n)) + " } { "
             + " ".join("2" for _ in range(n)) + " }\n\n")
@@ -259,15 +254,13 @@ def dumps_nfg(game: LinearAnonymousGame, *, title: str = "linear anonymous game"
     return head + "\n".join(lines) + "\n"
 
 
+@validate(profile=NUMBERS)
 def format_gambit_profile(profile: Sequence[Any]) -> str:
     """``NE,1-p_0,p_0,1-p_1,p_1,...``: a mixed profile (``p_i`` = Pr[player i plays 1]) in the line format
     of Gambit's command-line solvers, exact rationals."""
-    if isinstance(profile, (str, bytes, dict)) or not hasattr(profile, "__iter__"):
-        raise TypeError(f"profile: expected a sequence of probabilities, got {type(profile).__name__}")
     items = list(profile)
     prof = as_profile(items, len(items), name="profile")
-    if not prof:
-        raise ValueError("profile: expected at least one probability, got an empty profile")
+    check_lengths([("profile", prof)], "probabilities")
     return "NE," + ",".join(f"{1 - p},{p}" for p in prof)
 
 
@@ -275,11 +268,10 @@ def format_gambit_profile(profile: Sequence[Any]) -> str:
 def parse_gambit_profile(line: str, n: int) -> list[Fraction]:
     """The inverse of :func:`format_gambit_profile`: ``p_i`` = Pr[player i plays its second strategy]."""
     parts = [x.strip() for x in line.strip().split(",")]
-    if not parts or parts[0] != "NE":
-        raise ValueError(f"line: expected 'NE,' followed by 2n probabilities, got {line[:40]!r}")
-    if len(parts) != 1 + 2 * n:
-        raise ValueError(f"line: expected {2 * n} probabilities (2 per player, n={n}), got {len(parts) - 1}")
-    values = [as_fraction(x, name=f"line[{j + 1}]") for j, x in enumerate(parts[1:])]
+    if parts[0] != "NE" or len(parts) != 1 + 2 * n:
+        raise ValueError(f"line: expected 'NE,' followed by {2 * n} probabilities (2 per player, n={n}), got "
+                         f"{line[:40]!r}")
+    values = [to_fraction(x, f"line[{j + 1}]") for j, x in enumerate(parts[1:])]
     for i in range(n):
         if values[2 * i] + values[2 * i + 1] != 1:
             raise ValueError(f"line: player {i + 1}'s probabilities sum to {values[2 * i] + values[2 * i + 1]}, "

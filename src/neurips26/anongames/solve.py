@@ -37,18 +37,20 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from heapq import merge
 from itertools import product
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
-from .game import ONE, ZERO, LinearAnonymousGame
+from neurips26.constraints import Choice, Int, Optional, validate
+
+from .game import GAME, ONE, ZERO, LinearAnonymousGame, check_size
 
 Backend = Literal["auto", "int", "fraction"]
+BACKENDS = ("auto", "int", "fraction")
 _INT_BITS = 256  # use the integer path while the common denominator L has at most this many bits
 
 
-def _check_game(game: Any) -> LinearAnonymousGame:
-    if not isinstance(game, LinearAnonymousGame):
-        raise TypeError(f"game: expected a LinearAnonymousGame, got {type(game).__name__}")
-    return game
+def _broken(what: str) -> NoReturn:
+    """An invariant of the path argument failed (it cannot on any game; a bug if it ever does)."""
+    raise RuntimeError(f"internal error: {what}")
 
 
 @dataclass
@@ -67,8 +69,7 @@ class _Path:
 
     @classmethod
     def build(cls, game: LinearAnonymousGame, backend: Backend = "auto") -> _Path:
-        if backend not in ("auto", "int", "fraction"):
-            raise ValueError(f"backend: expected 'auto', 'int' or 'fraction', got {backend!r}")
+        """The path of ``game`` (``backend``: one of :data:`BACKENDS`, declared by the public callers)."""
         taus = game._taus
         classes = game._classes
         dens = [t.denominator for t in taus if t is not None]
@@ -153,7 +154,7 @@ def _sweep(path: _Path) -> tuple[str, int, Fraction]:
     first = next(pieces)
     f_start = path.excess(first[0], first[1], first[2])
     if f_start >= 0:  # pragma: no cover - impossible: S < 0 there
-        raise RuntimeError("internal error: F >= 0 at the start of the path")
+        _broken("F >= 0 at the start of the path")
     found = None
     for piece in _chain(first, pieces):
         kind, k, s0, s1 = piece
@@ -162,7 +163,7 @@ def _sweep(path: _Path) -> tuple[str, int, Fraction]:
             found = piece
             break
     if found is None:  # pragma: no cover - impossible: F > 0 at the end of the path
-        raise RuntimeError("internal error: F < 0 at the end of the path")
+        _broken("F < 0 at the end of the path")
     kind, k, s0, s1 = found
     # Breakpoints strictly inside the piece, in traversal order (S increases on H, decreases on D).
     lo_s, hi_s = (s0, s1) if s0 <= s1 else (s1, s0)
@@ -181,7 +182,7 @@ def _sweep(path: _Path) -> tuple[str, int, Fraction]:
     f_lo = path.excess(kind, k, point(lo))
     f_hi = path.excess(kind, k, point(hi))
     if f_lo >= 0:  # the previous piece ended with F < 0 at this very point
-        raise RuntimeError("internal error: F >= 0 at the start of the crossing piece")  # pragma: no cover
+        _broken("F >= 0 at the start of the crossing piece")  # pragma: no cover
     while hi - lo > 1:
         mid = (lo + hi) // 2
         f_mid = path.excess(kind, k, point(mid))
@@ -269,6 +270,75 @@ def linear_max_regret(game: LinearAnonymousGame, prof: list[Fraction]) -> Fracti
     return best
 
 
+# ---------------------------------------------------------------------- the naive scan (a reference)
+def _naive_profile(game: LinearAnonymousGame, u_order: list[int], kind: str, k: int, s: Fraction) -> list[Fraction]:
+    """The path profile at aggregate ``s`` on piece ``(kind, k)``, computed player by player."""
+    prof = []
+    taus = game.thresholds
+    rank = {i: pos for pos, i in enumerate(u_order)}
+    for i in range(game.n):
+        if game.a[i] == 0:
+            prof.append(ONE if game.b[i] > 0 else ZERO)
+        elif game.a[i] > 0:
+            prof.append(min(max(s - taus[i], ZERO), ONE))
+        else:
+            pos = rank[i] + 1  # 1-based position in the descending order
+            ones = k if kind == "H" else k - 1
+            if pos <= ones:
+                prof.append(ONE)
+            elif kind == "D" and pos == k:
+                prof.append(s - taus[i])
+            else:
+                prof.append(ZERO)
+    return prof
+
+
+@validate(game=GAME)
+def naive_scan_point(game: LinearAnonymousGame) -> tuple[str, int, Fraction]:
+    """The first zero of ``F = S - sum(profile)`` along the path, by a plain scan (Fractions).
+
+    Returns ``(kind, k, S)``; the same point as the sweep (both return the first zero along the path).
+    """
+    n = game.n
+    taus = game.thresholds
+    u_order = sorted((i for i in range(n) if game.a[i] < 0), key=lambda i: (-taus[i], i))
+    u_tau = [taus[i] for i in u_order]
+    c_bps = sorted({t for i, t in enumerate(taus) if game.a[i] > 0} |
+                   {t + 1 for i, t in enumerate(taus) if game.a[i] > 0})
+    r = len(u_order)
+    low, high = Fraction(-1), Fraction(n + 1)
+    if r == 0:
+        pieces = [("H", 0, low, high)]
+    else:
+        pieces = [("H", r, min(low, u_tau[-1] + 1), u_tau[-1] + 1)]
+        for k in range(r, 0, -1):
+            pieces.append(("D", k, u_tau[k - 1] + 1, u_tau[k - 1]))
+            if k > 1:
+                pieces.append(("H", k - 1, u_tau[k - 1], u_tau[k - 2] + 1))
+        pieces.append(("H", 0, u_tau[0], max(high, u_tau[0])))
+
+    def excess(kind: str, k: int, s: Fraction) -> Fraction:
+        return s - sum(_naive_profile(game, u_order, kind, k, s), ZERO)
+
+    prev = None
+    for kind, k, s0, s1 in pieces:
+        lo, hi = min(s0, s1), max(s0, s1)
+        inner = [x for x in c_bps if lo < x < hi]
+        pts = [s0] + (inner if s0 <= s1 else inner[::-1]) + [s1]
+        values = [excess(kind, k, x) for x in pts]
+        if prev is None and values[0] >= 0:  # pragma: no cover - F < 0 at S = -1
+            _broken("F >= 0 at the start of the path")
+        for j in range(len(pts) - 1):
+            f0, f1 = values[j], values[j + 1]
+            if f0 < 0 <= f1:
+                x0, x1 = pts[j], pts[j + 1]
+                s = x1 if f1 == 0 else x0 - f0 * (x1 - x0) / (f1 - f0)
+                return kind, k, Fraction(s)
+        prev = values[-1]
+    _broken("no zero of F along the path")  # pragma: no cover
+
+
+@validate(game=GAME, method=Choice("sweep", "scan"), backend=Choice(*BACKENDS))
 def solve_exact(game: LinearAnonymousGame, *, method: Literal["sweep", "scan"] = "sweep",
                 backend: Backend = "auto", model_free: bool = False) -> NashResult:
     """One exact Nash equilibrium of a linear anonymous game, verified exactly.
@@ -276,22 +346,17 @@ def solve_exact(game: LinearAnonymousGame, *, method: Literal["sweep", "scan"] =
     Args:
         game: the game.
         method: ``"sweep"`` (O(n log n), ours) or ``"scan"`` (the naive O(n^3) per-piece scan of
-            :mod:`.baselines`, a reference).
+            :func:`naive_scan_point`, a reference; also listed in :mod:`.baselines`).
         backend: ``"int"`` (S scaled by the lcm of threshold denominators), ``"fraction"`` or ``"auto"``.
         model_free: also verify with :func:`verify_anonymous` on the payoff tables (O(n^3)).
 
     Returns:
         :class:`NashResult`; raises RuntimeError if verification ever failed (it should not).
     """
-    _check_game(game)
-    if method not in ("sweep", "scan"):
-        raise ValueError(f"method: expected 'sweep' or 'scan', got {method!r}")
     path = _Path.build(game, "fraction" if method == "scan" else backend)
     if method == "sweep":
         kind, k, total = _sweep(path)
     else:
-        from .baselines import naive_scan_point
-
         kind, k, total = naive_scan_point(game)
     prof = profile_on_path(game, path, kind, k, total)
     regret = linear_max_regret(game, prof)
@@ -312,11 +377,12 @@ def solve_exact(game: LinearAnonymousGame, *, method: Literal["sweep", "scan"] =
         raise RuntimeError(f"solve_exact: verification failed (max regret {regret}); please report this game: "
                            f"{game.to_dict()}")
     if profile_total(prof) != total:
-        raise RuntimeError("solve_exact: internal inconsistency, profile total differs from S")
+        _broken("solve_exact: the profile total differs from S")
     return NashResult(prof, total, regret, f"{kind}_{k}", cert)
 
 
 # ---------------------------------------------------------------------- enumeration (exponential)
+@validate(game=GAME, limit=Optional(Int(low=0)), max_players=Int(low=1))
 def enumerate_equilibria(game: LinearAnonymousGame, limit: int | None = None, *,
                          max_players: int = 14) -> Iterator[list[Fraction]]:
     """All Nash equilibria by support pattern (3^n patterns; for small ``n``), exact.
@@ -331,14 +397,7 @@ def enumerate_equilibria(game: LinearAnonymousGame, limit: int | None = None, *,
 
     The arguments are checked when this is called (not at the first ``next``).
     """
-    _check_game(game)
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 0):
-        raise ValueError(f"limit: expected None or an int >= 0, got {limit!r}")
-    if isinstance(max_players, bool) or not isinstance(max_players, int) or max_players < 1:
-        raise ValueError(f"max_players: expected an int >= 1, got {max_players!r}")
-    if game.n > max_players:
-        raise ValueError(f"enumerate_equilibria: 3^n patterns; expected n <= max_players={max_players}, "
-                         f"got n={game.n}")
+    check_size("enumerate_equilibria", game.n, max_players, "3^n patterns", "max_players=")
     return _enumerate(game, limit)
 
 

@@ -20,46 +20,17 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
-from .game import ZERO, FloatPolicy, as_fraction, as_profile
+from neurips26.constraints import validate
+
+from .exact import FLOATS, NUMBERS, ROWS, ZERO, FloatPolicy, as_profile, as_tables, check_probabilities, fraction_list
+
+__all__ = ["as_tables", "expected_payoffs", "poisson_binomial", "verify_anonymous"]
 
 
-def as_tables(U1: Sequence[Sequence[Any]], U0: Sequence[Sequence[Any]], *,
-              floats: FloatPolicy = "exact") -> tuple[list[list[Fraction]], list[list[Fraction]]]:
-    """Validate payoff tables: ``n >= 1`` rows each of length ``n``; entries converted exactly."""
-    out = []
-    for name, table in (("U1", U1), ("U0", U0)):
-        if isinstance(table, (str, bytes, dict)) or not hasattr(table, "__iter__"):
-            raise TypeError(f"{name}: expected a list of n rows, got {type(table).__name__}")
-        rows = list(table)
-        out.append(rows)
-    n = len(out[0])
-    if n < 1:
-        raise ValueError(f"U1: expected n >= 1 rows (one per player), got {n}")
-    if len(out[1]) != n:
-        raise ValueError(f"U0: expected {n} rows (as many as U1), got {len(out[1])}")
-    tables = []
-    for name, rows in zip(("U1", "U0"), out):
-        conv = []
-        for i, row in enumerate(rows):
-            if isinstance(row, (str, bytes, dict)) or not hasattr(row, "__iter__"):
-                raise TypeError(f"{name}[{i}]: expected a list of {n} payoffs, got {type(row).__name__}")
-            row = list(row)
-            if len(row) != n:
-                raise ValueError(f"{name}[{i}]: ragged table, expected {n} entries (m = 0..{n - 1}), "
-                                 f"got {len(row)}")
-            conv.append([as_fraction(v, name=f"{name}[{i}][{m}]", floats=floats) for m, v in enumerate(row)])
-        tables.append(conv)
-    return tables[0], tables[1]
-
-
+@validate(probs=NUMBERS)
 def poisson_binomial(probs: Sequence[Fraction]) -> list[Fraction]:
     """Exact law of the number of successes of independent Bernoulli(``probs[j]``): length ``len+1``."""
-    if isinstance(probs, str | bytes | dict) or not hasattr(probs, "__iter__"):
-        raise TypeError(f"probs: expected a sequence of probabilities, got {type(probs).__name__}")
-    probs = [as_fraction(q, name=f"probs[{j}]") for j, q in enumerate(probs)]
-    for j, q in enumerate(probs):
-        if not 0 <= q <= 1:
-            raise ValueError(f"probs[{j}]: expected a probability in [0, 1], got {q}")
+    probs = check_probabilities(fraction_list(probs, name="probs", floats="exact"), "probs")
     dist = [Fraction(1)]
     for q in probs:
         if q == 0:
@@ -77,6 +48,7 @@ def poisson_binomial(probs: Sequence[Fraction]) -> list[Fraction]:
     return dist
 
 
+@validate(U1=ROWS, U0=ROWS, p=NUMBERS, floats=FLOATS)
 def expected_payoffs(U1: Sequence[Sequence[Any]], U0: Sequence[Sequence[Any]], p: Sequence[Any], *,
                      floats: FloatPolicy = "exact") -> tuple[list[Fraction], list[Fraction]]:
     """``(E1, E0)``: each player's exact expected payoff of playing 1 and 0 against ``p_{-i}``."""
@@ -91,6 +63,7 @@ def expected_payoffs(U1: Sequence[Sequence[Any]], U0: Sequence[Sequence[Any]], p
     return e1, e0
 
 
+@validate(U1=ROWS, U0=ROWS, p=NUMBERS, floats=FLOATS)
 def verify_anonymous(U1: Sequence[Sequence[Any]], U0: Sequence[Sequence[Any]], p: Sequence[Any], *,
                      floats: FloatPolicy = "exact") -> list[Fraction]:
     """Exact regret of each player under ``p`` for the anonymous game ``(U1, U0)`` (payoff units).
